@@ -1,0 +1,319 @@
+// Package keyspace is one database of one shard: a chained hash table from key to value with
+// expiry in nanoseconds, a SCAN cursor that survives resizes, random sampling and an expiry sweep.
+//
+// It is touched only by the holder of its shard's token, so it has no locks. It knows nothing of
+// RESP or commands.
+package keyspace
+
+import (
+	"hash/maphash"
+	"math/bits"
+)
+
+// Kind is the type of a value, as TYPE names it.
+type Kind uint8
+
+// The kinds of value. Later families add theirs here.
+const (
+	KindString Kind = iota + 1
+	KindList
+	KindHash
+	KindSet
+	KindZSet
+	KindStream
+)
+
+// Names of the kinds as TYPE replies them.
+var kindNames = [...]string{"none", "string", "list", "hash", "set", "zset", "stream"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "none"
+}
+
+// Entry is one key and its value. Callers may read and change Kind, Enc, B and Obj in place while
+// they hold the shard's token; the key, hash and expiry belong to the Keyspace.
+type Entry struct {
+	key    string
+	hash   uint64
+	next   *Entry
+	expire int64 // unix nanoseconds; 0 = persistent
+
+	// Kind is the value's type.
+	Kind Kind
+	// Enc is a per-family encoding hint (e.g. whether a string was last written by APPEND).
+	Enc uint8
+	// Access is the last access time in unix seconds (OBJECT IDLETIME), kept by the caller.
+	Access uint32
+	// B holds a string value; it is owned by the entry (never aliases a read buffer).
+	B []byte
+	// Obj holds a collection value.
+	Obj any
+}
+
+// Key returns the entry's key.
+func (e *Entry) Key() string { return e.key }
+
+// ExpireAt returns the expiry time in unix nanoseconds, or 0 if the key is persistent.
+func (e *Entry) ExpireAt() int64 { return e.expire }
+
+var seed = maphash.MakeSeed()
+
+// Hash is the hash every keyspace uses; the pipeline uses its high bits to choose a shard so the
+// low bits left to buckets stay independent of the shard choice.
+func Hash(key []byte) uint64 { return maphash.Bytes(seed, key) }
+
+// HashString is Hash for a string key.
+func HashString(key string) uint64 { return maphash.String(seed, key) }
+
+const minBuckets = 8
+
+// Keyspace maps keys to entries. The zero value is not usable; call New.
+type Keyspace struct {
+	buckets  []*Entry
+	count    int
+	volatile int   // entries with an expiry
+	sweep    uint64 // expiry sweep cursor
+
+	// OnExpire, when set, is called with each key removed because its time passed (lazily or by
+	// the sweep), before the entry is unlinked; the persistence feed propagates it as a DEL.
+	OnExpire func(key string)
+}
+
+// New returns an empty keyspace.
+func New() *Keyspace { return &Keyspace{buckets: make([]*Entry, minBuckets)} }
+
+// Len returns the number of keys, counting expired ones not yet reclaimed.
+func (ks *Keyspace) Len() int { return ks.count }
+
+// Volatile returns the number of keys with an expiry.
+func (ks *Keyspace) Volatile() int { return ks.volatile }
+
+func (ks *Keyspace) mask() uint64 { return uint64(len(ks.buckets) - 1) }
+
+// find returns the entry for key and the pointer that links to it, or nil.
+func (ks *Keyspace) find(key []byte, h uint64) (e *Entry, link **Entry) {
+	link = &ks.buckets[h&ks.mask()]
+	for e = *link; e != nil; link, e = &e.next, e.next {
+		if e.hash == h && e.key == string(key) {
+			return e, link
+		}
+	}
+	return nil, nil
+}
+
+// Find returns the live entry for key, or nil. An entry whose time has passed at now is
+// deleted and reported missing.
+func (ks *Keyspace) Find(key []byte, now int64) *Entry {
+	h := Hash(key)
+	e, link := ks.find(key, h)
+	if e == nil {
+		return nil
+	}
+	if e.expire != 0 && e.expire <= now {
+		ks.expireLinked(e, link)
+		return nil
+	}
+	return e
+}
+
+// Peek is Find without reclaiming an expired entry: for read paths that must not write.
+func (ks *Keyspace) Peek(key []byte, now int64) *Entry {
+	e, _ := ks.find(key, Hash(key))
+	if e == nil || (e.expire != 0 && e.expire <= now) {
+		return nil
+	}
+	return e
+}
+
+// Upsert returns the live entry for key, creating an empty one (Kind 0, persistent) when absent
+// or expired. The key is copied only when an entry is created.
+func (ks *Keyspace) Upsert(key []byte, now int64) (e *Entry, created bool) {
+	h := Hash(key)
+	e, link := ks.find(key, h)
+	if e != nil {
+		if e.expire == 0 || e.expire > now {
+			return e, false
+		}
+		ks.expireLinked(e, link)
+	}
+	e = &Entry{key: string(key), hash: h}
+	ks.insert(e)
+	return e, true
+}
+
+// Add inserts a new persistent entry for key; the caller must know key is absent.
+func (ks *Keyspace) Add(key []byte) *Entry {
+	e := &Entry{key: string(key), hash: Hash(key)}
+	ks.insert(e)
+	return e
+}
+
+func (ks *Keyspace) insert(e *Entry) {
+	if ks.count >= len(ks.buckets) {
+		ks.resize(len(ks.buckets) * 2)
+	}
+	b := &ks.buckets[e.hash&ks.mask()]
+	e.next = *b
+	*b = e
+	ks.count++
+}
+
+// Delete removes key if present (expired or not) and reports whether it was live.
+func (ks *Keyspace) Delete(key []byte, now int64) bool {
+	e, link := ks.find(key, Hash(key))
+	if e == nil {
+		return false
+	}
+	live := e.expire == 0 || e.expire > now
+	if !live {
+		ks.expireLinked(e, link)
+		return false
+	}
+	ks.unlink(e, link)
+	return true
+}
+
+// Remove deletes the entry e, which must be in ks.
+func (ks *Keyspace) Remove(e *Entry) {
+	link := &ks.buckets[e.hash&ks.mask()]
+	for *link != e {
+		link = &(*link).next
+	}
+	ks.unlink(e, link)
+}
+
+func (ks *Keyspace) expireLinked(e *Entry, link **Entry) {
+	if ks.OnExpire != nil {
+		ks.OnExpire(e.key)
+	}
+	ks.unlink(e, link)
+}
+
+func (ks *Keyspace) unlink(e *Entry, link **Entry) {
+	*link = e.next
+	e.next = nil
+	if e.expire != 0 {
+		ks.volatile--
+	}
+	ks.count--
+	if len(ks.buckets) > minBuckets && ks.count*10 < len(ks.buckets) {
+		ks.resize(len(ks.buckets) / 2)
+	}
+}
+
+// SetExpire sets e's expiry (unix ns; 0 = persist).
+func (ks *Keyspace) SetExpire(e *Entry, at int64) {
+	switch {
+	case e.expire == 0 && at != 0:
+		ks.volatile++
+	case e.expire != 0 && at == 0:
+		ks.volatile--
+	}
+	e.expire = at
+}
+
+// resize rehashes into n buckets (a power of two) at once. Keys are spread over many shards, so
+// one shard's table stays small enough that this is short; incremental rehashing can replace it
+// without changing the SCAN contract.
+func (ks *Keyspace) resize(n int) {
+	if n < minBuckets {
+		n = minBuckets
+	}
+	nb := make([]*Entry, n)
+	m := uint64(n - 1)
+	for _, e := range ks.buckets {
+		for e != nil {
+			next := e.next
+			e.next = nb[e.hash&m]
+			nb[e.hash&m] = e
+			e = next
+		}
+	}
+	ks.buckets = nb
+}
+
+// Clear removes every key.
+func (ks *Keyspace) Clear() {
+	ks.buckets = make([]*Entry, minBuckets)
+	ks.count, ks.volatile, ks.sweep = 0, 0, 0
+}
+
+// Scan calls fn for every entry of the bucket at cursor and returns the next cursor (0 when the
+// scan is complete). Cursors walk bucket indexes in reverse-binary order, so an entry present
+// for the whole scan is returned at least once even when the table grows or shrinks between
+// calls (it may be returned more than once). Expired entries are passed to fn too; fn must not
+// add or delete entries.
+func (ks *Keyspace) Scan(cursor uint64, fn func(e *Entry)) uint64 {
+	m := ks.mask()
+	for e := ks.buckets[cursor&m]; e != nil; e = e.next {
+		fn(e)
+	}
+	return nextCursor(cursor, m)
+}
+
+// nextCursor increments the high bits of cursor under mask m (reverse-binary increment).
+func nextCursor(cursor, m uint64) uint64 {
+	cursor |= ^m
+	cursor = bits.Reverse64(cursor)
+	cursor++
+	return bits.Reverse64(cursor)
+}
+
+// Random returns a random live entry, or nil if there is none. r supplies random numbers.
+func (ks *Keyspace) Random(now int64, r func() uint64) *Entry {
+	for tries := 0; ks.count > 0 && tries < 100; tries++ {
+		var b *Entry
+		for b == nil {
+			b = ks.buckets[r()&ks.mask()]
+		}
+		n := 0
+		for e := b; e != nil; e = e.next {
+			n++
+		}
+		e := b
+		for i := int(r() % uint64(n)); i > 0; i-- {
+			e = e.next
+		}
+		if e.expire == 0 || e.expire > now {
+			return e
+		}
+		ks.Remove(e)
+		if ks.OnExpire != nil {
+			ks.OnExpire(e.key)
+		}
+	}
+	return nil
+}
+
+// ExpireCycle reclaims expired keys, visiting at most budget entries from where the last cycle
+// stopped. It returns how many keys it reclaimed.
+func (ks *Keyspace) ExpireCycle(now int64, budget int) (reclaimed int) {
+	if ks.volatile == 0 {
+		return 0
+	}
+	var dead []*Entry
+	var stack [32]*Entry
+	for visited := 0; visited < budget; {
+		dead = stack[:0]
+		ks.sweep = ks.Scan(ks.sweep, func(e *Entry) {
+			visited++
+			if e.expire != 0 && e.expire <= now && len(dead) < cap(dead) {
+				dead = append(dead, e)
+			}
+		})
+		for _, e := range dead {
+			if ks.OnExpire != nil {
+				ks.OnExpire(e.key)
+			}
+			ks.Remove(e)
+			reclaimed++
+		}
+		if ks.sweep == 0 || ks.volatile == 0 {
+			break
+		}
+	}
+	return reclaimed
+}

@@ -1,0 +1,122 @@
+package pipeline
+
+import "sync/atomic"
+
+// Target says where a routed slot runs.
+type Target int32
+
+const (
+	// TargetConn runs the slot on the connection while routing; it touches no shard.
+	TargetConn Target = -1
+	// TargetBarrier runs the slot on the connection after every earlier slot has completed; it
+	// may lock any shards it needs through the Group.
+	TargetBarrier Target = -2
+	// TargetNone marks a slot already answered during routing (an error or a connection command).
+	TargetNone Target = -3
+)
+
+// Slot is one command of a batch.
+type Slot struct {
+	// Args are the command's arguments, Args[0] the name. They alias the read buffer and are
+	// valid until the batch is released.
+	Args [][]byte
+	// Cmd is the route stage's resolution of the command, opaque to the pipeline.
+	Cmd any
+	// Client is the connection's command-layer state.
+	Client any
+	// Reply receives the encoded reply; its storage is reused across batches.
+	Reply []byte
+	// Target is where the slot runs (a shard index when >= 0).
+	Target Target
+	// DB is the database selected when the slot was routed.
+	DB int32
+	// Proto is the protocol (2 or 3) in force when the slot was routed.
+	Proto int8
+	// Silent suppresses the reply (CLIENT REPLY OFF|SKIP).
+	Silent bool
+}
+
+// Batch is the commands parsed from one read, reused by its connection from batch to batch.
+type Batch struct {
+	Slots   []Slot
+	n       int
+	works   []Work  // indexed by shard
+	touched []int32 // shards with work in the current segment
+	pending atomic.Int32
+	wake    chan struct{}
+}
+
+func newBatch(shards int) *Batch {
+	b := &Batch{works: make([]Work, shards), wake: make(chan struct{}, 1)}
+	for i := range b.works {
+		b.works[i].batch = b
+		b.works[i].node.Value = &b.works[i]
+	}
+	return b
+}
+
+// Len returns the number of slots in the batch.
+func (b *Batch) Len() int { return b.n }
+
+// next returns a cleared slot appended to the batch.
+func (b *Batch) next() *Slot {
+	if b.n == len(b.Slots) {
+		b.Slots = append(b.Slots, Slot{})
+	}
+	s := &b.Slots[b.n]
+	b.n++
+	s.Args = s.Args[:0]
+	s.Reply = s.Reply[:0]
+	s.Cmd, s.Target, s.Silent = nil, TargetNone, false
+	return s
+}
+
+// unparse drops the last slot (an empty command).
+func (b *Batch) unparse() { b.n-- }
+
+func (b *Batch) reset() {
+	for i := range b.Slots[:b.n] {
+		s := &b.Slots[i]
+		// Drop references into the read buffer and to large replies so they can be collected.
+		clear(s.Args)
+		if cap(s.Reply) > 64<<10 {
+			s.Reply = nil
+		}
+		s.Cmd, s.Client = nil, nil
+	}
+	b.n = 0
+}
+
+// add puts slot i into its shard's work for the current segment.
+func (b *Batch) add(i int, shard int32) {
+	w := &b.works[shard]
+	if len(w.Slots) == 0 {
+		b.touched = append(b.touched, shard)
+	}
+	w.Slots = append(w.Slots, int32(i))
+}
+
+// flush hands the segment's work to the shards and waits until all of it has run.
+func (b *Batch) flush(g *Group) {
+	if len(b.touched) == 0 {
+		return
+	}
+	b.pending.Store(int32(len(b.touched)) + 1)
+	for _, id := range b.touched {
+		g.Shards[id].submit(&b.works[id])
+	}
+	if b.pending.Add(-1) != 0 {
+		<-b.wake
+	}
+	for _, id := range b.touched {
+		b.works[id].Slots = b.works[id].Slots[:0]
+	}
+	b.touched = b.touched[:0]
+}
+
+// done is called by a shard when it has run one work item of the batch.
+func (b *Batch) done() {
+	if b.pending.Add(-1) == 0 {
+		b.wake <- struct{}{}
+	}
+}

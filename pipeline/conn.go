@@ -1,0 +1,169 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/hotkv/hotkv/net/resp"
+)
+
+// MaxBatch bounds the commands parsed into one batch, and with it a batch's memory.
+const MaxBatch = 1024
+
+// Stream is the transport side of a connection as the pipeline needs it (net/transport.Conn).
+// Peek's bytes stay valid until Release. Serve is called again whenever new bytes arrive, so a
+// partial command may be left buffered.
+type Stream interface {
+	Len() int
+	Peek(n int) ([]byte, error)
+	Skip(n int) error
+	Release() error
+	Write(p []byte) error
+}
+
+// Env is what the stages need from the command layer and the server.
+type Env struct {
+	Group *Group
+	// Route resolves s (its Args are set): it fills Cmd, DB, Proto and Silent from the client's
+	// state, answers connection commands and errors into s.Reply, and sets s.Target.
+	Route func(client any, s *Slot)
+	// Exec runs shard-targeted slots; installed into the Group's shards by NewGroup.
+	// Barrier runs a barrier slot on the connection.
+	Barrier func(s *Slot)
+	// Limits returns the parser limits for the client now (they change with AUTH and CONFIG SET).
+	Limits func(client any) *resp.Limits
+	// QueryBufferLimit returns client-query-buffer-limit in bytes.
+	QueryBufferLimit func() int
+	// AfterBatch is called after each batch's replies are written; true closes the connection
+	// (QUIT, CLIENT KILL of itself, a panicking command).
+	AfterBatch func(client any) (closeConn bool)
+}
+
+// ErrClose asks the transport to close the connection after its replies were written.
+var ErrClose = errors.New("connection closed by command")
+
+// ErrQueryBuffer is returned when a client's pending request exceeds client-query-buffer-limit.
+var ErrQueryBuffer = errors.New("client reached max query buffer length")
+
+// Conn is a connection's pipeline state. Serve is called by one goroutine at a time.
+type Conn struct {
+	env    *Env
+	stream Stream
+	Client any
+	batch  *Batch
+	out    []byte
+}
+
+// NewConn returns the pipeline state of a new connection.
+func NewConn(env *Env, stream Stream, client any) *Conn {
+	return &Conn{env: env, stream: stream, Client: client, batch: newBatch(len(env.Group.Shards))}
+}
+
+// Serve processes every complete command buffered on the stream and returns, leaving a partial
+// command buffered for the next call. A non-nil error means the connection must be closed.
+func (c *Conn) Serve() error {
+	for c.stream.Len() > 0 {
+		buf, err := c.stream.Peek(c.stream.Len())
+		if err != nil {
+			return err
+		}
+		consumed, need, perr := c.parse(buf)
+		if err := c.stream.Skip(consumed); err != nil {
+			return err
+		}
+		if c.batch.n > 0 {
+			if err := c.run(); err != nil {
+				c.stream.Release()
+				return err
+			}
+		}
+		if err := c.stream.Release(); err != nil {
+			return err
+		}
+		if perr != nil {
+			c.out = resp.AppendError(c.out[:0], "ERR "+perr.Msg)
+			c.stream.Write(c.out)
+			return perr
+		}
+		if need > 0 {
+			// A partial command stays buffered; the transport calls Serve again when more
+			// bytes arrive. Redis closes a client whose pending request outgrows the limit.
+			if need > c.env.QueryBufferLimit() || c.stream.Len() > c.env.QueryBufferLimit() {
+				return ErrQueryBuffer
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// parse fills the batch from buf. need > 0 when buf ends in a partial command that needs at
+// least need bytes in all; perr is a protocol error after the parsed commands.
+func (c *Conn) parse(buf []byte) (consumed, need int, perr *resp.ProtocolError) {
+	lim := c.env.Limits(c.Client)
+	for c.batch.n < MaxBatch && consumed < len(buf) {
+		s := c.batch.next()
+		args, n, nd, err := resp.Parse(s.Args, buf[consumed:], lim)
+		s.Args = args
+		if err != nil {
+			c.batch.unparse()
+			errors.As(err, &perr)
+			if perr == nil {
+				perr = &resp.ProtocolError{Msg: err.Error()}
+			}
+			return consumed, 0, perr
+		}
+		if n == 0 {
+			c.batch.unparse()
+			return consumed, consumed + nd, nil
+		}
+		consumed += n
+		if len(args) == 0 {
+			c.batch.unparse()
+		}
+	}
+	return consumed, 0, nil
+}
+
+// run routes, executes and encodes the batch, then writes its replies.
+func (c *Conn) run() (err error) {
+	b, g := c.batch, c.env.Group
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("BUG: panic in pipeline: %v", r)
+		}
+		b.reset()
+	}()
+	for i := range b.Slots[:b.n] {
+		s := &b.Slots[i]
+		s.Client = c.Client
+		c.env.Route(c.Client, s)
+		switch {
+		case s.Target >= 0:
+			b.add(i, int32(s.Target))
+		case s.Target == TargetBarrier:
+			b.flush(g)
+			c.env.Barrier(s)
+		}
+	}
+	b.flush(g)
+	out := c.out[:0]
+	for i := range b.Slots[:b.n] {
+		if s := &b.Slots[i]; !s.Silent {
+			out = append(out, s.Reply...)
+		}
+	}
+	c.out = out
+	if len(out) > 0 {
+		if err := c.stream.Write(out); err != nil {
+			return err
+		}
+	}
+	if cap(c.out) > 1<<20 {
+		c.out = nil
+	}
+	if c.env.AfterBatch(c.Client) {
+		return ErrClose
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+package pipeline
+
+import (
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/hotkv/hotkv/pipeline/queue"
+)
+
+// Shard is an actor over one partition of the data. Its Data is touched only by the goroutine
+// holding its token.
+//
+// Executor (flat combining): a goroutine that has work for a shard pushes it into the shard's
+// mailbox and then tries to take the token. The winner drains the mailbox, running everyone's
+// work, and before letting go checks the mailbox once more, so work pushed by a goroutine that
+// lost the race is never stranded. Uncontended, the submitter runs its own work with no
+// goroutine hop; contended, the holder batches the others' work.
+type Shard struct {
+	token   atomic.Bool
+	mailbox queue.MPSC[*Work]
+	ID      int
+	// Data is the shard's state, owned by the command layer.
+	Data any
+	exec func(sh *Shard, w *Work)
+}
+
+// Work is one batch's slots for one shard. It is owned by its Batch and reused.
+type Work struct {
+	node  queue.Node[*Work]
+	batch *Batch
+	Slots []int32 // indexes into batch.Slots, in request order
+}
+
+// Batch returns the batch the work belongs to.
+func (w *Work) Batch() *Batch { return w.batch }
+
+func (sh *Shard) tryLock() bool { return !sh.token.Load() && sh.token.CompareAndSwap(false, true) }
+
+// lock takes the token, waiting for the holder. The holder never blocks while holding it, so
+// the wait is short; spin, then yield, then sleep briefly.
+func (sh *Shard) lock() {
+	for i := 0; !sh.tryLock(); i++ {
+		switch {
+		case i < 16:
+		case i < 1000:
+			runtime.Gosched()
+		default:
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+}
+
+// unlock releases the token, first draining the mailbox; if work arrived after the last drain
+// and nobody else took the token, it takes it back and drains again.
+func (sh *Shard) unlock() {
+	for {
+		sh.drainLocked()
+		sh.token.Store(false)
+		if sh.mailbox.Empty() || !sh.tryLock() {
+			return
+		}
+	}
+}
+
+func (sh *Shard) drainLocked() {
+	for !sh.mailbox.Empty() {
+		for n := sh.mailbox.PopAll(); n != nil; {
+			next := n.Next() // n may be reused by its batch once done is called
+			w := n.Value
+			sh.exec(sh, w)
+			w.batch.done()
+			n = next
+		}
+	}
+}
+
+// submit queues w and runs the shard if nobody holds it.
+func (sh *Shard) submit(w *Work) {
+	sh.mailbox.Push(&w.node)
+	if sh.tryLock() {
+		sh.unlock()
+	}
+}
+
+// Group is the set of shards of one server.
+type Group struct {
+	Shards []*Shard
+}
+
+// NewGroup makes n shards running exec for each work item; data(i) gives shard i its state.
+func NewGroup(n int, exec func(sh *Shard, w *Work), data func(i int) any) *Group {
+	g := &Group{Shards: make([]*Shard, n)}
+	for i := range g.Shards {
+		sh := &Shard{ID: i, exec: exec, Data: data(i)}
+		sh.mailbox = queue.MPSC[*Work]{}
+		g.Shards[i] = sh
+	}
+	return g
+}
+
+// Lock takes the tokens of the given shards, which must be sorted ascending without duplicates.
+// The caller must not block until Unlock.
+func (g *Group) Lock(ids []int32) {
+	for _, id := range ids {
+		g.Shards[id].lock()
+	}
+}
+
+// Unlock releases what Lock took.
+func (g *Group) Unlock(ids []int32) {
+	for i := len(ids) - 1; i >= 0; i-- {
+		g.Shards[ids[i]].unlock()
+	}
+}
+
+// LockAll takes every shard's token (FLUSHALL, SWAPDB, DBSIZE, KEYS).
+func (g *Group) LockAll() {
+	for _, sh := range g.Shards {
+		sh.lock()
+	}
+}
+
+// UnlockAll releases what LockAll took.
+func (g *Group) UnlockAll() {
+	for i := len(g.Shards) - 1; i >= 0; i-- {
+		g.Shards[i].unlock()
+	}
+}
+
+// Do runs fn holding shard id's token (background work such as the expiry sweep).
+func (g *Group) Do(id int, fn func(sh *Shard)) {
+	sh := g.Shards[id]
+	sh.lock()
+	defer sh.unlock()
+	fn(sh)
+}
