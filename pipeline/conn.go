@@ -52,6 +52,7 @@ type Conn struct {
 	Client any
 	batch  *Batch
 	out    []byte
+	need   int // bytes a partial command needs before parsing it again is worth it
 }
 
 // NewConn returns the pipeline state of a new connection.
@@ -62,6 +63,10 @@ func NewConn(env *Env, stream Stream, client any) *Conn {
 // Serve processes every complete command buffered on the stream and returns, leaving a partial
 // command buffered for the next call. A non-nil error means the connection must be closed.
 func (c *Conn) Serve() error {
+	if c.stream.Len() < c.need {
+		return nil // Parse would rescan the partial command and find it still incomplete
+	}
+	c.need = 0
 	for c.stream.Len() > 0 {
 		buf, err := c.stream.Peek(c.stream.Len())
 		if err != nil {
@@ -91,6 +96,7 @@ func (c *Conn) Serve() error {
 			if need > c.env.QueryBufferLimit() || c.stream.Len() > c.env.QueryBufferLimit() {
 				return ErrQueryBuffer
 			}
+			c.need = need
 			return nil
 		}
 	}
@@ -98,7 +104,7 @@ func (c *Conn) Serve() error {
 }
 
 // parse fills the batch from buf. need > 0 when buf ends in a partial command that needs at
-// least need bytes in all; perr is a protocol error after the parsed commands.
+// least need bytes counted from its start; perr is a protocol error after the parsed commands.
 func (c *Conn) parse(buf []byte) (consumed, need int, perr *resp.ProtocolError) {
 	lim := c.env.Limits(c.Client)
 	for c.batch.n < MaxBatch && consumed < len(buf) {
@@ -115,7 +121,7 @@ func (c *Conn) parse(buf []byte) (consumed, need int, perr *resp.ProtocolError) 
 		}
 		if n == 0 {
 			c.batch.unparse()
-			return consumed, consumed + nd, nil
+			return consumed, nd, nil
 		}
 		consumed += n
 		if len(args) == 0 {
