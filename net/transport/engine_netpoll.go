@@ -1,0 +1,247 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/cloudwego/netpoll"
+)
+
+// netpollEngine reads every connection with netpoll pollers. Per connection:
+//   - OnPrepare (on the accepting poller, before the fd is polled) registers the npConn, dups the fd for
+//     writing and calls Handler.Open. Open must not wait on anything slow.
+//   - OnRequest (on a runner goroutine, whenever netpoll's buffer is non-empty) moves the bytes into the
+//     conn's own buffer and calls Handler.Serve.
+//   - the close callback (after the last OnRequest returned) calls Handler.Closed.
+//
+// Open runs in OnPrepare rather than OnConnect because netpoll drops a conn whose peer sends and closes
+// before OnConnect started: its close callback then runs and OnConnect never does.
+//
+// netpoll loops on OnRequest for as long as its own buffer holds bytes. Moving them out first means
+// netpoll sees an empty buffer whatever Serve leaves unconsumed, so it never re-runs Serve without new
+// input, and a conn holding half a request holds no goroutine.
+type netpollEngine struct {
+	s      *Server
+	loops  []netpoll.EventLoop
+	exited []chan struct{} // closed when loops[i].Serve returned
+}
+
+type connKey struct{}
+
+func newNetpollEngine(s *Server) (*netpollEngine, error) {
+	if err := configureNetpoll(s.opts.Loops); err != nil {
+		return nil, err
+	}
+	e := &netpollEngine{s: s}
+	for range s.lns {
+		evl, err := netpoll.NewEventLoop(e.onRequest, netpoll.WithOnPrepare(e.onPrepare))
+		if err != nil {
+			return nil, err
+		}
+		e.loops = append(e.loops, evl)
+		e.exited = append(e.exited, make(chan struct{}))
+	}
+	return e, nil
+}
+
+func (e *netpollEngine) start() error {
+	for i, evl := range e.loops {
+		go func() {
+			defer close(e.exited[i])
+			if err := evl.Serve(e.s.lns[i]); err != nil {
+				e.s.fail(err)
+			}
+		}()
+	}
+	return nil
+}
+
+// stop shuts every event loop down. netpoll's Shutdown does nothing if it runs before the loop's Serve
+// registered the listener, so it is retried until that Serve returns. Server.Close calls stop after
+// every conn ended, so Shutdown finds no busy conn to wait for.
+func (e *netpollEngine) stop() {
+	for i, evl := range e.loops {
+		for done := false; !done; {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			evl.Shutdown(ctx)
+			cancel()
+			select {
+			case <-e.exited[i]:
+				done = true
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}
+}
+
+// npConn is a connection of the netpoll engine. Input comes from netpoll's buffer; output goes through
+// w, a dup of the socket in Go's own poller, so that Write can block on a full socket from any goroutine
+// without parking a netpoll poller, and still works while netpoll already counts a half-closed peer as
+// gone (Redis answers what such a peer sent before its FIN).
+type npConn struct {
+	core
+	nc     netpoll.Connection
+	w      *os.File // set in OnPrepare unless the conn was refused
+	opened bool     // Open was called; set in OnPrepare, before netpoll polls the fd
+
+	preparing atomic.Bool // inside OnPrepare, where Close must leave netpoll's conn alone (see refuse)
+}
+
+func (e *netpollEngine) onPrepare(nc netpoll.Connection) context.Context {
+	c := &npConn{nc: nc}
+	c.srv, c.self, c.local, c.remote = e.s, c, nc.LocalAddr(), nc.RemoteAddr()
+	ctx := context.WithValue(context.Background(), connKey{}, c)
+	fd := nc.(netpoll.Conn).Fd()
+	if err := c.configure(fd); err != nil {
+		refuse(fd)
+		return ctx
+	}
+	c.preparing.Store(true) // before add: from then on Server.Close may call Close
+	defer c.preparing.Store(false)
+	if !e.s.reg.add(&c.core) {
+		c.w.Close()
+		refuse(fd)
+		return ctx
+	}
+	nc.AddCloseCallback(c.onClosed)
+	c.touch()
+	c.opened = true
+	c.open()
+	return ctx
+}
+
+// refuse shuts a conn down from OnPrepare. Closing it there would make netpoll detach an fd it never
+// polled and log an error; a shut-down socket instead reports a hang-up as soon as it is polled, and
+// netpoll closes it.
+func refuse(fd int) { syscall.Shutdown(fd, syscall.SHUT_RDWR) }
+
+// configure applies keepalive and creates the write side.
+func (c *npConn) configure(fd int) error {
+	if err := setKeepAlive(fd, c.srv.opts.KeepAlive); err != nil {
+		return err
+	}
+	wfd, err := dupCloexec(fd)
+	if err != nil {
+		return err
+	}
+	c.w = os.NewFile(uintptr(wfd), "conn") // non-blocking, so Go's poller drives it
+	return nil
+}
+
+// dupCloexec duplicates fd with close-on-exec set atomically (fcntl F_DUPFD_CLOEXEC).
+func dupCloexec(fd int) (int, error) {
+	nfd, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 0)
+	if errno != 0 {
+		return -1, os.NewSyscallError("fcntl", errno)
+	}
+	return int(nfd), nil
+}
+
+func (e *netpollEngine) onRequest(ctx context.Context, _ netpoll.Connection) error {
+	c := ctx.Value(connKey{}).(*npConn)
+	if !c.opened || c.closed.Load() {
+		c.discard() // netpoll calls again until its buffer is empty, even after Close
+		return nil
+	}
+	if err := c.pull(); err != nil {
+		c.Close()
+		return nil
+	}
+	c.serve()
+	return nil
+}
+
+// pull moves every byte netpoll holds into the conn's buffer without blocking.
+func (c *npConn) pull() error {
+	n := c.nc.Reader().Len()
+	if n == 0 {
+		return nil
+	}
+	return c.read(n)
+}
+
+func (c *npConn) discard() {
+	r := c.nc.Reader()
+	r.Skip(r.Len())
+	r.Release()
+}
+
+// read copies up to the free space (at least min bytes of it) from netpoll's buffer, blocking until at
+// least one byte is there.
+func (c *npConn) read(min int) error {
+	m, err := c.nc.Read(c.in.space(min))
+	c.in.commit(m)
+	if m > 0 {
+		c.touch()
+	}
+	if err != nil {
+		return c.ioErr(err)
+	}
+	return nil
+}
+
+func (c *npConn) ioErr(err error) error {
+	if c.closed.Load() || errors.Is(err, netpoll.ErrConnClosed) {
+		return ErrClosed
+	}
+	if errors.Is(err, netpoll.ErrEOF) || errors.Is(err, io.EOF) {
+		return io.EOF
+	}
+	return err
+}
+
+func (c *npConn) Peek(n int) ([]byte, error) {
+	if n < 0 {
+		return nil, errNegative
+	}
+	for c.in.Len() < n {
+		if err := c.read(max(c.nc.Reader().Len(), 1)); err != nil {
+			return nil, err
+		}
+	}
+	return c.in.peek(n), nil
+}
+
+func (c *npConn) Write(p []byte) error {
+	if c.closed.Load() || c.w == nil {
+		return ErrClosed
+	}
+	if _, err := c.w.Write(p); err != nil {
+		return c.ioErr(err)
+	}
+	c.touch()
+	return nil
+}
+
+// Close wakes a Peek or Write blocked in another goroutine. Shutting the socket down sends the FIN now;
+// netpoll closes its own fd once the running Serve, if any, returns.
+func (c *npConn) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	if c.w != nil {
+		if rc, err := c.w.SyscallConn(); err == nil {
+			rc.Control(func(fd uintptr) { refuse(int(fd)) })
+		}
+		c.w.Close()
+	}
+	if c.preparing.Load() {
+		return nil // the shut-down socket hangs up once polled
+	}
+	return c.nc.Close()
+}
+
+// onClosed is netpoll's close callback: it runs once, after the last OnRequest returned.
+func (c *npConn) onClosed(netpoll.Connection) error {
+	c.closed.Store(true)
+	if c.w != nil {
+		c.w.Close()
+	}
+	c.end(c.opened)
+	return nil
+}

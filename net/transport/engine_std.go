@@ -1,0 +1,140 @@
+package transport
+
+import (
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// stdEngine serves each connection on its own goroutine with the net package.
+type stdEngine struct {
+	s  *Server
+	wg sync.WaitGroup // accept loops
+}
+
+func (e *stdEngine) start() error {
+	for _, ln := range e.s.lns {
+		e.wg.Add(1)
+		go e.accept(ln)
+	}
+	return nil
+}
+
+func (e *stdEngine) stop() {
+	closeAll(e.s.lns)
+	e.wg.Wait()
+}
+
+func (e *stdEngine) accept(ln net.Listener) {
+	defer e.wg.Done()
+	var delay time.Duration
+	for {
+		nc, err := ln.Accept()
+		if errors.Is(err, net.ErrClosed) {
+			return
+		}
+		if err != nil {
+			// EMFILE and friends: back off like net/http instead of spinning on a full fd table.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			time.Sleep(delay)
+			continue
+		}
+		delay = 0
+		go serveStd(e.s, nc.(*net.TCPConn))
+	}
+}
+
+// stdConn is a connection of the std engine.
+type stdConn struct {
+	core
+	nc *net.TCPConn
+}
+
+func serveStd(s *Server, nc *net.TCPConn) {
+	c := &stdConn{nc: nc}
+	c.srv, c.self, c.local, c.remote = s, c, nc.LocalAddr(), nc.RemoteAddr()
+	if !s.reg.add(&c.core) {
+		nc.Close()
+		return
+	}
+	c.touch()
+	if c.configure() != nil {
+		c.Close()
+		c.end(false)
+		return
+	}
+	// Wait for at least one byte more than the last Serve left unconsumed: a partial request is never
+	// re-served until the rest of it starts arriving.
+	ok := c.open()
+	for ok && c.fill(c.in.Len()+1) == nil {
+		ok = c.serve()
+	}
+	c.Close()
+	c.end(true)
+}
+
+func (c *stdConn) configure() error {
+	rc, err := c.nc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var kerr error
+	err = rc.Control(func(fd uintptr) { kerr = setKeepAlive(int(fd), c.srv.opts.KeepAlive) })
+	return errors.Join(err, kerr)
+}
+
+// fill reads until n bytes are buffered. Each read takes whatever the socket holds, up to the free space.
+func (c *stdConn) fill(n int) error {
+	for c.in.Len() < n {
+		m, err := c.nc.Read(c.in.space(1))
+		c.in.commit(m)
+		if m > 0 {
+			c.touch()
+		}
+		if err != nil {
+			return c.ioErr(err)
+		}
+	}
+	return nil
+}
+
+func (c *stdConn) ioErr(err error) error {
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	if errors.Is(err, io.EOF) {
+		return io.EOF
+	}
+	return err
+}
+
+func (c *stdConn) Peek(n int) ([]byte, error) {
+	if n < 0 {
+		return nil, errNegative
+	}
+	if err := c.fill(n); err != nil {
+		return nil, err
+	}
+	return c.in.peek(n), nil
+}
+
+func (c *stdConn) Write(p []byte) error {
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	if _, err := c.nc.Write(p); err != nil {
+		return c.ioErr(err)
+	}
+	c.touch()
+	return nil
+}
+
+// Close wakes a Peek or Write blocked in another goroutine; the serving goroutine then calls Closed.
+func (c *stdConn) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	return c.nc.Close()
+}

@@ -1,0 +1,99 @@
+package transport
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	bgopool "github.com/bytedance/gopkg/util/gopool"
+)
+
+// Runner variants for the netpoll engine, compared against std in BenchmarkPing. "netpoll" is the engine
+// as shipped (a fresh goroutine per readable event). "netpoll-gopool" is netpoll's default worker pool.
+// "netpoll-inline" runs Serve on the poller itself: only valid here because the benchmark handler never
+// blocks (a blocking Peek on a poller would deadlock every conn of that poller).
+var benchLoops = 0
+
+var benchRunners = map[string]func(context.Context, func()){
+	"netpoll-gopool": bgopool.CtxGo,
+	"netpoll-inline": func(_ context.Context, f func()) { f() },
+}
+
+// BenchmarkPing: N clients over loopback each send P pipelined "PING\r\n" and read P "+PONG\r\n";
+// one op is one request. Client and server share the process (and the machine's cores).
+func BenchmarkPing(b *testing.B) {
+	for _, engine := range []string{"std", "netpoll", "netpoll-gopool", "netpoll-inline"} {
+		for _, pipe := range []int{1, 30} {
+			for _, clients := range []int{1, 16} {
+				name := fmt.Sprintf("%s/P%d/C%d", engine, pipe, clients)
+				b.Run(name, func(b *testing.B) { benchPing(b, engine, pipe, clients) })
+			}
+		}
+	}
+}
+
+func benchPing(b *testing.B, engine string, pipe, clients int) {
+	if run, ok := benchRunners[engine]; ok {
+		saved := runTask
+		runTask = run
+		defer func() { runTask = saved }()
+		engine = "netpoll"
+	}
+	s := startServer(b, Options{Engine: engine, Loops: benchLoops}, &lineHandler{})
+	conns := make([]net.Conn, clients)
+	for i := range conns {
+		conns[i] = dial(b, s)
+	}
+	req := make([]byte, 0, 6*pipe)
+	for range pipe {
+		req = append(req, "PING\r\n"...)
+	}
+	var left atomic.Int64
+	left.Store(int64(b.N))
+	var wg sync.WaitGroup
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for _, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pingLoop(b, c, req, pipe, &left)
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	// CPU time (user+sys, client and server together) per request is steadier than ns/op on a shared
+	// machine, and it is what decides throughput per core.
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// pingLoop sends batches until the shared budget of requests is spent.
+func pingLoop(b *testing.B, c net.Conn, req []byte, pipe int, left *atomic.Int64) {
+	reply := make([]byte, 7*pipe)
+	for left.Add(-int64(pipe)) > -int64(pipe) {
+		if _, err := c.Write(req); err != nil {
+			b.Error(err)
+			return
+		}
+		for got := 0; got < len(reply); {
+			n, err := c.Read(reply[got:])
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			got += n
+		}
+	}
+}
