@@ -3,15 +3,16 @@ module github.com/hotkv/hotkv
 go 1.26
 
 require (
-	github.com/RoaringBitmap/roaring/v2 v2.30.0 // indirect
-	github.com/alphadose/haxmap v1.4.0 // indirect
-	github.com/bits-and-blooms/bitset v1.24.4 // indirect
-	github.com/bytedance/gopkg v0.1.1 // indirect
+	github.com/bytedance/gopkg v0.1.1
+	github.com/cloudwego/netpoll v0.7.2
+	github.com/puzpuzpuz/xsync/v3 v3.5.1
+	github.com/redis/go-redis/v9 v9.17.3
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/cloudwego/gopkg v0.1.4 // indirect
-	github.com/cloudwego/netpoll v0.7.2 // indirect
-	github.com/mschoch/smat v0.2.0 // indirect
-	github.com/puzpuzpuz/xsync/v3 v3.5.1 // indirect
-	github.com/yuin/gopher-lua v1.1.2 // indirect
-	golang.org/x/exp v0.0.0-20221031165847-c99f073a8326 // indirect
+	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
+	github.com/stretchr/testify v1.11.1 // indirect
 	golang.org/x/sys v0.30.0 // indirect
 )

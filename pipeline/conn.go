@@ -34,6 +34,8 @@ type Env struct {
 	Limits func(client any) *resp.Limits
 	// QueryBufferLimit returns client-query-buffer-limit in bytes.
 	QueryBufferLimit func() int
+	// BeginBatch, when set, is called before a batch is routed.
+	BeginBatch func(client any)
 	// AfterBatch is called after each batch's replies are written; true closes the connection
 	// (QUIT, CLIENT KILL of itself, a panicking command).
 	AfterBatch func(client any) (closeConn bool)
@@ -113,11 +115,13 @@ func (c *Conn) parse(buf []byte) (consumed, need int, perr *resp.ProtocolError) 
 		s.Args = args
 		if err != nil {
 			c.batch.unparse()
-			errors.As(err, &perr)
-			if perr == nil {
-				perr = &resp.ProtocolError{Msg: err.Error()}
+			// A variable of its own: errors.As takes its address, which moves it to the heap,
+			// and only this path may pay for that.
+			var pe *resp.ProtocolError
+			if !errors.As(err, &pe) {
+				pe = &resp.ProtocolError{Msg: err.Error()}
 			}
-			return consumed, 0, perr
+			return consumed, 0, pe
 		}
 		if n == 0 {
 			c.batch.unparse()
@@ -140,6 +144,9 @@ func (c *Conn) run() (err error) {
 		}
 		b.reset()
 	}()
+	if c.env.BeginBatch != nil {
+		c.env.BeginBatch(c.Client)
+	}
 	for i := range b.Slots[:b.n] {
 		s := &b.Slots[i]
 		s.Client = c.Client

@@ -45,12 +45,35 @@ type Entry struct {
 	Kind Kind
 	// Enc is a per-family encoding hint (e.g. whether a string was last written by APPEND).
 	Enc uint8
-	// Access is the last access time in unix seconds (OBJECT IDLETIME), kept by the caller.
+	// Freq is the LFU access counter (OBJECT FREQ); it starts at LFUInitVal and belongs to the
+	// eviction policy, which updates it.
+	Freq uint8
+	// Access is the last access time in unix seconds (OBJECT IDLETIME). Find and Upsert set it;
+	// a caller of Add sets it itself.
 	Access uint32
 	// B holds a string value; it is owned by the entry (never aliases a read buffer).
 	B []byte
 	// Obj holds a collection value.
 	Obj any
+}
+
+// LFUInitVal is a new key's LFU counter, as in Redis, so a new key is not evicted first.
+const LFUInitVal = 5
+
+// Cloner is implemented by collection values (Entry.Obj) so COPY can duplicate them; the clone
+// shares no mutable state with the original.
+type Cloner interface{ Clone() any }
+
+// Encoder is implemented by collection values to name their encoding for OBJECT ENCODING.
+type Encoder interface{ Encoding() string }
+
+// TakeValue moves src's value (type, encoding, access data and payload) into dst, leaving src
+// to be deleted; the key and expiry stay with each entry. RENAME and MOVE use it so a new value
+// field is carried over in one place.
+func (dst *Entry) TakeValue(src *Entry) {
+	dst.Kind, dst.Enc, dst.Freq, dst.Access = src.Kind, src.Enc, src.Freq, src.Access
+	dst.B, dst.Obj = src.B, src.Obj
+	src.B, src.Obj = nil, nil
 }
 
 // Key returns the entry's key.
@@ -74,7 +97,7 @@ const minBuckets = 8
 type Keyspace struct {
 	buckets  []*Entry
 	count    int
-	volatile int   // entries with an expiry
+	volatile int    // entries with an expiry
 	sweep    uint64 // expiry sweep cursor
 
 	// OnExpire, when set, is called with each key removed because its time passed (lazily or by
@@ -104,9 +127,19 @@ func (ks *Keyspace) find(key []byte, h uint64) (e *Entry, link **Entry) {
 	return nil, nil
 }
 
-// Find returns the live entry for key, or nil. An entry whose time has passed at now is
-// deleted and reported missing.
+// Find returns the live entry for key, or nil, and records the access for OBJECT IDLETIME. An
+// entry whose time has passed at now is deleted and reported missing.
 func (ks *Keyspace) Find(key []byte, now int64) *Entry {
+	e := ks.FindQuiet(key, now)
+	if e != nil {
+		e.touch(now)
+	}
+	return e
+}
+
+// FindQuiet is Find without recording an access: for commands that inspect a key without using
+// it (TYPE, TTL, EXISTS, OBJECT), which Redis runs with LOOKUP_NOTOUCH.
+func (ks *Keyspace) FindQuiet(key []byte, now int64) *Entry {
 	h := Hash(key)
 	e, link := ks.find(key, h)
 	if e == nil {
@@ -117,6 +150,14 @@ func (ks *Keyspace) Find(key []byte, now int64) *Entry {
 		return nil
 	}
 	return e
+}
+
+// touch records an access at now (unix ns). The store is skipped when the second is unchanged
+// so a hot key's cache line is not dirtied on every read.
+func (e *Entry) touch(now int64) {
+	if s := uint32(now / 1e9); e.Access != s {
+		e.Access = s
+	}
 }
 
 // Peek is Find without reclaiming an expired entry: for read paths that must not write.
@@ -135,18 +176,21 @@ func (ks *Keyspace) Upsert(key []byte, now int64) (e *Entry, created bool) {
 	e, link := ks.find(key, h)
 	if e != nil {
 		if e.expire == 0 || e.expire > now {
+			e.touch(now)
 			return e, false
 		}
 		ks.expireLinked(e, link)
 	}
-	e = &Entry{key: string(key), hash: h}
+	e = &Entry{key: string(key), hash: h, Freq: LFUInitVal}
+	e.touch(now)
 	ks.insert(e)
 	return e, true
 }
 
-// Add inserts a new persistent entry for key; the caller must know key is absent.
+// Add inserts a new persistent entry for key; the caller must know key is absent (no live or
+// expired entry) and sets Access.
 func (ks *Keyspace) Add(key []byte) *Entry {
-	e := &Entry{key: string(key), hash: Hash(key)}
+	e := &Entry{key: string(key), hash: Hash(key), Freq: LFUInitVal}
 	ks.insert(e)
 	return e
 }
@@ -280,10 +324,10 @@ func (ks *Keyspace) Random(now int64, r func() uint64) *Entry {
 		if e.expire == 0 || e.expire > now {
 			return e
 		}
-		ks.Remove(e)
 		if ks.OnExpire != nil {
 			ks.OnExpire(e.key)
 		}
+		ks.Remove(e)
 	}
 	return nil
 }
@@ -291,8 +335,16 @@ func (ks *Keyspace) Random(now int64, r func() uint64) *Entry {
 // ExpireCycle reclaims expired keys, visiting at most budget entries from where the last cycle
 // stopped. It returns how many keys it reclaimed.
 func (ks *Keyspace) ExpireCycle(now int64, budget int) (reclaimed int) {
+	reclaimed, _ = ks.Sweep(now, budget)
+	return reclaimed
+}
+
+// Sweep is ExpireCycle that also returns how many entries with an expiry it met, so the caller
+// can tell from the share that had expired whether another round is worth it. It stops early at
+// the end of a full pass over the table.
+func (ks *Keyspace) Sweep(now int64, budget int) (reclaimed, sampled int) {
 	if ks.volatile == 0 {
-		return 0
+		return 0, 0
 	}
 	var dead []*Entry
 	var stack [32]*Entry
@@ -300,7 +352,11 @@ func (ks *Keyspace) ExpireCycle(now int64, budget int) (reclaimed int) {
 		dead = stack[:0]
 		ks.sweep = ks.Scan(ks.sweep, func(e *Entry) {
 			visited++
-			if e.expire != 0 && e.expire <= now && len(dead) < cap(dead) {
+			if e.expire == 0 {
+				return
+			}
+			sampled++
+			if e.expire <= now && len(dead) < cap(dead) {
 				dead = append(dead, e)
 			}
 		})
@@ -315,5 +371,5 @@ func (ks *Keyspace) ExpireCycle(now int64, budget int) (reclaimed int) {
 			break
 		}
 	}
-	return reclaimed
+	return reclaimed, sampled
 }

@@ -1,0 +1,352 @@
+package keyspace
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// ref is the dumb reference model: every entry the keyspace holds, expired or not.
+type ref struct {
+	val    string
+	expire int64
+}
+
+func live(r ref, now int64) bool { return r.expire == 0 || r.expire > now }
+
+// checkInvariants walks the table: every entry sits in its hash's bucket, keys are unique, and
+// the counters and load factor agree with the contents and the reference.
+func checkInvariants(t *testing.T, ks *Keyspace, model map[string]ref) {
+	t.Helper()
+	seen, volatile := map[string]bool{}, 0
+	for i, b := range ks.buckets {
+		for e := b; e != nil; e = e.next {
+			if e.hash&ks.mask() != uint64(i) || e.hash != HashString(e.key) {
+				t.Fatalf("key %q in bucket %d, hash says %d", e.key, i, e.hash&ks.mask())
+			}
+			if seen[e.key] {
+				t.Fatalf("key %q twice", e.key)
+			}
+			seen[e.key] = true
+			if e.expire != 0 {
+				volatile++
+			}
+			m, ok := model[e.key]
+			if !ok || string(e.B) != m.val || e.expire != m.expire {
+				t.Fatalf("key %q: table (%q, %d), model %+v (present %v)", e.key, e.B, e.expire, m, ok)
+			}
+		}
+	}
+	if len(seen) != len(model) || ks.Len() != len(model) || ks.Volatile() != volatile {
+		t.Fatalf("table has %d keys (Len %d, volatile %d/%d), model %d", len(seen), ks.Len(),
+			ks.Volatile(), volatile, len(model))
+	}
+	if n := len(ks.buckets); n&(n-1) != 0 || n < minBuckets || (n > minBuckets && ks.count*10 < n) {
+		t.Fatalf("bad table size %d for %d keys", n, ks.count)
+	}
+}
+
+// TestAgainstMap runs random operations on a keyspace and a map, over a key range wide enough
+// to grow and shrink the table many times.
+func TestAgainstMap(t *testing.T) {
+	for seed := range uint64(8) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { runAgainstMap(t, seed) })
+	}
+}
+
+func runAgainstMap(t *testing.T, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	ks, model := New(), map[string]ref{}
+	now := int64(1_000_000)
+	hooks := 0
+	ks.OnExpire = func(k string) { // every reclaimed key must be expired, and is gone from then on
+		if r, ok := model[k]; !ok || live(r, now) {
+			t.Fatalf("%q reclaimed at %d, model %+v present %v", k, now, r, ok)
+		}
+		delete(model, k)
+		hooks++
+	}
+	keyRange := 50
+	for step := range 20000 {
+		if step%2000 == 0 {
+			keyRange = []int{10, 300, 3000}[rng.IntN(3)] // swing the size to force resizes
+		}
+		now += rng.Int64N(50)
+		key := fmt.Sprint("k", rng.IntN(keyRange))
+		m, has := model[key]
+		hooks = 0
+		switch op := rng.IntN(100); {
+		case op < 35: // write
+			e, created := ks.Upsert([]byte(key), now)
+			if created != !(has && live(m, now)) {
+				t.Fatalf("Upsert %q created=%v, model %+v present %v", key, created, m, has)
+			}
+			if created {
+				m = ref{}
+			}
+			m.val = fmt.Sprint(step)
+			e.B = []byte(m.val)
+			model[key] = m
+		case op < 55: // delete
+			if got, want := ks.Delete([]byte(key), now), has && live(m, now); got != want {
+				t.Fatalf("Delete %q = %v, want %v", key, got, want)
+			}
+			delete(model, key)
+		case op < 70: // read
+			e := ks.Find([]byte(key), now)
+			if (e != nil) != (has && live(m, now)) || (e != nil && string(e.B) != m.val) {
+				t.Fatalf("Find %q = %v, model %+v present %v", key, e, m, has)
+			}
+		case op < 75: // peek never reclaims
+			if e := ks.Peek([]byte(key), now); (e != nil) != (has && live(m, now)) {
+				t.Fatalf("Peek %q = %v, model %+v", key, e, m)
+			}
+		case op < 90: // set or clear an expiry on a live key
+			if e := ks.Find([]byte(key), now); e != nil {
+				at := now + rng.Int64N(2000)
+				if rng.IntN(4) == 0 {
+					at = 0
+				}
+				ks.SetExpire(e, at)
+				m.expire = at
+				model[key] = m
+			} else {
+				delete(model, key)
+			}
+		case op < 97:
+			n := ks.ExpireCycle(now, 1+rng.IntN(64))
+			if n != hooks {
+				t.Fatalf("ExpireCycle reclaimed %d, reported %d", n, hooks)
+			}
+		case op < 99:
+			if e := ks.Random(now, rng.Uint64); e != nil {
+				if r, ok := model[e.key]; !ok || !live(r, now) {
+					t.Fatalf("Random returned %q, model %+v", e.key, r)
+				}
+			}
+		default:
+			if rng.IntN(20) == 0 {
+				ks.Clear()
+				clear(model)
+			}
+		}
+		if step%97 == 0 {
+			checkInvariants(t, ks, model)
+		}
+	}
+	checkInvariants(t, ks, model)
+}
+
+// TestScanFullOnce: with no changes between calls, a scan returns every key exactly once.
+func TestScanFullOnce(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 8, 9, 100, 4097} {
+		ks := New()
+		for i := range n {
+			ks.Add(fmt.Append(nil, "key:", i))
+		}
+		seen := map[string]int{}
+		cursor := uint64(0)
+		for {
+			cursor = ks.Scan(cursor, func(e *Entry) { seen[e.Key()]++ })
+			if cursor == 0 {
+				break
+			}
+		}
+		if len(seen) != n {
+			t.Fatalf("%d keys: scan saw %d", n, len(seen))
+		}
+		for k, c := range seen {
+			if c != 1 {
+				t.Fatalf("%d keys: %q seen %d times", n, k, c)
+			}
+		}
+	}
+}
+
+// TestScanContract: every key present for the whole scan is returned at least once, even when
+// the table grows and shrinks between calls; nothing that was never in the table is returned.
+func TestScanContract(t *testing.T) {
+	grew, shrank := 0, 0 // resizes during scans, to show the test exercises both directions
+	for seed := range uint64(12) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		ks := New()
+		stable := map[string]bool{}
+		for i := range 20 + rng.IntN(500) {
+			k := fmt.Sprint("stable:", i)
+			stable[k] = true
+			ks.Add([]byte(k))
+		}
+		var churn []string
+		everChurn := map[string]bool{}
+		seen := map[string]bool{}
+		cursor, calls := uint64(0), 0
+		for {
+			cursor = ks.Scan(cursor, func(e *Entry) { seen[e.Key()] = true })
+			calls++
+			size := len(ks.buckets)
+			if cursor == 0 {
+				break
+			}
+			switch rng.IntN(24) {
+			case 0: // grow: add a burst of keys, up to a bound so the scan can finish
+				for range min(rng.IntN(1500), 6000-len(churn)) {
+					k := fmt.Sprint("churn:", len(everChurn))
+					everChurn[k] = true
+					churn = append(churn, k)
+					ks.Add([]byte(k))
+				}
+			case 1: // shrink: delete a random share of the churn keys, often all of them
+				keep := rng.IntN(len(churn) + 1)
+				if rng.IntN(2) == 0 {
+					keep = 0
+				}
+				for _, k := range churn[keep:] {
+					ks.Delete([]byte(k), 0)
+				}
+				churn = churn[:keep]
+			}
+			if n := len(ks.buckets); n > size {
+				grew++
+			} else if n < size {
+				shrank++
+			}
+			if calls > 1_000_000 {
+				t.Fatal("scan does not terminate")
+			}
+		}
+		for k := range stable {
+			if !seen[k] {
+				t.Fatalf("seed %d: stable key %q never returned", seed, k)
+			}
+		}
+		for k := range seen {
+			if !stable[k] && !everChurn[k] {
+				t.Fatalf("seed %d: scan returned unknown key %q", seed, k)
+			}
+		}
+	}
+	if grew < 10 || shrank < 10 {
+		t.Fatalf("table grew %d and shrank %d times mid-scan; the test needs both", grew, shrank)
+	}
+	t.Logf("table grew %d and shrank %d times mid-scan", grew, shrank)
+}
+
+func TestExpiryAndOnExpire(t *testing.T) {
+	ks := New()
+	var gone []string
+	ks.OnExpire = func(k string) { gone = append(gone, k) }
+	for i := range 100 {
+		e := ks.Add(fmt.Append(nil, i))
+		if i%2 == 0 {
+			ks.SetExpire(e, 1000)
+		}
+	}
+	if ks.Volatile() != 50 {
+		t.Fatalf("volatile %d", ks.Volatile())
+	}
+	if ks.Find([]byte("0"), 999) == nil || ks.Peek([]byte("0"), 1000) != nil || ks.Len() != 100 {
+		t.Fatal("expiry boundary or Peek reclaimed")
+	}
+	if ks.Find([]byte("0"), 1000) != nil || len(gone) != 1 || gone[0] != "0" {
+		t.Fatalf("lazy expiry: %v", gone)
+	}
+	n := 0
+	for range 100 {
+		n += ks.ExpireCycle(1000, 10)
+	}
+	if n != 49 || ks.Len() != 50 || ks.Volatile() != 0 || len(gone) != 50 {
+		t.Fatalf("sweep reclaimed %d, len %d, volatile %d, hooks %d", n, ks.Len(), ks.Volatile(), len(gone))
+	}
+	// An expired key is not live for Upsert or Delete, and its slot is reused.
+	e := ks.Add([]byte("x"))
+	ks.SetExpire(e, 5)
+	if ks.Delete([]byte("x"), 5) || ks.Len() != 50 {
+		t.Fatal("Delete of an expired key reported live")
+	}
+	e = ks.Add([]byte("y"))
+	ks.SetExpire(e, 5)
+	if e2, created := ks.Upsert([]byte("y"), 5); !created || e2 == e || e2.ExpireAt() != 0 {
+		t.Fatal("Upsert over an expired key must create a fresh persistent entry")
+	}
+}
+
+func TestAccessAndTakeValue(t *testing.T) {
+	ks := New()
+	e, _ := ks.Upsert([]byte("a"), 10e9)
+	if e.Access != 10 || e.Freq != LFUInitVal {
+		t.Fatalf("new entry access %d freq %d", e.Access, e.Freq)
+	}
+	ks.FindQuiet([]byte("a"), 20e9)
+	if e.Access != 10 {
+		t.Fatal("FindQuiet recorded an access")
+	}
+	ks.Find([]byte("a"), 30e9)
+	if e.Access != 30 {
+		t.Fatal("Find did not record the access")
+	}
+	e.Kind, e.Enc, e.B = KindString, 3, []byte("v")
+	d := ks.Add([]byte("b"))
+	d.TakeValue(e)
+	if d.Kind != KindString || d.Enc != 3 || string(d.B) != "v" || d.Access != 30 || e.B != nil {
+		t.Fatalf("TakeValue: %+v from %+v", d, e)
+	}
+}
+
+func TestRandomLive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ks := New()
+	if ks.Random(0, rng.Uint64) != nil {
+		t.Fatal("random key from an empty keyspace")
+	}
+	for i := range 1000 {
+		e := ks.Add(fmt.Append(nil, i))
+		if i != 500 {
+			ks.SetExpire(e, 10)
+		}
+	}
+	for ks.Len() > 1 {
+		if e := ks.Random(10, rng.Uint64); e != nil && e.Key() != "500" {
+			t.Fatalf("Random returned expired %q", e.Key())
+		}
+	}
+	if e := ks.Random(10, rng.Uint64); e == nil || e.Key() != "500" {
+		t.Fatal("the only live key was not found")
+	}
+}
+
+func TestFindAllocs(t *testing.T) {
+	ks := New()
+	key := []byte("some-key")
+	ks.Upsert(key, 1)
+	if n := testing.AllocsPerRun(100, func() { ks.Find(key, 2); ks.Upsert(key, 3) }); n != 0 {
+		t.Fatalf("Find/Upsert of an existing key allocate %.0f", n)
+	}
+	for i := range 1000 {
+		e := ks.Add(fmt.Append(nil, i))
+		ks.SetExpire(e, 1e18)
+	}
+	if n := testing.AllocsPerRun(100, func() { ks.ExpireCycle(5, 20) }); n != 0 {
+		t.Fatalf("ExpireCycle allocates %.0f", n)
+	}
+}
+
+// Sweep reports the volatile entries it met, so callers can judge how stale the table is.
+func TestSweepSamples(t *testing.T) {
+	ks := New()
+	for i := range 100 {
+		e := ks.Add(fmt.Append(nil, i))
+		switch {
+		case i < 10:
+			ks.SetExpire(e, 5) // expired at 5
+		case i < 50:
+			ks.SetExpire(e, 1e9)
+		}
+	}
+	reclaimed, sampled := ks.Sweep(5, 1000)
+	if reclaimed != 10 || sampled != 50 {
+		t.Fatalf("full sweep: reclaimed %d, sampled %d; want 10, 50", reclaimed, sampled)
+	}
+	if r, s := ks.Sweep(5, 1000); r != 0 || s != 40 {
+		t.Fatalf("second sweep: reclaimed %d, sampled %d; want 0, 40", r, s)
+	}
+}

@@ -1,0 +1,189 @@
+package command
+
+import (
+	"math"
+	"strconv"
+)
+
+// Args parses a command's arguments after the name. The first failure latches: later calls
+// return zero values and Err reports it, so a handler parses everything, then checks once.
+type Args struct {
+	argv [][]byte
+	pos  int
+	err  string
+}
+
+// NewArgs starts parsing argv at position pos.
+func NewArgs(argv [][]byte, pos int) Args { return Args{argv: argv, pos: pos} }
+
+// Err returns the first error as a wire error string, or "".
+func (a *Args) Err() string { return a.err }
+
+// Fail latches msg unless an error is already latched.
+func (a *Args) Fail(msg string) {
+	if a.err == "" {
+		a.err = msg
+	}
+}
+
+// More reports whether arguments remain and no error is latched.
+func (a *Args) More() bool { return a.err == "" && a.pos < len(a.argv) }
+
+// Left returns how many arguments remain.
+func (a *Args) Left() int { return len(a.argv) - a.pos }
+
+// Next returns the next argument, or latches a syntax error.
+func (a *Args) Next() []byte {
+	if a.err != "" {
+		return nil
+	}
+	if a.pos >= len(a.argv) {
+		a.err = ErrSyntax
+		return nil
+	}
+	a.pos++
+	return a.argv[a.pos-1]
+}
+
+// Is consumes the next argument if it equals word case-insensitively (word is upper case).
+func (a *Args) Is(word string) bool {
+	if a.err != "" || a.pos >= len(a.argv) || !EqualFold(a.argv[a.pos], word) {
+		return false
+	}
+	a.pos++
+	return true
+}
+
+// Int parses the next argument as a 64-bit integer, latching ErrNotInt.
+func (a *Args) Int() int64 {
+	b := a.Next()
+	if a.err != "" {
+		return 0
+	}
+	n, ok := ParseInt(b)
+	if !ok {
+		a.err = ErrNotInt
+	}
+	return n
+}
+
+// IntErr is Int with a custom error.
+func (a *Args) IntErr(msg string) int64 {
+	b := a.Next()
+	if a.err != "" {
+		return 0
+	}
+	n, ok := ParseInt(b)
+	if !ok {
+		a.err = msg
+	}
+	return n
+}
+
+// Float parses the next argument as a float like Redis's getDoubleFromObject, latching ErrNotFloat.
+func (a *Args) Float() float64 {
+	b := a.Next()
+	if a.err != "" {
+		return 0
+	}
+	f, ok := ParseFloat(b)
+	if !ok {
+		a.err = ErrNotFloat
+	}
+	return f
+}
+
+// EqualFold compares b with an upper-case ASCII word, ignoring case, without allocating.
+func EqualFold(b []byte, word string) bool {
+	if len(b) != len(word) {
+		return false
+	}
+	for i := range len(b) {
+		c := b[i]
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		if c != word[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseInt parses b like Redis's string2ll: optional '-', digits, no leading zeros or spaces, no
+// '+', within int64.
+func ParseInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	if len(b) == 1 && b[0] == '0' {
+		return 0, true
+	}
+	neg := b[0] == '-'
+	if neg {
+		b = b[1:]
+		if len(b) == 0 {
+			return 0, false
+		}
+	}
+	if b[0] < '1' || b[0] > '9' {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if v > (math.MaxUint64-9)/10 {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return -int64(v), true
+	}
+	if v > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// ParseFloat parses b like Redis's string2ld/strtod checks for float arguments: no spaces, not
+// empty, no trailing garbage; "inf", "-inf", "+inf" accepted, NaN rejected.
+func ParseFloat(b []byte) (float64, bool) {
+	if len(b) == 0 || len(b) > 5000 || isSpace(b[0]) || isSpace(b[len(b)-1]) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			// strtod returns ±HUGE_VAL with ERANGE; Redis rejects overflow but accepts underflow.
+			if math.IsInf(f, 0) {
+				return 0, false
+			}
+			return f, true
+		}
+		return 0, false
+	}
+	if math.IsNaN(f) || hasHexOrUnderscore(b) {
+		return 0, false
+	}
+	return f, true
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// hasHexOrUnderscore rejects Go-only float syntax that strtod would parse differently.
+func hasHexOrUnderscore(b []byte) bool {
+	for _, c := range b {
+		if c == '_' {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,100 @@
+package command
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Reply modes of CLIENT REPLY.
+const (
+	replyOn = iota
+	replyOff
+	replySkip
+)
+
+// Client is one connection's command-layer state. Fields without a lock are touched only by the
+// connection's own goroutine; the ones CLIENT LIST and CLIENT KILL read from other connections
+// are atomics or under mu.
+type Client struct {
+	ID     uint64
+	DB     int
+	Proto  int
+	Authed bool
+	User   string
+
+	replyMode  int
+	skipNext   bool
+	closeAfter bool // QUIT or a panic: close once this batch's replies are written
+	noEvict    bool
+	noTouch    bool
+
+	Addr, LAddr string
+	Created     int64 // unix ns
+
+	mu      sync.Mutex
+	name    string
+	libName string
+	libVer  string
+
+	lastCmd  atomic.Pointer[string]
+	lastSeen atomic.Int64 // unix ns of the last command
+	dbShown  atomic.Int32 // DB as CLIENT LIST shows it
+	killed   atomic.Bool
+
+	// shown mirrors owner-only fields for CLIENT LIST/KILL on other connections (client_info.go).
+	shown clientShown
+	// forceReply is set by CLIENT REPLY ON: its own reply is sent even though the slot was
+	// routed while replies were off or skipped (route clears Slot.Silent when it is set).
+	forceReply bool
+
+	// Close closes the connection from any goroutine (CLIENT KILL).
+	Close func()
+
+	ctx     Ctx   // for connection and barrier commands
+	keyPos  []int // scratch for key extraction
+	shards  []int32
+	limitsV limitsView
+}
+
+// Name returns the client's name (CLIENT SETNAME).
+func (cl *Client) Name() string {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.name
+}
+
+// SetName sets the client's name.
+func (cl *Client) SetName(n string) {
+	cl.mu.Lock()
+	cl.name = n
+	cl.mu.Unlock()
+}
+
+// Lib returns the library name and version from CLIENT SETINFO.
+func (cl *Client) Lib() (name, ver string) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.libName, cl.libVer
+}
+
+// SetLib sets one of the CLIENT SETINFO attributes.
+func (cl *Client) SetLib(name, ver *string) {
+	cl.mu.Lock()
+	if name != nil {
+		cl.libName = *name
+	}
+	if ver != nil {
+		cl.libVer = *ver
+	}
+	cl.mu.Unlock()
+}
+
+// Kill marks the client killed and closes its connection.
+func (cl *Client) Kill() {
+	if cl.killed.CompareAndSwap(false, true) && cl.Close != nil {
+		cl.Close()
+	}
+}
+
+// CloseAfterReply makes the connection close once the current batch's replies are written.
+func (cl *Client) CloseAfterReply() { cl.closeAfter = true }

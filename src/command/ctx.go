@@ -1,0 +1,57 @@
+package command
+
+import (
+	"fmt"
+
+	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/net/resp"
+)
+
+// Ctx is one command call: its arguments, its reply and the data it may touch. A Ctx is owned by
+// the executor running the call (a shard holder, or the connection for connection and barrier
+// commands) and reused, so handlers must not keep it.
+type Ctx struct {
+	Args   [][]byte
+	Out    []byte // the reply; handlers append to it
+	Proto  int
+	DB     int
+	Now    int64 // unix nanoseconds, fixed for the call
+	Client *Client
+	E      *Engine
+	Spec   *Spec
+}
+
+// KS returns the keyspace holding key in the selected database. The key's shard must be locked,
+// which the executor guarantees for the command's declared keys.
+func (c *Ctx) KS(key []byte) *keyspace.Keyspace { return c.E.keyspace(c.DB, key) }
+
+// KSIn returns the keyspace holding key in database db.
+func (c *Ctx) KSIn(db int, key []byte) *keyspace.Keyspace { return c.E.keyspace(db, key) }
+
+// Find returns key's live entry in the selected database, or nil.
+func (c *Ctx) Find(key []byte) *keyspace.Entry { return c.KS(key).Find(key, c.Now) }
+
+// Reply helpers. Each appends one reply in the connection's protocol.
+
+func (c *Ctx) OK()                     { c.Out = append(c.Out, "+OK\r\n"...) }
+func (c *Ctx) Simple(s string)         { c.Out = resp.AppendSimple(c.Out, s) }
+func (c *Ctx) Int(n int64)             { c.Out = resp.AppendInt(c.Out, n) }
+func (c *Ctx) Bulk(b []byte)           { c.Out = resp.AppendBulk(c.Out, b) }
+func (c *Ctx) BulkString(s string)     { c.Out = resp.AppendBulkString(c.Out, s) }
+func (c *Ctx) BulkInt(n int64)         { c.Out = resp.AppendBulkInt(c.Out, n) }
+func (c *Ctx) Null()                   { c.Out = resp.AppendNull(c.Out, c.Proto) }
+func (c *Ctx) NullArray()              { c.Out = resp.AppendNullArray(c.Out, c.Proto) }
+func (c *Ctx) ArrayLen(n int)          { c.Out = resp.AppendArrayLen(c.Out, n) }
+func (c *Ctx) MapLen(n int)            { c.Out = resp.AppendMapLen(c.Out, c.Proto, n) }
+func (c *Ctx) SetLen(n int)            { c.Out = resp.AppendSetLen(c.Out, c.Proto, n) }
+func (c *Ctx) Double(f float64)        { c.Out = resp.AppendDouble(c.Out, c.Proto, f) }
+func (c *Ctx) Bool(b bool)             { c.Out = resp.AppendBool(c.Out, c.Proto, b) }
+func (c *Ctx) Verbatim(s []byte)       { c.Out = resp.AppendVerbatim(c.Out, c.Proto, "txt", s) }
+func (c *Ctx) Err(msg string)          { c.Out = resp.AppendError(c.Out, msg) }
+func (c *Ctx) Errf(f string, a ...any) { c.Err(fmt.Sprintf(f, a...)) }
+
+// WrongType replies the WRONGTYPE error.
+func (c *Ctx) WrongType() { c.Err(ErrWrongType) }
+
+// ArityErr replies Redis's wrong-number-of-arguments error for the running command.
+func (c *Ctx) ArityErr() { c.Errf(ErrArity, c.Spec.Name) }

@@ -1,0 +1,177 @@
+package command
+
+import (
+	"math/bits"
+	"sync/atomic"
+	"time"
+
+	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/net/resp"
+	"github.com/hotkv/hotkv/pipeline"
+	"github.com/puzpuzpuz/xsync/v3"
+)
+
+// Settings are the configuration values the command layer reads on its hot path. The server
+// replaces the whole snapshot when CONFIG SET changes one of them.
+type Settings struct {
+	RequirePass     string
+	ProtoMaxBulkLen int64
+	QueryBufLimit   int64
+	MaxClients      int
+	ProtectedMode   bool
+}
+
+// ConfigStore is the run-time configuration behind CONFIG (src/config implements it).
+type ConfigStore interface {
+	Get(pattern string) [][2]string
+	Set(pairs [][2]string) error
+	Rewrite() error
+}
+
+// Hooks are the server's services the command layer calls.
+type Hooks struct {
+	// Shutdown stops the server (SHUTDOWN); save asks for a snapshot first. A non-nil error is
+	// replied to the client and the server keeps running.
+	Shutdown func(save, nosave, now, force bool) error
+	// Info appends server-level INFO fields the command layer does not own.
+	Info func(section string, dst []byte) []byte
+}
+
+// shardData is one shard's databases.
+type shardData struct {
+	dbs []*keyspace.Keyspace
+	ctx Ctx
+}
+
+// Engine is the command layer of one server: the table, the shards' data, the clients.
+type Engine struct {
+	Group     *pipeline.Group
+	shardBits int
+	dbCount   int
+	settings  atomic.Pointer[Settings]
+	Config    ConfigStore
+	Hooks     Hooks
+
+	clients  *xsync.MapOf[uint64, *Client]
+	clientID atomic.Uint64
+	stats    serverStats
+	started  time.Time
+	pause    pauseState
+	rng      atomic.Uint64
+	info     infoState // INFO's ids, peak memory and ops sampler (info_metrics.go)
+}
+
+// Options configure a new Engine.
+type Options struct {
+	Shards    int // rounded up to a power of two
+	Databases int
+	Settings  Settings
+	Config    ConfigStore
+}
+
+// NewEngine builds the shards and their empty databases.
+func NewEngine(o Options) *Engine {
+	bitsN := bits.Len(uint(max(o.Shards, 1) - 1))
+	e := &Engine{shardBits: bitsN, dbCount: o.Databases, Config: o.Config, started: time.Now()}
+	e.clients = xsync.NewMapOf[uint64, *Client]()
+	e.stats.errorKinds = xsync.NewMapOf[string, *atomic.Int64]()
+	e.rng.Store(uint64(time.Now().UnixNano()) | 1)
+	s := o.Settings
+	e.settings.Store(&s)
+	e.Group = pipeline.NewGroup(1<<bitsN, e.execWork, func(int) any {
+		d := &shardData{dbs: make([]*keyspace.Keyspace, o.Databases)}
+		for i := range d.dbs {
+			d.dbs[i] = keyspace.New()
+		}
+		d.ctx.E = e
+		return d
+	})
+	return e
+}
+
+// SetSettings replaces the hot-path configuration snapshot.
+func (e *Engine) SetSettings(s Settings) { e.settings.Store(&s) }
+
+// Settings returns the current hot-path configuration.
+func (e *Engine) Settings() *Settings { return e.settings.Load() }
+
+// Databases returns the number of databases.
+func (e *Engine) Databases() int { return e.dbCount }
+
+// shardOf maps a key to its shard from the high bits of its hash.
+func (e *Engine) shardOf(key []byte) int32 {
+	if e.shardBits == 0 {
+		return 0
+	}
+	return int32(keyspace.Hash(key) >> (64 - e.shardBits))
+}
+
+func (e *Engine) data(shard int32) *shardData { return e.Group.Shards[shard].Data.(*shardData) }
+
+func (e *Engine) keyspace(db int, key []byte) *keyspace.Keyspace {
+	return e.data(e.shardOf(key)).dbs[db]
+}
+
+// rand returns a pseudo-random number (xorshift; safe for concurrent use, quality is enough for
+// RANDOMKEY and sampling).
+func (e *Engine) rand() uint64 {
+	for {
+		old := e.rng.Load()
+		x := old
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		if e.rng.CompareAndSwap(old, x) {
+			return x
+		}
+	}
+}
+
+// NewClient registers a client for a new connection.
+func (e *Engine) NewClient(addr, laddr string, closeFn func()) *Client {
+	cl := &Client{ID: e.clientID.Add(1), Proto: 2, Addr: addr, LAddr: laddr, Close: closeFn,
+		Created: time.Now().UnixNano()}
+	cl.Authed = e.Settings().RequirePass == ""
+	cl.User = "default"
+	empty := ""
+	cl.lastCmd.Store(&empty)
+	cl.lastSeen.Store(cl.Created)
+	cl.ctx.E, cl.ctx.Client = e, cl
+	e.clients.Store(cl.ID, cl)
+	e.stats.connections.Add(1)
+	return cl
+}
+
+// RemoveClient unregisters a closed connection's client.
+func (e *Engine) RemoveClient(cl *Client) { e.clients.Delete(cl.ID) }
+
+// ClientCount returns the number of connected clients.
+func (e *Engine) ClientCount() int { return e.clients.Size() }
+
+// RejectConnection counts a connection refused for maxclients.
+func (e *Engine) RejectConnection() { e.stats.rejectedConns.Add(1) }
+
+// limitsView caches a client's parser limits.
+type limitsView struct {
+	lim resp.Limits
+}
+
+// Limits returns the parser limits for cl.
+func (e *Engine) Limits(cl *Client) *resp.Limits {
+	s := e.Settings()
+	cl.limitsV.lim = resp.Limits{MaxBulkLen: s.ProtoMaxBulkLen, Unauthenticated: !cl.Authed}
+	return &cl.limitsV.lim
+}
+
+// Env returns the pipeline environment that runs this engine's commands.
+func (e *Engine) Env() *pipeline.Env {
+	return &pipeline.Env{
+		Group:            e.Group,
+		Route:            func(client any, s *pipeline.Slot) { e.route(client.(*Client), s) },
+		Barrier:          e.barrier,
+		Limits:           func(client any) *resp.Limits { return e.Limits(client.(*Client)) },
+		QueryBufferLimit: func() int { return int(e.Settings().QueryBufLimit) },
+		BeginBatch:       func(client any) { client.(*Client).lastSeen.Store(time.Now().UnixNano()) },
+		AfterBatch:       func(client any) bool { cl := client.(*Client); return cl.closeAfter || cl.killed.Load() },
+	}
+}

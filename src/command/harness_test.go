@@ -1,0 +1,98 @@
+package command
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/hotkv/hotkv/net/resp"
+	"github.com/hotkv/hotkv/pipeline"
+)
+
+// memStream is an in-memory pipeline.Stream: tests push request bytes and read replies.
+type memStream struct {
+	in     []byte
+	off    int // bytes skipped
+	out    bytes.Buffer
+	closed bool
+}
+
+func (m *memStream) Len() int { return len(m.in) - m.off }
+func (m *memStream) Peek(n int) ([]byte, error) {
+	if n > m.Len() {
+		return nil, io.ErrUnexpectedEOF // tests send whole commands; a wait would block forever
+	}
+	return m.in[m.off : m.off+n], nil
+}
+func (m *memStream) Skip(n int) error     { m.off += n; return nil }
+func (m *memStream) Release() error       { m.in, m.off = m.in[m.off:], 0; return nil }
+func (m *memStream) Write(p []byte) error { m.out.Write(p); return nil }
+
+// testConn is a client connected to an in-process engine with no sockets.
+type testConn struct {
+	t      testing.TB
+	stream *memStream
+	conn   *pipeline.Conn
+	client *Client
+}
+
+func newTestEngine() *Engine {
+	return NewEngine(Options{Shards: 8, Databases: 16, Settings: Settings{
+		ProtoMaxBulkLen: 512 << 20, QueryBufLimit: 1 << 30, MaxClients: 10000, ProtectedMode: true},
+		Config: testConfigStore()})
+}
+
+func newTestConn(t testing.TB, e *Engine) *testConn {
+	st := &memStream{}
+	cl := e.NewClient("127.0.0.1:50000", "127.0.0.1:6379", func() { st.closed = true })
+	return &testConn{t: t, stream: st, conn: pipeline.NewConn(e.Env(), st, cl), client: cl}
+}
+
+// send writes raw request bytes and returns every reply byte the server wrote.
+func (tc *testConn) send(raw []byte) ([]byte, error) {
+	tc.stream.in = append(tc.stream.in, raw...)
+	err := tc.conn.Serve()
+	out := bytes.Clone(tc.stream.out.Bytes())
+	tc.stream.out.Reset()
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = nil
+	}
+	return out, err
+}
+
+// do sends one command given as arguments and returns its raw reply.
+func (tc *testConn) do(args ...string) string {
+	tc.t.Helper()
+	out, err := tc.send(encodeCommand(args))
+	if err != nil && !errors.Is(err, pipeline.ErrClose) {
+		tc.t.Fatalf("%q: %v", args, err)
+	}
+	return string(out)
+}
+
+func encodeCommand(args []string) []byte {
+	b := resp.AppendArrayLen(nil, len(args))
+	for _, a := range args {
+		b = resp.AppendBulkString(b, a)
+	}
+	return b
+}
+
+// splitReplies splits a reply stream into single replies.
+func splitReplies(t testing.TB, b []byte) []string {
+	t.Helper()
+	r := bufio.NewReader(bytes.NewReader(b))
+	var out []string
+	for {
+		raw, err := resp.ReadReply(r)
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("bad reply stream %q: %v", b, err)
+		}
+		out = append(out, string(raw))
+	}
+}

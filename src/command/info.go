@@ -1,0 +1,450 @@
+package command
+
+import (
+	"hash/fnv"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/hotkv/hotkv/ds/keyspace"
+)
+
+// INFO runs with every shard held (ScopeAll) so the keyspace section reads all databases at one
+// instant. Its handler is installed by init: it reads the command table (commandstats), which
+// is built from this very list, and Go rejects that initialization cycle.
+var infoCommands = []*Spec{
+	{Name: "info", Arity: -1, Flags: Loading | Stale, Scope: ScopeAll},
+}
+
+func init() { infoCommands[0].Run = infoCmd }
+
+// HotKVVersion is reported as hotkv_version in INFO server.
+var HotKVVersion = "0.1.0"
+
+// infoSection is one INFO section, in Redis 7.0's order.
+type infoSection struct {
+	name  string // lower case, as INFO's argument names it
+	title string
+	dflt  bool // part of INFO with no argument and of "default"
+	// hookOwned sections are the server's (persistence, replication): when Hooks.Info writes
+	// their fields, the command layer's placeholders are left out.
+	hookOwned bool
+	gen       func(w *infoWriter, c *Ctx)
+}
+
+var infoSections = []infoSection{
+	{name: "server", title: "Server", dflt: true, gen: infoServer},
+	{name: "clients", title: "Clients", dflt: true, gen: infoClients},
+	{name: "memory", title: "Memory", dflt: true, gen: infoMemory},
+	{name: "persistence", title: "Persistence", dflt: true, hookOwned: true, gen: infoPersistence},
+	{name: "stats", title: "Stats", dflt: true, gen: infoStats},
+	{name: "replication", title: "Replication", dflt: true, hookOwned: true, gen: infoReplication},
+	{name: "cpu", title: "CPU", dflt: true, gen: infoCPU},
+	{name: "modules", title: "Modules", dflt: true, gen: func(*infoWriter, *Ctx) {}},
+	{name: "commandstats", title: "Commandstats", gen: infoCommandStats},
+	{name: "errorstats", title: "Errorstats", dflt: true, gen: infoErrorStats},
+	// No latency histograms are kept: the section is present and empty.
+	{name: "latencystats", title: "Latencystats", gen: func(*infoWriter, *Ctx) {}},
+	{name: "cluster", title: "Cluster", dflt: true, gen: func(w *infoWriter, _ *Ctx) { w.int("cluster_enabled", 0) }},
+	{name: "keyspace", title: "Keyspace", dflt: true, gen: infoKeyspace},
+}
+
+// INFO [section [section ...]]
+func infoCmd(c *Ctx) {
+	want := selectSections(c.Args[1:])
+	c.E.info.sample(c.Now, c.E.totalCommands())
+	w := &infoWriter{}
+	n := 0
+	for i := range infoSections {
+		if !want[i] {
+			continue
+		}
+		if n > 0 {
+			w.b = append(w.b, "\r\n"...)
+		}
+		n++
+		s := &infoSections[i]
+		w.b = append(append(append(w.b, "# "...), s.title...), "\r\n"...)
+		c.E.genSection(w, c, s)
+	}
+	c.Verbatim(w.b)
+}
+
+// selectSections maps INFO's arguments to the sections to print; unknown names select nothing,
+// as in Redis.
+func selectSections(args [][]byte) []bool {
+	want := make([]bool, len(infoSections))
+	if len(args) == 0 {
+		args = [][]byte{[]byte("default")}
+	}
+	for _, a := range args {
+		name := strings.ToLower(string(a))
+		for i, s := range infoSections {
+			switch name {
+			case "all", "everything":
+				want[i] = true
+			case "default":
+				want[i] = want[i] || s.dflt
+			case s.name:
+				want[i] = true
+			}
+		}
+	}
+	return want
+}
+
+// genSection writes one section's fields, then lets the server append the fields it owns.
+func (e *Engine) genSection(w *infoWriter, c *Ctx, s *infoSection) {
+	if e.Hooks.Info == nil {
+		s.gen(w, c)
+		return
+	}
+	if s.hookOwned {
+		n := len(w.b)
+		if w.b = e.Hooks.Info(s.name, w.b); len(w.b) > n {
+			return
+		}
+	}
+	s.gen(w, c)
+	if !s.hookOwned {
+		w.b = e.Hooks.Info(s.name, w.b)
+	}
+}
+
+// infoWriter appends "field:value\r\n" lines.
+type infoWriter struct{ b []byte }
+
+func (w *infoWriter) str(k, v string) {
+	w.b = append(append(append(append(w.b, k...), ':'), v...), "\r\n"...)
+}
+
+func (w *infoWriter) int(k string, v int64) {
+	w.b = append(append(w.b, k...), ':')
+	w.b = append(strconv.AppendInt(w.b, v, 10), "\r\n"...)
+}
+
+func (w *infoWriter) uint(k string, v uint64) {
+	w.b = append(append(w.b, k...), ':')
+	w.b = append(strconv.AppendUint(w.b, v, 10), "\r\n"...)
+}
+
+func (w *infoWriter) float(k string, v float64, prec int) {
+	w.b = append(append(w.b, k...), ':')
+	w.b = append(strconv.AppendFloat(w.b, v, 'f', prec, 64), "\r\n"...)
+}
+
+// zeros writes fields whose value HotKV does not track or that stay 0 in its design.
+func (w *infoWriter) zeros(keys ...string) {
+	for _, k := range keys {
+		w.int(k, 0)
+	}
+}
+
+// configValue returns a configuration parameter's value, or def without a store.
+func (e *Engine) configValue(name, def string) string {
+	if e.Config == nil {
+		return def
+	}
+	if kv := e.Config.Get(name); len(kv) == 1 {
+		return kv[0][1]
+	}
+	return def
+}
+
+func (e *Engine) configInt(name string, def int64) int64 {
+	n, err := strconv.ParseInt(e.configValue(name, ""), 10, 64)
+	if err != nil {
+		return def
+	}
+	return n
+}
+
+var infoBuildID = func() string {
+	h := fnv.New64a()
+	h.Write([]byte(HotKVVersion))
+	return strconv.FormatUint(h.Sum64(), 16)
+}()
+
+func infoServer(w *infoWriter, c *Ctx) {
+	e := c.E
+	runID, _ := e.info.ids()
+	now := time.Now()
+	uptime := int64(now.Sub(e.started) / time.Second)
+	hz := e.configInt("hz", 10)
+	w.str("redis_version", RedisVersion)
+	w.str("redis_git_sha1", "00000000")
+	w.int("redis_git_dirty", 0)
+	w.str("redis_build_id", infoBuildID)
+	w.str("redis_mode", "standalone")
+	w.str("os", hostFacts.os)
+	w.int("arch_bits", strconv.IntSize)
+	w.str("monotonic_clock", "POSIX clock_gettime")
+	w.str("multiplexing_api", hostFacts.multiplexer)
+	w.str("atomicvar_api", "sync/atomic")
+	w.str("gcc_version", "0.0.0")
+	w.int("process_id", int64(os.Getpid()))
+	w.str("process_supervised", "no")
+	w.str("run_id", runID)
+	w.int("tcp_port", e.configInt("port", 0))
+	w.int("server_time_usec", now.UnixMicro())
+	w.int("uptime_in_seconds", uptime)
+	w.int("uptime_in_days", uptime/86400)
+	w.int("hz", hz)
+	w.int("configured_hz", hz)
+	w.int("lru_clock", now.Unix()&lruClockMax)
+	w.str("executable", hostFacts.executable)
+	w.str("config_file", "")
+	w.int("io_threads_active", 0)
+	w.str("hotkv_version", HotKVVersion)
+}
+
+func infoClients(w *infoWriter, c *Ctx) {
+	w.int("connected_clients", int64(c.E.ClientCount()))
+	w.int("cluster_connections", 0)
+	w.int("maxclients", int64(c.E.Settings().MaxClients))
+	w.zeros("client_recent_max_input_buffer", "client_recent_max_output_buffer", "blocked_clients",
+		"tracking_clients", "clients_in_timeout_table")
+}
+
+func infoMemory(w *infoWriter, c *Ctx) {
+	m := readMem()
+	peak := c.E.info.peak.Load()
+	for m.used > peak && !c.E.info.peak.CompareAndSwap(peak, m.used) {
+		peak = c.E.info.peak.Load()
+	}
+	peak = max(peak, m.used)
+	dataset := m.dataset
+	ratio := func(a, b uint64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return float64(a) / float64(b)
+	}
+	sized := func(k string, n uint64) {
+		w.uint(k, n)
+		w.str(k+"_human", bytesToHuman(n))
+	}
+	sized("used_memory", m.used)
+	sized("used_memory_rss", m.resident)
+	sized("used_memory_peak", peak)
+	w.str("used_memory_peak_perc", strconv.FormatFloat(100*ratio(m.used, peak), 'f', 2, 64)+"%")
+	w.uint("used_memory_overhead", m.overhead)
+	w.int("used_memory_startup", 0)
+	w.uint("used_memory_dataset", dataset)
+	w.str("used_memory_dataset_perc", strconv.FormatFloat(100*ratio(dataset, m.used), 'f', 2, 64)+"%")
+	w.uint("allocator_allocated", m.used)
+	w.uint("allocator_active", m.active)
+	w.uint("allocator_resident", m.resident)
+	sized("total_system_memory", hostFacts.totalMemory)
+	// HotKV has no Lua engine yet: the scripting fields are zero.
+	w.int("used_memory_lua", 0)
+	w.int("used_memory_vm_eval", 0)
+	w.str("used_memory_lua_human", "0B")
+	w.zeros("used_memory_scripts_eval", "number_of_cached_scripts", "number_of_functions",
+		"number_of_libraries", "used_memory_vm_functions")
+	sized("used_memory_vm_total", 0)
+	w.zeros("used_memory_functions")
+	sized("used_memory_scripts", 0)
+	maxmem := uint64(max(c.E.configInt("maxmemory", 0), 0))
+	sized("maxmemory", maxmem)
+	w.str("maxmemory_policy", c.E.configValue("maxmemory-policy", "noeviction"))
+	w.float("allocator_frag_ratio", ratio(m.active, m.used), 2)
+	w.uint("allocator_frag_bytes", m.active-min(m.used, m.active))
+	w.float("allocator_rss_ratio", ratio(m.resident, m.active), 2)
+	w.uint("allocator_rss_bytes", m.resident-min(m.active, m.resident))
+	w.float("rss_overhead_ratio", 1, 2)
+	w.int("rss_overhead_bytes", 0)
+	w.float("mem_fragmentation_ratio", ratio(m.resident, m.used), 2)
+	w.uint("mem_fragmentation_bytes", m.resident-min(m.used, m.resident))
+	w.zeros("mem_not_counted_for_evict", "mem_replication_backlog", "mem_total_replication_buffers",
+		"mem_clients_slaves", "mem_clients_normal", "mem_cluster_links", "mem_aof_buffer")
+	w.str("mem_allocator", "go")
+	w.zeros("active_defrag_running", "lazyfree_pending_objects", "lazyfreed_objects")
+}
+
+// infoPersistence is the section of a server that has not saved or loaded anything; the
+// server's hook replaces it once persistence exists.
+func infoPersistence(w *infoWriter, c *Ctx) {
+	w.zeros("loading", "async_loading", "current_cow_peak", "current_cow_size", "current_cow_size_age")
+	w.str("current_fork_perc", "0.00")
+	w.zeros("current_save_keys_processed", "current_save_keys_total", "rdb_changes_since_last_save",
+		"rdb_bgsave_in_progress")
+	w.int("rdb_last_save_time", c.E.started.Unix())
+	w.str("rdb_last_bgsave_status", "ok")
+	w.int("rdb_last_bgsave_time_sec", -1)
+	w.int("rdb_current_bgsave_time_sec", -1)
+	w.zeros("rdb_saves", "rdb_last_cow_size", "rdb_last_load_keys_expired", "rdb_last_load_keys_loaded",
+		"aof_enabled", "aof_rewrite_in_progress", "aof_rewrite_scheduled")
+	w.int("aof_last_rewrite_time_sec", -1)
+	w.int("aof_current_rewrite_time_sec", -1)
+	w.str("aof_last_bgrewrite_status", "ok")
+	w.zeros("aof_rewrites", "aof_rewrites_consecutive_failures")
+	w.str("aof_last_write_status", "ok")
+	w.zeros("aof_last_cow_size", "module_fork_in_progress", "module_fork_last_cow_size")
+}
+
+func infoStats(w *infoWriter, c *Ctx) {
+	st := &c.E.stats
+	w.int("total_connections_received", st.connections.Load())
+	w.int("total_commands_processed", c.E.totalCommands())
+	w.int("instantaneous_ops_per_sec", c.E.info.opsPerSec())
+	w.zeros("total_net_input_bytes", "total_net_output_bytes", "total_net_repl_input_bytes",
+		"total_net_repl_output_bytes")
+	for _, k := range []string{"instantaneous_input_kbps", "instantaneous_output_kbps",
+		"instantaneous_input_repl_kbps", "instantaneous_output_repl_kbps"} {
+		w.str(k, "0.00")
+	}
+	w.int("rejected_connections", st.rejectedConns.Load())
+	w.zeros("sync_full", "sync_partial_ok", "sync_partial_err")
+	w.int("expired_keys", st.expiredKeys.Load())
+	w.str("expired_stale_perc", "0.00")
+	w.zeros("expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds", "evicted_keys",
+		"evicted_clients", "total_eviction_exceeded_time", "current_eviction_exceeded_time")
+	w.int("keyspace_hits", st.hits.Load())
+	w.int("keyspace_misses", st.misses.Load())
+	w.zeros("pubsub_channels", "pubsub_patterns", "pubsubshard_channels", "latest_fork_usec",
+		"total_forks", "migrate_cached_sockets", "slave_expires_tracked_keys", "active_defrag_hits",
+		"active_defrag_misses", "active_defrag_key_hits", "active_defrag_key_misses",
+		"total_active_defrag_time", "current_active_defrag_time", "tracking_total_keys",
+		"tracking_total_items", "tracking_total_prefixes", "unexpected_error_replies")
+	w.int("total_error_replies", st.errorReplies.Load())
+	w.zeros("dump_payload_sanitizations", "total_reads_processed", "total_writes_processed",
+		"io_threaded_reads_processed", "io_threaded_writes_processed", "reply_buffer_shrinks",
+		"reply_buffer_expands")
+}
+
+// infoReplication describes a master without replicas; the server's hook replaces it once
+// replication exists.
+func infoReplication(w *infoWriter, c *Ctx) {
+	_, replID := c.E.info.ids()
+	w.str("role", "master")
+	w.int("connected_slaves", 0)
+	w.str("master_failover_state", "no-failover")
+	w.str("master_replid", replID)
+	w.str("master_replid2", strings.Repeat("0", 40))
+	w.int("master_repl_offset", 0)
+	w.int("second_repl_offset", -1)
+	w.int("repl_backlog_active", 0)
+	w.int("repl_backlog_size", 1<<20)
+	w.zeros("repl_backlog_first_byte_offset", "repl_backlog_histlen")
+}
+
+// infoCPU reports the process's CPU time; HotKV has no main thread, so the main-thread fields
+// repeat the process's.
+func infoCPU(w *infoWriter, _ *Ctx) {
+	user, sys, childUser, childSys := cpuTimes()
+	w.float("used_cpu_sys", sys, 6)
+	w.float("used_cpu_user", user, 6)
+	w.float("used_cpu_sys_children", childSys, 6)
+	w.float("used_cpu_user_children", childUser, 6)
+	w.float("used_cpu_sys_main_thread", sys, 6)
+	w.float("used_cpu_user_main_thread", user, 6)
+}
+
+// infoCommandStats lists every command called, rejected or failed at least once, by name
+// (Redis's order is its hash table's; sorting keeps the output stable).
+func infoCommandStats(w *infoWriter, _ *Ctx) {
+	var specs []*Spec
+	for _, s := range table {
+		specs = append(specs, s)
+		for _, sub := range s.Subs {
+			specs = append(specs, sub)
+		}
+	}
+	slices.SortFunc(specs, func(a, b *Spec) int { return strings.Compare(a.Name, b.Name) })
+	for _, s := range specs {
+		calls, usec := s.stats.calls.Load(), s.stats.nsec.Load()/1000
+		rejected, failed := s.stats.rejected.Load(), s.stats.failed.Load()
+		if calls == 0 && rejected == 0 && failed == 0 {
+			continue
+		}
+		perCall := 0.0
+		if calls > 0 {
+			perCall = float64(usec) / float64(calls)
+		}
+		w.b = append(w.b, "cmdstat_"...)
+		w.b = append(w.b, s.Name...)
+		w.b = append(w.b, ":calls="...)
+		w.b = strconv.AppendInt(w.b, calls, 10)
+		w.b = append(w.b, ",usec="...)
+		w.b = strconv.AppendInt(w.b, usec, 10)
+		w.b = append(w.b, ",usec_per_call="...)
+		w.b = strconv.AppendFloat(w.b, perCall, 'f', 2, 64)
+		w.b = append(w.b, ",rejected_calls="...)
+		w.b = strconv.AppendInt(w.b, rejected, 10)
+		w.b = append(w.b, ",failed_calls="...)
+		w.b = append(strconv.AppendInt(w.b, failed, 10), "\r\n"...)
+	}
+}
+
+// infoErrorStats lists error replies by code, sorted as Redis's radix tree keeps them.
+func infoErrorStats(w *infoWriter, c *Ctx) {
+	type kind struct {
+		code string
+		n    int64
+	}
+	var kinds []kind
+	c.E.stats.kinds().Range(func(code string, n *atomic.Int64) bool {
+		kinds = append(kinds, kind{code, n.Load()})
+		return true
+	})
+	slices.SortFunc(kinds, func(a, b kind) int { return strings.Compare(a.code, b.code) })
+	for _, k := range kinds {
+		w.b = append(append(append(w.b, "errorstat_"...), k.code...), ":count="...)
+		w.b = append(strconv.AppendInt(w.b, k.n, 10), "\r\n"...)
+	}
+}
+
+// infoKeyspace lists the non-empty databases. avg_ttl is estimated, as in Redis, from a sample
+// of each shard's keys with an expiry.
+func infoKeyspace(w *infoWriter, c *Ctx) {
+	for db := range c.E.dbCount {
+		var keys, expires, ttlSum, ttlN int64
+		c.E.eachKeyspace(db, func(ks *keyspace.Keyspace) {
+			keys += int64(ks.Len())
+			expires += int64(ks.Volatile())
+			if ks.Volatile() > 0 {
+				sum, n := sampleTTL(ks, c.Now, c.E.rand())
+				ttlSum, ttlN = ttlSum+sum, ttlN+n
+			}
+		})
+		if keys == 0 {
+			continue
+		}
+		avg := int64(0)
+		if ttlN > 0 {
+			avg = ttlSum / ttlN
+		}
+		w.b = append(w.b, "db"...)
+		w.b = strconv.AppendInt(w.b, int64(db), 10)
+		w.b = append(w.b, ":keys="...)
+		w.b = strconv.AppendInt(w.b, keys, 10)
+		w.b = append(w.b, ",expires="...)
+		w.b = strconv.AppendInt(w.b, expires, 10)
+		w.b = append(w.b, ",avg_ttl="...)
+		w.b = append(strconv.AppendInt(w.b, avg, 10), "\r\n"...)
+	}
+}
+
+// ttlSampleBuckets bounds the work avg_ttl does per shard and database.
+const ttlSampleBuckets = 16
+
+// sampleTTL sums the remaining TTLs (ms) of the live volatile keys in a few buckets from a
+// random cursor.
+func sampleTTL(ks *keyspace.Keyspace, now int64, cursor uint64) (sum, n int64) {
+	for range ttlSampleBuckets {
+		cursor = ks.Scan(cursor, func(e *keyspace.Entry) {
+			if at := e.ExpireAt(); at > now {
+				sum += (at - now) / int64(time.Millisecond)
+				n++
+			}
+		})
+		if cursor == 0 {
+			break
+		}
+	}
+	return sum, n
+}

@@ -1,0 +1,213 @@
+package command
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// infoState is what INFO keeps between calls: the instance's ids, the peak memory seen and the
+// command-rate sampler behind instantaneous_ops_per_sec.
+type infoState struct {
+	idsOnce sync.Once
+	runID   string
+	replID  string
+
+	peak atomic.Uint64
+
+	mu      sync.Mutex
+	rates   [opsSamples]float64 // ops/sec over each sampling period
+	filled  int
+	next    int
+	lastAt  int64 // unix ns of the last sample
+	lastOps int64
+}
+
+// opsSamples is how many periods instantaneous_ops_per_sec averages, as Redis (STATS_METRIC_SAMPLES).
+const opsSamples = 16
+
+// opsPeriod is the shortest sampling period, Redis's cron rate for this metric.
+const opsPeriod = 100 * time.Millisecond
+
+func (st *infoState) ids() (runID, replID string) {
+	st.idsOnce.Do(func() {
+		st.runID, st.replID = randomHexID(20), randomHexID(20)
+	})
+	return st.runID, st.replID
+}
+
+func randomHexID(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// TrackMetrics samples the command rate for INFO's instantaneous_ops_per_sec. The server's cron
+// calls it about every 100ms; INFO samples too, so the value means something without a cron.
+func (e *Engine) TrackMetrics() { e.info.sample(time.Now().UnixNano(), e.totalCommands()) }
+
+// sample records the rate since the previous sample if at least opsPeriod has passed.
+func (st *infoState) sample(now, ops int64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	elapsed := now - st.lastAt
+	if st.lastAt != 0 && elapsed < int64(opsPeriod) {
+		return
+	}
+	if st.lastAt != 0 {
+		st.rates[st.next] = float64(ops-st.lastOps) * float64(time.Second) / float64(elapsed)
+		st.next = (st.next + 1) % opsSamples
+		st.filled = min(st.filled+1, opsSamples)
+	}
+	st.lastAt, st.lastOps = now, ops
+}
+
+// opsPerSec returns the average rate over the recorded samples.
+func (st *infoState) opsPerSec() int64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.filled == 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, r := range st.rates[:st.filled] {
+		sum += r
+	}
+	return int64(sum / float64(st.filled))
+}
+
+// totalCommands is total_commands_processed: every executed call of every (sub)command.
+func (e *Engine) totalCommands() int64 {
+	var n int64
+	for _, s := range table {
+		n += s.stats.calls.Load()
+		for _, sub := range s.Subs {
+			n += sub.stats.calls.Load()
+		}
+	}
+	return n
+}
+
+// memStats are the Go runtime's memory figures mapped onto Redis's INFO memory fields.
+type memStats struct {
+	dataset  uint64 // live and not yet swept heap objects
+	overhead uint64 // runtime metadata, stacks and other memory that holds no data
+	used     uint64 // dataset + overhead: used_memory
+	active   uint64 // used plus the free space of heap spans in use: allocator_active
+	resident uint64 // mapped and not released to the OS: allocator_resident and rss
+}
+
+var memMetricNames = []string{
+	"/memory/classes/heap/objects:bytes",
+	"/memory/classes/heap/unused:bytes",
+	"/memory/classes/total:bytes",
+	"/memory/classes/heap/released:bytes",
+	"/memory/classes/heap/stacks:bytes",
+	"/memory/classes/os-stacks:bytes",
+	"/memory/classes/metadata/other:bytes",
+	"/memory/classes/other:bytes",
+}
+
+// readMem reads the runtime's memory classes: cheap, no stop-the-world (unlike ReadMemStats).
+func readMem() memStats {
+	s := make([]metrics.Sample, len(memMetricNames))
+	for i, n := range memMetricNames {
+		s[i].Name = n
+	}
+	metrics.Read(s)
+	v := func(i int) uint64 {
+		if s[i].Value.Kind() == metrics.KindUint64 {
+			return s[i].Value.Uint64()
+		}
+		return 0
+	}
+	m := memStats{dataset: v(0), overhead: v(4) + v(5) + v(6) + v(7)}
+	m.used = m.dataset + m.overhead
+	m.active = m.used + v(1)
+	m.resident = v(2) - v(3)
+	return m
+}
+
+// cpuTimes returns the user and system CPU seconds of the process and of its children.
+func cpuTimes() (user, sys, childUser, childSys float64) {
+	var self, children syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	sec := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return sec(self.Utime), sec(self.Stime), sec(children.Utime), sec(children.Stime)
+}
+
+// host is what INFO reports about the machine; read once when the program starts, so that
+// INFO does no I/O while it holds the shards.
+var hostFacts = readHostFacts()
+
+type hostInfo struct {
+	os          string
+	executable  string
+	totalMemory uint64
+	multiplexer string
+}
+
+func readHostFacts() hostInfo {
+	h := hostInfo{os: runtime.GOOS, multiplexer: "epoll"}
+	if runtime.GOOS != "linux" {
+		h.multiplexer = "kqueue"
+	}
+	names := map[string]string{"linux": "Linux", "darwin": "Darwin", "freebsd": "FreeBSD"}
+	if n, ok := names[runtime.GOOS]; ok {
+		h.os = n
+	}
+	if rel, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		h.os += " " + string(bytes.TrimSpace(rel))
+	}
+	machines := map[string]string{"amd64": "x86_64", "arm64": "aarch64", "386": "i686"}
+	arch := runtime.GOARCH
+	if m, ok := machines[arch]; ok {
+		arch = m
+	}
+	h.os += " " + arch
+	h.executable, _ = os.Executable()
+	h.totalMemory = memTotal()
+	return h
+}
+
+// memTotal reads MemTotal from /proc/meminfo (0 where there is none).
+func memTotal() uint64 {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		rest, ok := bytes.CutPrefix(line, []byte("MemTotal:"))
+		if !ok {
+			continue
+		}
+		kb, _ := strconv.ParseUint(string(bytes.TrimSuffix(bytes.TrimSpace(rest), []byte(" kB"))), 10, 64)
+		return kb * 1024
+	}
+	return 0
+}
+
+// bytesToHuman formats n like Redis's INFO *_human fields.
+func bytesToHuman(n uint64) string {
+	units := []string{"K", "M", "G", "T", "P"}
+	if n < 1024 {
+		return strconv.FormatUint(n, 10) + "B"
+	}
+	d := float64(n)
+	for _, u := range units {
+		d /= 1024
+		if d < 1024 || u == "P" {
+			return strconv.FormatFloat(d, 'f', 2, 64) + u
+		}
+	}
+	return ""
+}

@@ -1,0 +1,299 @@
+package command
+
+import (
+	"bytes"
+	"math"
+
+	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/src/config"
+)
+
+// keyCommands is the generic keyspace family: commands that work on keys whatever their type.
+// SCAN (scan.go) and OBJECT (object.go) belong to it.
+var keyCommands = []*Spec{
+	{Name: "del", Arity: -2, Flags: Write, FirstKey: 1, LastKey: -1, Step: 1, Run: del},
+	{Name: "unlink", Arity: -2, Flags: Write | Fast, FirstKey: 1, LastKey: -1, Step: 1, Run: del},
+	{Name: "exists", Arity: -2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: -1, Step: 1, Run: exists},
+	{Name: "touch", Arity: -2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: -1, Step: 1, Run: touch},
+	{Name: "type", Arity: 2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: typeCmd},
+	{Name: "keys", Arity: 2, Flags: ReadOnly, Scope: ScopeAll, Run: keysCmd},
+	{Name: "randomkey", Arity: 1, Flags: ReadOnly, Scope: ScopeAll, Run: randomKey},
+	{Name: "rename", Arity: 3, Flags: Write, FirstKey: 1, LastKey: 2, Step: 1, Run: rename},
+	{Name: "renamenx", Arity: 3, Flags: Write | Fast, FirstKey: 1, LastKey: 2, Step: 1, Run: renamenx},
+	{Name: "copy", Arity: -3, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Run: copyCmd},
+	{Name: "move", Arity: 3, Flags: Write | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: move},
+	{Name: "swapdb", Arity: 3, Flags: Write | Fast, Scope: ScopeAll, Run: swapdb},
+	scanSpec,
+	objectSpec,
+}
+
+// DEL key [key ...] and UNLINK key [key ...]: values are freed by Go's collector, which already
+// runs concurrently, so UNLINK needs nothing of its own.
+func del(c *Ctx) {
+	n := 0
+	for _, k := range c.Args[1:] {
+		if c.KS(k).Delete(k, c.Now) {
+			n++
+		}
+	}
+	c.Int(int64(n))
+}
+
+// EXISTS key [key ...]: a key named twice counts twice. Not an access (LOOKUP_NOTOUCH).
+func exists(c *Ctx) {
+	n := 0
+	for _, k := range c.Args[1:] {
+		if c.KS(k).FindQuiet(k, c.Now) != nil {
+			n++
+		}
+	}
+	c.Int(int64(n))
+}
+
+// TOUCH key [key ...]
+func touch(c *Ctx) {
+	n := 0
+	for _, k := range c.Args[1:] {
+		if c.Find(k) != nil {
+			n++
+		}
+	}
+	c.Int(int64(n))
+}
+
+// TYPE key
+func typeCmd(c *Ctx) {
+	e := c.KS(c.Args[1]).FindQuiet(c.Args[1], c.Now)
+	if e == nil {
+		c.Simple("none")
+		return
+	}
+	c.Simple(e.Kind.String())
+}
+
+// KEYS pattern: like Redis, expired keys are skipped but not reclaimed.
+func keysCmd(c *Ctx) {
+	pat := c.Args[1]
+	all := len(pat) == 1 && pat[0] == '*' // "*" also matches the empty key, which Glob does not
+	var keys []string
+	c.E.eachKeyspace(c.DB, func(ks *keyspace.Keyspace) {
+		scanAll(ks, func(e *keyspace.Entry) {
+			if entryLive(e, c.Now) && (all || config.Glob(pat, keyBytes(e.Key()), false)) {
+				keys = append(keys, e.Key())
+			}
+		})
+	})
+	c.ArrayLen(len(keys))
+	for _, k := range keys {
+		c.BulkString(k)
+	}
+}
+
+// scanAll calls fn for every entry of ks, expired ones included; fn must not add or delete.
+func scanAll(ks *keyspace.Keyspace, fn func(e *keyspace.Entry)) {
+	for cursor := ks.Scan(0, fn); cursor != 0; {
+		cursor = ks.Scan(cursor, fn)
+	}
+}
+
+func entryLive(e *keyspace.Entry, now int64) bool { return e.ExpireAt() == 0 || e.ExpireAt() > now }
+
+// RANDOMKEY: a shard is chosen in proportion to its keys, then a key within it.
+func randomKey(c *Ctx) {
+	for {
+		total := 0
+		c.E.eachKeyspace(c.DB, func(ks *keyspace.Keyspace) { total += ks.Len() })
+		if total == 0 {
+			c.Null()
+			return
+		}
+		pick := int(c.E.rand() % uint64(total))
+		var chosen *keyspace.Keyspace
+		c.E.eachKeyspace(c.DB, func(ks *keyspace.Keyspace) {
+			if pick >= 0 && pick < ks.Len() {
+				chosen = ks
+			}
+			pick -= ks.Len()
+		})
+		// Random reclaims the expired keys it meets, so every failed round shrinks the total.
+		if e := chosen.Random(c.Now, c.E.rand); e != nil {
+			c.BulkString(e.Key())
+			return
+		}
+	}
+}
+
+// RENAME key newkey
+func rename(c *Ctx) { renameGeneric(c, false) }
+
+// RENAMENX key newkey
+func renamenx(c *Ctx) { renameGeneric(c, true) }
+
+func renameGeneric(c *Ctx, nx bool) {
+	src, dst := c.Args[1], c.Args[2]
+	ks := c.KS(src)
+	e := ks.Find(src, c.Now)
+	switch {
+	case e == nil:
+		c.Err(ErrNoSuchKey)
+	case bytes.Equal(src, dst): // checked after the lookup: a missing key is still an error
+		if nx {
+			c.Int(0)
+		} else {
+			c.OK()
+		}
+	case !moveEntry(ks, e, c.KS(dst), dst, c.Now, !nx):
+		c.Int(0)
+	case nx:
+		c.Int(1)
+	default:
+		c.OK()
+	}
+}
+
+// moveEntry moves e (live in from) to key in to, with its expiry, unless key is live in to and
+// replace is false. It reports whether it moved.
+func moveEntry(from *keyspace.Keyspace, e *keyspace.Entry, to *keyspace.Keyspace, key []byte,
+	now int64, replace bool) bool {
+	if old := to.Find(key, now); old != nil {
+		if !replace {
+			return false
+		}
+		to.Remove(old)
+	}
+	n := to.Add(key)
+	n.TakeValue(e)
+	to.SetExpire(n, e.ExpireAt())
+	from.Remove(e)
+	return true
+}
+
+// MOVE key db
+func move(c *Ctx) {
+	db, msg := parseDBIndex(c.Args[2], "", c.E.dbCount)
+	switch {
+	case msg != "":
+		c.Err(msg)
+	case db == c.DB:
+		c.Err(ErrSameObject)
+	default:
+		key := c.Args[1]
+		e := c.Find(key)
+		replyBool01(c, e != nil && moveEntry(c.KS(key), e, c.KSIn(db, key), key, c.Now, false))
+	}
+}
+
+// parseDBIndex parses a database number like Redis's getIntFromObjectOrReply followed by
+// selectDb: msg, when set, replaces both integer errors.
+func parseDBIndex(b []byte, msg string, dbs int) (int, string) {
+	n, ok := ParseInt(b)
+	switch {
+	case !ok && msg == "":
+		return 0, ErrNotInt
+	case (n < math.MinInt32 || n > math.MaxInt32) && msg == "":
+		return 0, ErrIntArgRange
+	case !ok || n < math.MinInt32 || n > math.MaxInt32:
+		return 0, msg
+	case n < 0 || n >= int64(dbs):
+		return 0, ErrDBIndex
+	}
+	return int(n), ""
+}
+
+// replyBool01 replies 1 or 0, Redis's integer booleans.
+func replyBool01(c *Ctx, b bool) {
+	if b {
+		c.Out = append(c.Out, ":1\r\n"...)
+	} else {
+		c.Out = append(c.Out, ":0\r\n"...)
+	}
+}
+
+// COPY source destination [DB destination-db] [REPLACE]
+func copyCmd(c *Ctx) {
+	db, replace := c.DB, false
+	for j := 3; j < len(c.Args); j++ {
+		switch {
+		case EqualFold(c.Args[j], "REPLACE"):
+			replace = true
+		case EqualFold(c.Args[j], "DB") && j+1 < len(c.Args):
+			var msg string
+			if db, msg = parseDBIndex(c.Args[j+1], "", c.E.dbCount); msg != "" {
+				c.Err(msg)
+				return
+			}
+			j++
+		default:
+			c.Err(ErrSyntax)
+			return
+		}
+	}
+	src, dst := c.Args[1], c.Args[2]
+	if db == c.DB && bytes.Equal(src, dst) {
+		c.Err(ErrSameObject)
+		return
+	}
+	e := c.Find(src)
+	if e == nil {
+		c.Int(0)
+		return
+	}
+	to := c.KSIn(db, dst)
+	old := to.Find(dst, c.Now)
+	if old != nil && !replace {
+		c.Int(0)
+		return
+	}
+	obj, ok := cloneValue(e)
+	if !ok {
+		c.Err(ErrUnknownObject)
+		return
+	}
+	if old != nil {
+		to.Remove(old)
+	}
+	n, _ := to.Upsert(dst, c.Now)
+	n.Kind, n.Enc, n.Obj = e.Kind, e.Enc, obj
+	if e.Kind == keyspace.KindString {
+		n.B = bytes.Clone(e.B)
+	}
+	to.SetExpire(n, e.ExpireAt())
+	c.Int(1)
+}
+
+// cloneValue duplicates a collection value; strings are copied by the caller.
+func cloneValue(e *keyspace.Entry) (any, bool) {
+	if e.Obj == nil {
+		return nil, e.Kind == keyspace.KindString
+	}
+	cl, ok := e.Obj.(keyspace.Cloner)
+	if !ok {
+		return nil, false
+	}
+	return cl.Clone(), true
+}
+
+// SWAPDB index1 index2: every shard holds both databases' slices of the keyspace, so swapping
+// them in every shard (all are locked) swaps the databases atomically.
+func swapdb(c *Ctx) {
+	a, msg := parseDBIndex(c.Args[1], ErrFirstDBIndex, c.E.dbCount)
+	if msg == "" {
+		var b int
+		if b, msg = parseDBIndex(c.Args[2], ErrSecondDBIndex, c.E.dbCount); msg == "" {
+			c.E.swapDatabases(a, b)
+			c.OK()
+			return
+		}
+	}
+	c.Err(msg)
+}
+
+// swapDatabases swaps databases a and b in every shard; all shards must be held. The OnExpire
+// hooks stay with the database numbers: they report expirations under a database's number.
+func (e *Engine) swapDatabases(a, b int) {
+	for _, sh := range e.Group.Shards {
+		dbs := sh.Data.(*shardData).dbs
+		dbs[a], dbs[b] = dbs[b], dbs[a]
+		dbs[a].OnExpire, dbs[b].OnExpire = dbs[b].OnExpire, dbs[a].OnExpire
+	}
+}

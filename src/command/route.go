@@ -1,0 +1,186 @@
+package command
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"slices"
+	"time"
+
+	"github.com/hotkv/hotkv/pipeline"
+)
+
+// route is the pipeline's route stage: resolve, check, and decide where the slot runs.
+func (e *Engine) route(cl *Client, s *pipeline.Slot) {
+	s.DB, s.Proto = int32(cl.DB), int8(cl.Proto)
+	s.Silent = cl.replyMode == replyOff || cl.skipNext
+	cl.skipNext = false
+	spec, errMsg := lookupArgs(s.Args)
+	if errMsg != "" {
+		e.reject(s, spec, errMsg)
+		return
+	}
+	if !cl.Authed && spec.Flags&NoAuth == 0 {
+		e.reject(s, spec, ErrNoAuth)
+		return
+	}
+	e.pause.wait(spec)
+	s.Cmd = spec
+	cl.lastCmd.Store(&spec.Name)
+	switch spec.Scope {
+	case ScopeConn:
+		s.Target = pipeline.TargetNone
+		start := time.Now()
+		e.call(&cl.ctx, s, start.UnixNano())
+		spec.stats.nsec.Add(int64(time.Since(start)))
+		if cl.forceReply { // CLIENT REPLY ON answers although the slot was silent
+			s.Silent, cl.forceReply = false, false
+		}
+	case ScopeKeys:
+		s.Target = e.routeKeys(cl, spec, s.Args)
+	default:
+		s.Target = pipeline.TargetBarrier
+	}
+}
+
+// routeKeys returns the one shard of the command's keys, or a barrier when they span shards
+// (the shard set is left sorted in cl.shards for the barrier to lock).
+func (e *Engine) routeKeys(cl *Client, spec *Spec, args [][]byte) pipeline.Target {
+	cl.keyPos = spec.keyIndexes(args, cl.keyPos[:0])
+	cl.shards = cl.shards[:0]
+	for _, i := range cl.keyPos {
+		cl.shards = append(cl.shards, e.shardOf(args[i]))
+	}
+	if len(cl.shards) == 0 {
+		return pipeline.TargetBarrier
+	}
+	first, same := cl.shards[0], true
+	for _, sh := range cl.shards[1:] {
+		same = same && sh == first
+	}
+	if same {
+		return pipeline.Target(first)
+	}
+	slices.Sort(cl.shards)
+	cl.shards = slices.Compact(cl.shards)
+	return pipeline.TargetBarrier
+}
+
+// lookupArgs resolves a command (and subcommand) and checks its arity.
+func lookupArgs(args [][]byte) (*Spec, string) {
+	spec := lookup(args[0])
+	if spec == nil {
+		return nil, unknownCommand(args)
+	}
+	if spec.Subs != nil && len(args) > 1 {
+		sub := lookupIn(spec.Subs, args[1])
+		if sub == nil {
+			return spec, fmt.Sprintf(ErrUnknownSub, trunc(args[1], 128), upper(args[0]))
+		}
+		spec = sub
+	}
+	if n := len(args); (spec.Arity > 0 && n != spec.Arity) || n < -spec.Arity {
+		return spec, fmt.Sprintf(ErrArity, spec.Name)
+	}
+	return spec, ""
+}
+
+func unknownCommand(args [][]byte) string {
+	var rest []byte
+	for _, a := range args[1:] {
+		if len(rest) >= 128 {
+			break
+		}
+		rest = fmt.Appendf(rest, "'%s' ", trunc(a, 128-len(rest)))
+	}
+	return fmt.Sprintf(ErrUnknownCmd, trunc(args[0], 128), rest)
+}
+
+func trunc(b []byte, n int) []byte { return b[:min(len(b), max(n, 0))] }
+
+func upper(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// reject answers a command refused before it ran.
+func (e *Engine) reject(s *pipeline.Slot, spec *Spec, msg string) {
+	s.Target = pipeline.TargetNone
+	if spec != nil {
+		spec.stats.rejected.Add(1)
+	}
+	e.stats.countError(msg)
+	s.Reply = append(append(append(s.Reply[:0], '-'), msg...), '\r', '\n')
+}
+
+// execWork is the shards' executor: it runs one batch's slots for one shard, in order. The clock
+// is read twice per work item, not per command: reading it costs as much as a GET on some VMs.
+func (e *Engine) execWork(sh *pipeline.Shard, w *pipeline.Work) {
+	d := sh.Data.(*shardData)
+	b := w.Batch()
+	start := time.Now()
+	now := start.UnixNano()
+	for _, i := range w.Slots {
+		e.call(&d.ctx, &b.Slots[i], now)
+	}
+	e.chargeTime(b, w.Slots, time.Since(start))
+}
+
+// chargeTime spreads a work item's duration over its commands' statistics.
+func (e *Engine) chargeTime(b *pipeline.Batch, slots []int32, d time.Duration) {
+	per := int64(d) / int64(len(slots))
+	for _, i := range slots {
+		b.Slots[i].Cmd.(*Spec).stats.nsec.Add(per)
+	}
+}
+
+// barrier runs a slot that spans shards, after every earlier slot of its batch has completed.
+func (e *Engine) barrier(s *pipeline.Slot) {
+	cl, spec := s.Client.(*Client), s.Cmd.(*Spec)
+	c := &cl.ctx
+	start := time.Now()
+	now := start.UnixNano()
+	switch spec.Scope {
+	case ScopeKeys:
+		e.Group.Lock(cl.shards)
+		e.call(c, s, now)
+		e.Group.Unlock(cl.shards)
+	case ScopeAll:
+		e.Group.LockAll()
+		e.call(c, s, now)
+		e.Group.UnlockAll()
+	default:
+		e.call(c, s, now)
+	}
+	spec.stats.nsec.Add(int64(time.Since(start)))
+}
+
+// call runs one command with c, recording its statistics. A panic is logged, answered with an
+// error, and closes the client; the executor and its tokens are unaffected.
+func (e *Engine) call(c *Ctx, s *pipeline.Slot, now int64) {
+	spec := s.Cmd.(*Spec)
+	c.Args, c.Out, c.Proto, c.DB, c.Now, c.Spec = s.Args, s.Reply[:0], int(s.Proto), int(s.DB), now, spec
+	c.Client = s.Client.(*Client)
+	defer func() {
+		if r := recover(); r != nil {
+			slog.Error("command panicked", "cmd", spec.Name, "client", c.Client.ID, "panic", r,
+				"stack", string(debug.Stack()))
+			c.Out = append(c.Out[:0], "-ERR internal error\r\n"...)
+			c.Client.CloseAfterReply()
+		}
+		s.Reply = c.Out
+		spec.stats.calls.Add(1)
+		if len(c.Out) > 0 && c.Out[0] == '-' {
+			spec.stats.failed.Add(1)
+			e.stats.countErrorReply(c.Out)
+		}
+		c.Args, c.Client = nil, nil
+	}()
+	spec.Run(c)
+}

@@ -1,0 +1,194 @@
+package command
+
+import (
+	"math"
+	"strconv"
+	"unsafe"
+
+	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/pipeline"
+	"github.com/hotkv/hotkv/src/config"
+)
+
+// SCAN walks the shards in order, one at a time, each with its keyspace's reverse-binary cursor.
+// The cursor a client holds packs both: the low shardBits bits are the shard, the rest the
+// cursor inside it. Cursor 0 is the first bucket of shard 0, and SCAN returns 0 only after the
+// last shard's walk ends, so Redis's contract holds: a key present for the whole scan is
+// returned at least once, whatever resizes happen between calls.
+var scanSpec = &Spec{Name: "scan", Arity: -2, Flags: ReadOnly, Scope: ScopeSelf, Run: scan}
+
+// scanOptions are SCAN's MATCH, COUNT and TYPE.
+type scanOptions struct {
+	pattern []byte // nil: every key
+	count   int64
+	typ     []byte // nil: every type
+}
+
+// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
+func scan(c *Ctx) {
+	cursor, ok := parseScanCursor(c.Args[1])
+	if !ok {
+		c.Err(ErrInvalidCursor)
+		return
+	}
+	opt, msg := parseScanOptions(c.Args[2:])
+	if msg != "" {
+		c.Err(msg)
+		return
+	}
+	next, keys := c.E.scanKeys(c.DB, cursor, &opt, c.Now)
+	c.ArrayLen(2)
+	var buf [20]byte
+	c.Bulk(strconv.AppendUint(buf[:0], next, 10))
+	c.ArrayLen(len(keys))
+	for _, k := range keys {
+		c.BulkString(k)
+	}
+}
+
+// parseScanCursor reads a cursor as Redis's strtoul-based parser does: no leading space, an
+// optional sign ("-1" wraps to the largest cursor), decimal digits up to the end of the string
+// (or a NUL byte, where a C string ends), at most 2^64-1. An empty string is cursor 0.
+func parseScanCursor(b []byte) (uint64, bool) {
+	if len(b) > 0 && isSpace(b[0]) {
+		return 0, false
+	}
+	neg := false
+	digits := b
+	if len(digits) > 0 && (digits[0] == '+' || digits[0] == '-') {
+		neg, digits = digits[0] == '-', digits[1:]
+	}
+	var v uint64
+	n := 0
+	for ; n < len(digits) && '0' <= digits[n] && digits[n] <= '9'; n++ {
+		d := uint64(digits[n] - '0')
+		if v > (math.MaxUint64-d)/10 {
+			return 0, false // ERANGE
+		}
+		v = v*10 + d
+	}
+	if n == 0 {
+		// No digits: strtoul consumes nothing, so only an empty string (or NUL) passes.
+		return 0, len(b) == 0 || b[0] == 0
+	}
+	if n < len(digits) && digits[n] != 0 {
+		return 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// parseScanOptions parses SCAN's options in Redis's order of checks: each option needs its
+// value, COUNT must be a positive integer, anything else is a syntax error.
+func parseScanOptions(args [][]byte) (scanOptions, string) {
+	opt := scanOptions{count: 10}
+	for i := 0; i < len(args); i += 2 {
+		if i+1 >= len(args) {
+			return opt, ErrSyntax
+		}
+		switch v := args[i+1]; {
+		case EqualFold(args[i], "COUNT"):
+			n, ok := ParseInt(v)
+			if !ok {
+				return opt, ErrNotInt
+			}
+			if n < 1 {
+				return opt, ErrSyntax
+			}
+			opt.count = n
+		case EqualFold(args[i], "MATCH"):
+			opt.pattern = v
+			if len(v) == 1 && v[0] == '*' {
+				opt.pattern = nil
+			}
+		case EqualFold(args[i], "TYPE"):
+			opt.typ = v
+		default:
+			return opt, ErrSyntax
+		}
+	}
+	return opt, ""
+}
+
+// scanKeys runs one SCAN call on database db from cursor: it visits buckets until count
+// entries were seen (matching or not, as in Redis, so COUNT bounds the work) or ten times
+// count buckets were visited, holding one shard at a time. It returns the next cursor and the
+// keys that pass the filters.
+func (e *Engine) scanKeys(db int, cursor uint64, opt *scanOptions, now int64) (uint64, []string) {
+	shards := uint64(len(e.Group.Shards))
+	shard, inner := cursor&(shards-1), cursor>>e.shardBits
+	buckets := opt.count * 10
+	if opt.count > math.MaxInt64/10 {
+		buckets = math.MaxInt64
+	}
+	var keys []string
+	var seen int64
+	for shard < shards && buckets > 0 && seen < opt.count {
+		e.Group.Do(int(shard), func(sh *pipeline.Shard) {
+			ks := sh.Data.(*shardData).dbs[db]
+			for {
+				var expired [8][]byte
+				nexp := 0
+				inner = ks.Scan(inner, func(en *keyspace.Entry) {
+					seen++
+					switch {
+					case !entryLive(en, now):
+						if nexp < len(expired) {
+							expired[nexp] = keyBytes(en.Key())
+							nexp++
+						}
+					case opt.matches(en):
+						keys = append(keys, en.Key())
+					}
+				})
+				for _, k := range expired[:nexp] {
+					ks.FindQuiet(k, now) // reclaims it through the keyspace's expiry path
+				}
+				buckets--
+				if inner == 0 || buckets == 0 || seen >= opt.count {
+					return
+				}
+			}
+		})
+		if inner == 0 {
+			shard++
+		}
+	}
+	if shard == shards {
+		return 0, keys
+	}
+	return inner<<e.shardBits | shard, keys
+}
+
+func (opt *scanOptions) matches(en *keyspace.Entry) bool {
+	if opt.typ != nil && !equalFoldString(opt.typ, en.Kind.String()) {
+		return false
+	}
+	return opt.pattern == nil || config.Glob(opt.pattern, keyBytes(en.Key()), false)
+}
+
+// equalFoldString compares b and s ignoring ASCII case.
+func equalFoldString(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		x, y := b[i], s[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// keyBytes views a key as bytes without copying, for read-only use (matching, lookups); the
+// bytes must never be written.
+func keyBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }

@@ -1,0 +1,398 @@
+package command
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/hotkv/hotkv/ds/keyspace"
+)
+
+var serverCommands = []*Spec{
+	{Name: "dbsize", Arity: 1, Flags: ReadOnly | Fast, Scope: ScopeAll, Run: dbsize},
+	{Name: "flushdb", Arity: -1, Flags: Write, Scope: ScopeAll, Run: flushdb},
+	{Name: "flushall", Arity: -1, Flags: Write, Scope: ScopeAll, Run: flushall},
+	{Name: "time", Arity: 1, Flags: Loading | Stale | Fast, Scope: ScopeConn, Run: timeCmd},
+	{Name: "lastsave", Arity: 1, Flags: Loading | Stale | Fast, Scope: ScopeConn, Run: lastsave},
+	{Name: "shutdown", Arity: -1, Flags: Admin | NoScript | Loading | Stale | NoMulti | AllowBusy,
+		Scope: ScopeConn, Run: shutdown},
+	// DEBUG has no subcommand table in Redis (its errors name the subcommand as typed), so it is
+	// one command: DEBUG OBJECT runs on its key's shard, the rest on the connection as a
+	// barrier that locks nothing (debugKeys returns no key for them).
+	{Name: "debug", Arity: -2, Flags: Admin | NoScript | Loading | Stale, Scope: ScopeKeys,
+		Keys: debugKeys, Run: debugCmd},
+	(&Spec{Name: "function", Arity: -2, Scope: ScopeConn}).sub(
+		&Spec{Name: "function|help", Arity: 2, Flags: Loading | Stale, Scope: ScopeConn, Run: functionHelp},
+		&Spec{Name: "function|list", Arity: -2, Flags: NoScript, Scope: ScopeConn, Run: functionList},
+		&Spec{Name: "function|flush", Arity: -2, Flags: Write | NoScript, Scope: ScopeConn, Run: functionFlush},
+		&Spec{Name: "function|delete", Arity: 3, Flags: Write | NoScript, Scope: ScopeConn, Run: functionDelete},
+		&Spec{Name: "function|kill", Arity: 2, Flags: NoScript | AllowBusy, Scope: ScopeConn, Run: functionKill},
+		&Spec{Name: "function|stats", Arity: 2, Flags: NoScript | AllowBusy, Scope: ScopeConn, Run: functionStats},
+	),
+}
+
+// eachKeyspace calls fn with every shard's keyspace of database db. The caller must hold every
+// shard (ScopeAll).
+func (e *Engine) eachKeyspace(db int, fn func(ks *keyspace.Keyspace)) {
+	for _, sh := range e.Group.Shards {
+		fn(sh.Data.(*shardData).dbs[db])
+	}
+}
+
+// DBSIZE
+func dbsize(c *Ctx) {
+	n := 0
+	c.E.eachKeyspace(c.DB, func(ks *keyspace.Keyspace) { n += ks.Len() })
+	c.Int(int64(n))
+}
+
+// flushMode checks FLUSHDB/FLUSHALL's optional ASYNC|SYNC. Both free memory the same way: the
+// old tables become garbage for Go's collector, which runs concurrently anyway.
+func flushMode(c *Ctx) bool {
+	switch {
+	case len(c.Args) == 1:
+	case len(c.Args) > 2 || !(EqualFold(c.Args[1], "ASYNC") || EqualFold(c.Args[1], "SYNC")):
+		c.Err(ErrSyntax)
+		return false
+	}
+	return true
+}
+
+// FLUSHDB [ASYNC|SYNC]
+func flushdb(c *Ctx) {
+	if flushMode(c) {
+		c.E.eachKeyspace(c.DB, (*keyspace.Keyspace).Clear)
+		c.OK()
+	}
+}
+
+// FLUSHALL [ASYNC|SYNC]
+func flushall(c *Ctx) {
+	if !flushMode(c) {
+		return
+	}
+	for db := range c.E.dbCount {
+		c.E.eachKeyspace(db, (*keyspace.Keyspace).Clear)
+	}
+	c.OK()
+}
+
+// TIME
+func timeCmd(c *Ctx) {
+	now := time.Now().UnixMicro()
+	c.ArrayLen(2)
+	c.BulkInt(now / 1e6)
+	c.BulkInt(now % 1e6)
+}
+
+// LASTSAVE
+//
+// HotKV has not saved a snapshot yet, so like a Redis that never saved it answers the start
+// time (persistence will report its own once it exists).
+func lastsave(c *Ctx) { c.Int(c.E.started.Unix()) }
+
+// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
+func shutdown(c *Ctx) {
+	var save, nosave, now, force, abort bool
+	for _, a := range c.Args[1:] {
+		switch {
+		case EqualFold(a, "NOSAVE"):
+			nosave = true
+		case EqualFold(a, "SAVE"):
+			save = true
+		case EqualFold(a, "NOW"):
+			now = true
+		case EqualFold(a, "FORCE"):
+			force = true
+		case EqualFold(a, "ABORT"):
+			abort = true
+		default:
+			c.Err(ErrSyntax)
+			return
+		}
+	}
+	switch {
+	case abort && (save || nosave || now || force), save && nosave:
+		c.Err(ErrSyntax)
+	case abort:
+		// Shutdown is synchronous here: there is never one in progress to abort.
+		c.Err(ErrNoShutdown)
+	case c.E.Hooks.Shutdown == nil:
+		c.Err(ErrShutdownFailed)
+	default:
+		if err := c.E.Hooks.Shutdown(save, nosave, now, force); err != nil {
+			c.Err(err.Error())
+			return
+		}
+		// Like Redis, a successful SHUTDOWN closes the connection without a reply.
+		c.Client.CloseAfterReply()
+	}
+}
+
+// debugKeys declares DEBUG OBJECT's key so that it runs on the key's shard.
+func debugKeys(args [][]byte, dst []int) []int {
+	if len(args) == 3 && EqualFold(args[1], "OBJECT") {
+		dst = append(dst, 2)
+	}
+	return dst
+}
+
+// DEBUG OBJECT key | SLEEP seconds | HELP
+//
+// Only the subcommands clients use in tests are served; the others (RELOAD, JMAP, ...) answer
+// Redis's unknown-subcommand error.
+func debugCmd(c *Ctx) {
+	if !c.E.debugAllowed(c.Client) {
+		c.Err(ErrDebugDisabled)
+		return
+	}
+	switch sub, n := c.Args[1], len(c.Args); {
+	case n == 2 && EqualFold(sub, "HELP"):
+		replyHelpLines(c, debugHelpLines)
+	case n == 3 && EqualFold(sub, "OBJECT"):
+		debugObject(c)
+	case n == 3 && EqualFold(sub, "SLEEP"):
+		debugSleep(c)
+	default:
+		c.Errf(ErrSubSyntax, sub, "DEBUG")
+	}
+}
+
+var debugHelpLines = []string{
+	"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"OBJECT <key>",
+	"    Show low level info about the `key` and associated value.",
+	"SLEEP <seconds>",
+	"    Stop the server for <seconds>. Decimals allowed.",
+	"HELP",
+	"    Prints this help.",
+}
+
+// debugAllowed applies enable-debug-command: "no" refuses DEBUG, "local" admits only loopback
+// and unix-socket connections. Without a configuration store (tests) DEBUG is allowed.
+func (e *Engine) debugAllowed(cl *Client) bool {
+	if e.Config == nil {
+		return true
+	}
+	mode := "no"
+	if kv := e.Config.Get("enable-debug-command"); len(kv) == 1 {
+		mode = kv[0][1]
+	}
+	switch mode {
+	case "yes":
+		return true
+	case "local":
+		host, _, err := net.SplitHostPort(cl.Addr)
+		ip := net.ParseIP(host)
+		return err != nil || ip == nil || ip.IsLoopback()
+	}
+	return false
+}
+
+// DEBUG SLEEP seconds: sleeps this connection only (Redis blocks its whole server). Like
+// Redis's strtod, a malformed number reads as its numeric prefix, or 0.
+func debugSleep(c *Ctx) {
+	secs := leadingFloat(c.Args[2])
+	if secs > 0 {
+		time.Sleep(time.Duration(min(secs*1e9, math.MaxInt64)))
+	}
+	c.OK()
+}
+
+// leadingFloat parses the longest prefix of b that is a decimal float, or returns 0. Only the
+// first bytes are tried: no meaningful duration needs more.
+func leadingFloat(b []byte) float64 {
+	b = b[:min(len(b), 64)]
+	for end := len(b); end > 0; end-- {
+		if f, err := strconv.ParseFloat(string(b[:end]), 64); err == nil {
+			return f
+		}
+	}
+	return 0
+}
+
+// DEBUG OBJECT key
+func debugObject(c *Ctx) {
+	// Like Redis, inspecting a key is not an access: its idle time is left alone.
+	e := c.KS(c.Args[2]).FindQuiet(c.Args[2], c.Now)
+	if e == nil {
+		c.Err(ErrNoSuchKey)
+		return
+	}
+	enc := valueEncoding(e)
+	refcount := 1
+	if n, ok := ParseInt(e.B); ok && enc == "int" && n >= 0 && n < sharedIntegers {
+		refcount = sharedRefcount
+	}
+	nowSec := uint32(c.Now / int64(time.Second))
+	access := e.Access
+	if access == 0 {
+		access = nowSec
+	}
+	c.Simple(fmt.Sprintf("Value at:%p refcount:%d encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d",
+		e, refcount, enc, serializedLen(e, enc), access&lruClockMax, nowSec-min(access, nowSec)))
+}
+
+// Redis shares the integer objects 0..9999 and shows them with the maximal refcount.
+const (
+	sharedIntegers = 10000
+	sharedRefcount = math.MaxInt32
+	lruClockMax    = 1<<24 - 1
+)
+
+// valueEncoding names e's encoding as OBJECT ENCODING does: strings by the strings family's
+// rule, collections by their own Encoding, else their type's common encoding.
+func valueEncoding(e *keyspace.Entry) string {
+	if e.Kind == keyspace.KindString {
+		return StringEncodingName(e)
+	}
+	if enc, ok := e.Obj.(keyspace.Encoder); ok {
+		return enc.Encoding()
+	}
+	switch e.Kind {
+	case keyspace.KindList:
+		return "quicklist"
+	case keyspace.KindHash, keyspace.KindSet:
+		return "hashtable"
+	case keyspace.KindZSet:
+		return "skiplist"
+	case keyspace.KindStream:
+		return "stream"
+	}
+	return "unknown"
+}
+
+// serializedLen estimates the value's RDB size (uncompressed): integers take their short
+// integer encoding, strings a length prefix and their bytes. Collections report 0 until their
+// RDB encoders exist.
+func serializedLen(e *keyspace.Entry, enc string) int {
+	if e.Kind != keyspace.KindString {
+		return 0
+	}
+	if n, _ := ParseInt(e.B); enc == "int" && n >= math.MinInt32 && n <= math.MaxInt32 {
+		switch {
+		case n >= math.MinInt8 && n <= math.MaxInt8:
+			return 2
+		case n >= math.MinInt16 && n <= math.MaxInt16:
+			return 3
+		}
+		return 5
+	}
+	switch l := len(e.B); {
+	case l < 1<<6:
+		return 1 + l
+	case l < 1<<14:
+		return 2 + l
+	case l <= math.MaxUint32:
+		return 5 + l
+	default:
+		return 9 + l
+	}
+}
+
+// FUNCTION HELP
+func functionHelp(c *Ctx) { replyHelpLines(c, functionHelpLines) }
+
+// FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE]
+//
+// HotKV has no function libraries yet: the arguments are checked as Redis does and the list is
+// empty.
+func functionList(c *Ctx) {
+	withCode, named := false, false
+	for i := 2; i < len(c.Args); i++ {
+		switch a := c.Args[i]; {
+		case !withCode && EqualFold(a, "WITHCODE"):
+			withCode = true
+		case !named && EqualFold(a, "LIBRARYNAME"):
+			if i == len(c.Args)-1 {
+				c.Err(ErrFunctionLibName)
+				return
+			}
+			named = true
+			i++
+		default:
+			c.Errf(ErrFunctionUnknown, a)
+			return
+		}
+	}
+	c.ArrayLen(0)
+}
+
+// FUNCTION FLUSH [ASYNC|SYNC]
+func functionFlush(c *Ctx) {
+	switch {
+	case len(c.Args) > 3:
+		c.Errf(ErrSubSyntax, c.Args[1], "FUNCTION")
+	case len(c.Args) == 3 && !EqualFold(c.Args[2], "ASYNC") && !EqualFold(c.Args[2], "SYNC"):
+		c.Err(ErrFunctionFlushArg)
+	default:
+		c.OK()
+	}
+}
+
+// FUNCTION DELETE library-name
+func functionDelete(c *Ctx) { c.Err(ErrLibraryNotFound) }
+
+// FUNCTION KILL
+func functionKill(c *Ctx) { c.Err(ErrNotBusy) }
+
+// FUNCTION STATS
+func functionStats(c *Ctx) {
+	c.MapLen(2)
+	c.BulkString("running_script")
+	c.Null()
+	c.BulkString("engines")
+	c.MapLen(1)
+	c.BulkString("LUA")
+	c.MapLen(2)
+	c.BulkString("libraries_count")
+	c.Int(0)
+	c.BulkString("functions_count")
+	c.Int(0)
+}
+
+// functionHelpLines is Redis 7.0's FUNCTION HELP text.
+var functionHelpLines = []string{
+	"FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"LOAD [REPLACE] <FUNCTION CODE>",
+	"    Create a new library with the given library name and code.",
+	"DELETE <LIBRARY NAME>",
+	"    Delete the given library.",
+	"LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+	"    Return general information on all the libraries:",
+	"    * Library name",
+	"    * The engine used to run the Library",
+	"    * Library description",
+	"    * Functions list",
+	"    * Library code (if WITHCODE is given)",
+	"    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+	"STATS",
+	"    Return information about the current function running:",
+	"    * Function name",
+	"    * Command used to run the function",
+	"    * Duration in MS that the function is running",
+	"    If no function is running, return nil",
+	"    In addition, returns a list of available engines.",
+	"KILL",
+	"    Kill the current running function.",
+	"FLUSH [ASYNC|SYNC]",
+	"    Delete all the libraries.",
+	"    When called without the optional mode argument, the behavior is determined by the",
+	"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+	"    * ASYNC: Asynchronously flush the libraries.",
+	"    * SYNC: Synchronously flush the libraries.",
+	"DUMP",
+	"    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
+	"RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+	"    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
+	"    control how to handle existing libraries (default APPEND):",
+	"    * FLUSH: delete all existing libraries.",
+	"    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+	"    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
+	"      libraries with the new libraries (notice that even on this option there is a chance of failure",
+	"      in case of functions name collision with another library).",
+	"HELP",
+	"    Prints this help.",
+}

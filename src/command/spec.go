@@ -1,0 +1,126 @@
+package command
+
+import "sync/atomic"
+
+// Flags are a command's properties, named as COMMAND INFO names them.
+type Flags uint32
+
+// The command flags.
+const (
+	Write Flags = 1 << iota
+	ReadOnly
+	DenyOOM
+	Admin
+	PubSub
+	NoScript
+	Blocking
+	Loading
+	Stale
+	SkipMonitor
+	SkipSlowlog
+	Fast
+	NoAuth
+	MayReplicate
+	NoMulti
+	MovableKeys
+	AllowBusy
+	NoMandatoryKeys
+	Sentinel
+	OnlySentinel
+	NoAsyncLoading
+	TouchesArbitraryKeys
+)
+
+var flagNames = []string{
+	"write", "readonly", "denyoom", "admin", "pubsub", "noscript", "blocking", "loading", "stale",
+	"skip_monitor", "skip_slowlog", "fast", "no_auth", "may_replicate", "no_multi", "movablekeys",
+	"allow_busy", "no_mandatory_keys", "sentinel", "only_sentinel", "no_async_loading",
+	"touches_arbitrary_keys",
+}
+
+// Names returns the flag names in COMMAND INFO's order.
+func (f Flags) Names() []string {
+	var out []string
+	for i, n := range flagNames {
+		if f&(1<<i) != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Scope says where a command runs, and so which data its handler may touch.
+type Scope uint8
+
+const (
+	// ScopeKeys (the default for commands with keys): the shards of its keys, locked for the call.
+	// Handlers reach data only through Ctx.KS and friends.
+	ScopeKeys Scope = iota
+	// ScopeConn: on the connection while the batch is routed; touches no shard data (PING,
+	// SELECT, CLIENT, CONFIG).
+	ScopeConn
+	// ScopeAll: every shard locked (FLUSHALL, DBSIZE, KEYS, SWAPDB, INFO).
+	ScopeAll
+	// ScopeSelf: a barrier on the connection that locks what it needs itself (SCAN).
+	ScopeSelf
+)
+
+// Spec is one command: a row of data next to its handler. Arity and key positions follow Redis's
+// conventions: a negative arity is a minimum, LastKey -1 means the last argument.
+type Spec struct {
+	Name     string // lower case; a subcommand is "container|sub"
+	Arity    int
+	Flags    Flags
+	FirstKey int
+	LastKey  int
+	Step     int
+	Scope    Scope
+	Run      func(c *Ctx)
+	// Keys extracts key positions when they are not a simple range (movablekeys); it returns the
+	// indexes of the keys in args.
+	Keys func(args [][]byte, dst []int) []int
+	// Subs are the subcommands of a container command (CLIENT, CONFIG, …), by lower-case name.
+	Subs map[string]*Spec
+
+	stats cmdStats
+}
+
+type cmdStats struct {
+	calls    atomic.Int64
+	nsec     atomic.Int64 // time spent, shared evenly among a work item's commands
+	rejected atomic.Int64
+	failed   atomic.Int64
+}
+
+// Sub registers a container's subcommands.
+func (s *Spec) sub(specs ...*Spec) *Spec {
+	if s.Subs == nil {
+		s.Subs = map[string]*Spec{}
+	}
+	for _, c := range specs {
+		s.Subs[c.Name[len(s.Name)+1:]] = c
+	}
+	return s
+}
+
+// FullName returns the name as errors and stats print it ("client|list").
+func (s *Spec) FullName() string { return s.Name }
+
+// keyIndexes appends the positions of s's keys in args to dst.
+func (s *Spec) keyIndexes(args [][]byte, dst []int) []int {
+	if s.Keys != nil {
+		return s.Keys(args, dst)
+	}
+	if s.FirstKey <= 0 {
+		return dst
+	}
+	last := s.LastKey
+	if last < 0 {
+		last = len(args) + last
+	}
+	step := max(s.Step, 1)
+	for i := s.FirstKey; i <= last && i < len(args); i += step {
+		dst = append(dst, i)
+	}
+	return dst
+}

@@ -1,0 +1,81 @@
+package command
+
+import (
+	"bytes"
+	"strings"
+	"sync/atomic"
+
+	"github.com/puzpuzpuz/xsync/v3"
+)
+
+// maxErrorKinds bounds errorstats like Redis (ERRORSTATS_LIMIT): past it, new kinds are not tracked.
+const maxErrorKinds = 128
+
+type serverStats struct {
+	connections   atomic.Int64
+	rejectedConns atomic.Int64
+	errorReplies  atomic.Int64
+	expiredKeys   atomic.Int64
+	hits, misses  atomic.Int64
+	errorKinds    *xsync.MapOf[string, *atomic.Int64]
+	errorKindsOff atomic.Bool
+}
+
+func (st *serverStats) kinds() *xsync.MapOf[string, *atomic.Int64] {
+	return st.errorKinds
+}
+
+// countError counts an error reply by its code (the first word: ERR, WRONGTYPE, NOAUTH, …).
+func (st *serverStats) countError(msg string) {
+	st.errorReplies.Add(1)
+	code := msg
+	if i := strings.IndexByte(msg, ' '); i >= 0 {
+		code = msg[:i]
+	}
+	if st.errorKinds == nil {
+		return
+	}
+	if n, ok := st.errorKinds.Load(code); ok {
+		n.Add(1)
+		return
+	}
+	if st.errorKinds.Size() >= maxErrorKinds {
+		st.errorKindsOff.Store(true)
+		return
+	}
+	n, _ := st.errorKinds.LoadOrStore(code, new(atomic.Int64))
+	n.Add(1)
+}
+
+// countErrorReply counts an encoded error reply ("-CODE message\r\n").
+func (st *serverStats) countErrorReply(out []byte) {
+	end := bytes.IndexAny(out, " \r")
+	if end < 1 {
+		return
+	}
+	st.countError(string(out[1:end]))
+}
+
+// resetStats clears what CONFIG RESETSTAT clears.
+func (e *Engine) resetStats() {
+	e.stats.errorReplies.Store(0)
+	e.stats.expiredKeys.Store(0)
+	e.stats.hits.Store(0)
+	e.stats.misses.Store(0)
+	e.stats.rejectedConns.Store(0)
+	e.stats.errorKinds.Clear()
+	e.stats.errorKindsOff.Store(false)
+	for _, s := range table {
+		s.resetStats()
+		for _, sub := range s.Subs {
+			sub.resetStats()
+		}
+	}
+}
+
+func (s *Spec) resetStats() {
+	s.stats.calls.Store(0)
+	s.stats.nsec.Store(0)
+	s.stats.rejected.Store(0)
+	s.stats.failed.Store(0)
+}

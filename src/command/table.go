@@ -1,0 +1,56 @@
+package command
+
+import "strings"
+
+// families lists every command family; adding a family is one line here.
+var families = [][]*Spec{
+	connectionCommands,
+	serverCommands,
+	clientCommands,
+	configCommands,
+	commandCommands,
+	infoCommands,
+	keyCommands,
+	expireCommands,
+	stringCommands,
+}
+
+// table maps lower-case command names to their specs. It is built in init so that handlers may
+// read it without an initialization cycle through families.
+var table map[string]*Spec
+
+func init() { table = buildTable() }
+
+func buildTable() map[string]*Spec {
+	t := map[string]*Spec{}
+	for _, f := range families {
+		for _, s := range f {
+			if t[s.Name] != nil {
+				panic("BUG: command registered twice: " + s.Name)
+			}
+			t[s.Name] = s
+		}
+	}
+	return t
+}
+
+// Commands returns every top-level command spec.
+func Commands() map[string]*Spec { return table }
+
+// lookup finds a command by name, ignoring case, without allocating for names up to 32 bytes.
+func lookup(name []byte) *Spec { return lookupIn(table, name) }
+
+func lookupIn(t map[string]*Spec, name []byte) *Spec {
+	var buf [32]byte
+	if len(name) > len(buf) {
+		return t[strings.ToLower(string(name))]
+	}
+	lower := buf[:len(name)]
+	for i, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	return t[string(lower)]
+}

@@ -1,0 +1,236 @@
+// Package server wires HotKV together: configuration, the command engine, the pipeline, the
+// transport and background work. It starts them in that order and stops them in reverse.
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hotkv/hotkv/net/transport"
+	"github.com/hotkv/hotkv/pipeline"
+	"github.com/hotkv/hotkv/src/command"
+	"github.com/hotkv/hotkv/src/config"
+)
+
+// Server is one running HotKV instance.
+type Server struct {
+	cfg    *config.Store
+	Engine *command.Engine
+	env    *pipeline.Env
+	tr     *transport.Server
+	log    *slog.Logger
+
+	stopOnce sync.Once
+	stopped  chan struct{}
+	bgDone   chan struct{}
+}
+
+// New builds a server from a configuration without listening yet.
+func New(cfg *config.Store) (*Server, error) {
+	log, err := newLogger(cfg)
+	if err != nil {
+		return nil, err
+	}
+	threads := int(cfg.Int("threads"))
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	runtime.GOMAXPROCS(threads)
+	s := &Server{cfg: cfg, log: log, stopped: make(chan struct{}), bgDone: make(chan struct{})}
+	s.Engine = command.NewEngine(command.Options{
+		Shards:    shardCount(threads),
+		Databases: int(cfg.Int("databases")),
+		Settings:  settings(cfg),
+		Config:    configStore{cfg},
+	})
+	s.Engine.Hooks.Shutdown = s.shutdownCommand
+	for _, name := range []string{"requirepass", "proto-max-bulk-len", "client-query-buffer-limit",
+		"maxclients", "protected-mode"} {
+		cfg.OnChange(name, func(string) { s.Engine.SetSettings(settings(cfg)) })
+	}
+	s.env = s.Engine.Env()
+	return s, nil
+}
+
+// shardCount gives each thread several shards, so that contention on one shard's token is rare
+// and a shard's table stays small.
+func shardCount(threads int) int { return max(16, threads*16) }
+
+func settings(cfg *config.Store) command.Settings {
+	return command.Settings{
+		RequirePass:     cfg.String("requirepass"),
+		ProtoMaxBulkLen: cfg.Int("proto-max-bulk-len"),
+		QueryBufLimit:   cfg.Int("client-query-buffer-limit"),
+		MaxClients:      int(cfg.Int("maxclients")),
+		ProtectedMode:   cfg.Bool("protected-mode"),
+	}
+}
+
+// Listen binds the configured addresses.
+func (s *Server) Listen() error {
+	addrs, err := bindAddrs(s.cfg.String("bind"), int(s.cfg.Int("port")))
+	if err != nil {
+		return err
+	}
+	opts := transport.Options{
+		Addrs:     addrs,
+		Backlog:   int(s.cfg.Int("tcp-backlog")),
+		KeepAlive: time.Duration(s.cfg.Int("tcp-keepalive")) * time.Second,
+		Engine:    os.Getenv("HOTKV_TRANSPORT"),
+	}
+	tr, err := transport.Listen(opts, &handler{s: s})
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s: %w", strings.Join(addrs, " "), err)
+	}
+	s.tr = tr
+	return nil
+}
+
+// bindAddrs turns Redis's bind list into listen addresses. An address prefixed with '-' is
+// optional: it is skipped when it cannot be bound (no IPv6, for example).
+func bindAddrs(bind string, port int) ([]string, error) {
+	var out []string
+	for _, a := range strings.Fields(bind) {
+		optional := strings.HasPrefix(a, "-")
+		a = strings.TrimPrefix(a, "-")
+		if a == "*" {
+			a = "0.0.0.0"
+		}
+		hp := net.JoinHostPort(a, strconv.Itoa(port))
+		if optional {
+			l, err := net.Listen("tcp", hp)
+			if err != nil {
+				continue
+			}
+			l.Close()
+		}
+		out = append(out, hp)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no address to bind")
+	}
+	return out, nil
+}
+
+// Addrs returns the bound addresses.
+func (s *Server) Addrs() []net.Addr { return s.tr.Addrs() }
+
+// Start serves connections and runs background work until Stop.
+func (s *Server) Start() {
+	go func() {
+		if err := s.tr.Serve(); err != nil && !errors.Is(err, transport.ErrServerClosed) {
+			s.log.Error("transport stopped", "err", err)
+			s.Stop()
+		}
+	}()
+	go s.background()
+	s.log.Info("ready to accept connections", "addrs", fmt.Sprint(s.Addrs()), "pid", os.Getpid(),
+		"threads", runtime.GOMAXPROCS(0), "shards", len(s.Engine.Group.Shards))
+}
+
+// Stop closes the listeners and every connection, and ends background work.
+func (s *Server) Stop() {
+	s.stopOnce.Do(func() {
+		close(s.stopped)
+		if s.tr != nil {
+			s.tr.Close()
+		}
+		<-s.bgDone
+		s.log.Info("server stopped")
+	})
+}
+
+// Done is closed when the server has been asked to stop.
+func (s *Server) Done() <-chan struct{} { return s.stopped }
+
+// background runs the periodic server cron: active expiry hz times a second, and the
+// instantaneous metrics sampler every 100ms.
+func (s *Server) background() {
+	defer close(s.bgDone)
+	metrics := time.NewTicker(100 * time.Millisecond)
+	defer metrics.Stop()
+	hz := s.hz()
+	cron := time.NewTicker(time.Second / time.Duration(hz))
+	defer cron.Stop()
+	for {
+		select {
+		case <-s.stopped:
+			return
+		case <-metrics.C:
+			s.Engine.TrackMetrics()
+		case <-cron.C:
+			s.Engine.ActiveExpire(time.Millisecond)
+			if now := s.hz(); now != hz { // CONFIG SET hz
+				hz = now
+				cron.Reset(time.Second / time.Duration(hz))
+			}
+		}
+	}
+}
+
+func (s *Server) hz() int { return max(1, min(500, int(s.cfg.Int("hz")))) }
+
+// shutdownCommand serves SHUTDOWN: HotKV has no persistence yet, so SAVE is refused only when
+// asked for explicitly with a save point configured; otherwise the server stops.
+func (s *Server) shutdownCommand(save, nosave, now, force bool) error {
+	s.log.Warn("user requested shutdown")
+	go s.Stop()
+	return nil
+}
+
+// Run is the whole program: parse arguments, start, serve until SHUTDOWN or a signal.
+func Run(args []string) error {
+	cfg, err := config.Load(args)
+	if err != nil {
+		return err
+	}
+	s, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := s.Listen(); err != nil {
+		return err
+	}
+	s.Start()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	select {
+	case got := <-sig:
+		s.log.Warn("received signal, shutting down", "signal", got.String())
+		s.Stop()
+	case <-s.Done():
+	}
+	return nil
+}
+
+func newLogger(cfg *config.Store) (*slog.Logger, error) {
+	out := os.Stderr
+	if f := cfg.String("logfile"); f != "" {
+		var err error
+		out, err = os.OpenFile(f, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("cannot open logfile: %w", err)
+		}
+	}
+	level := map[string]slog.Level{"debug": slog.LevelDebug, "verbose": slog.LevelDebug,
+		"notice": slog.LevelInfo, "warning": slog.LevelWarn, "nothing": slog.LevelError + 4}[cfg.String("loglevel")]
+	l := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: level}))
+	slog.SetDefault(l)
+	return l, nil
+}
+
+// configStore adapts config.Store to the command layer's view (CONFIG REWRITE writes the file
+// the server was started with).
+type configStore struct{ *config.Store }
+
+func (c configStore) Rewrite() error { return c.Store.Rewrite(c.Store.ConfigFile()) }
