@@ -51,6 +51,19 @@ func (sh *Shard) lock() {
 	}
 }
 
+// waitFree waits until the token looks free, without taking it.
+func (sh *Shard) waitFree() {
+	for i := 0; sh.token.Load(); i++ {
+		switch {
+		case i < 16:
+		case i < 1000:
+			runtime.Gosched()
+		default:
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+}
+
 // unlock releases the token, first draining the mailbox; if work arrived after the last drain
 // and nobody else took the token, it takes it back and drains again.
 func (sh *Shard) unlock() {
@@ -101,9 +114,24 @@ func NewGroup(n int, exec func(sh *Shard, w *Work), data func(i int) any) *Group
 
 // Lock takes the tokens of the given shards, which must be sorted ascending without duplicates.
 // The caller must not block until Unlock.
+//
+// It never waits while holding a token: when one is taken it releases what it holds, waits for
+// that shard, and starts over. Holding tokens while waiting would let a descheduled waiter stall
+// every shard it holds (a convoy); with more goroutines than cores that dominated multi-key
+// commands.
 func (g *Group) Lock(ids []int32) {
-	for _, id := range ids {
-		g.Shards[id].lock()
+	for {
+		n := 0
+		for n < len(ids) && g.Shards[ids[n]].tryLock() {
+			n++
+		}
+		if n == len(ids) {
+			return
+		}
+		for i := n - 1; i >= 0; i-- {
+			g.Shards[ids[i]].unlock()
+		}
+		g.Shards[ids[n]].waitFree()
 	}
 }
 
