@@ -38,29 +38,28 @@ func (w *Work) Batch() *Batch { return w.batch }
 func (sh *Shard) tryLock() bool { return !sh.token.Load() && sh.token.CompareAndSwap(false, true) }
 
 // lock takes the token, waiting for the holder. The holder never blocks while holding it, so
-// the wait is short; spin, then yield, then sleep briefly.
+// the wait is short.
 func (sh *Shard) lock() {
 	for i := 0; !sh.tryLock(); i++ {
-		switch {
-		case i < 16:
-		case i < 1000:
-			runtime.Gosched()
-		default:
-			time.Sleep(20 * time.Microsecond)
-		}
+		backoff(i)
+	}
+}
+
+// backoff is the i-th pause of a wait for a token: spin, then yield, then sleep briefly.
+func backoff(i int) {
+	switch {
+	case i < 16:
+	case i < 1000:
+		runtime.Gosched()
+	default:
+		time.Sleep(20 * time.Microsecond)
 	}
 }
 
 // waitFree waits until the token looks free, without taking it.
 func (sh *Shard) waitFree() {
 	for i := 0; sh.token.Load(); i++ {
-		switch {
-		case i < 16:
-		case i < 1000:
-			runtime.Gosched()
-		default:
-			time.Sleep(20 * time.Microsecond)
-		}
+		backoff(i)
 	}
 }
 

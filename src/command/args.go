@@ -3,6 +3,8 @@ package command
 import (
 	"math"
 	"strconv"
+
+	"github.com/hotkv/hotkv/ds/strs"
 )
 
 // Args parses a command's arguments after the name. The first failure latches: later calls
@@ -112,44 +114,7 @@ func EqualFold(b []byte, word string) bool {
 
 // ParseInt parses b like Redis's string2ll: optional '-', digits, no leading zeros or spaces, no
 // '+', within int64.
-func ParseInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	if len(b) == 1 && b[0] == '0' {
-		return 0, true
-	}
-	neg := b[0] == '-'
-	if neg {
-		b = b[1:]
-		if len(b) == 0 {
-			return 0, false
-		}
-	}
-	if b[0] < '1' || b[0] > '9' {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		if v > (math.MaxUint64-9)/10 {
-			return 0, false
-		}
-		v = v*10 + uint64(c-'0')
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return -int64(v), true
-	}
-	if v > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(v), true
-}
+func ParseInt(b []byte) (int64, bool) { return strs.ParseInt(b) }
 
 // ParseFloat parses b like Redis's string2ld/strtod checks for float arguments: no spaces, not
 // empty, no trailing garbage; "inf", "-inf", "+inf" accepted, NaN rejected.
