@@ -71,6 +71,15 @@ func (b *Batch) next() *Slot {
 	return s
 }
 
+// truncate drops the slots from n on, clearing their references into the read buffer.
+func (b *Batch) truncate(n int) {
+	for i := n; i < b.n; i++ {
+		clear(b.Slots[i].Args)
+		b.Slots[i].Cmd, b.Slots[i].Client = nil, nil
+	}
+	b.n = n
+}
+
 // unparse drops the last slot (an empty command).
 func (b *Batch) unparse() { b.n-- }
 

@@ -10,6 +10,12 @@ import (
 // MaxBatch bounds the commands parsed into one batch, and with it a batch's memory.
 const MaxBatch = 1024
 
+// batchOutputTarget is the reply bytes a batch aims at. A connection whose replies are large
+// parses fewer commands per batch, so a client that pipelines big reads without reading its
+// replies holds about this much output before the socket blocks the connection (backpressure),
+// not a batch's worth of large values.
+const batchOutputTarget = 4 << 20
+
 // Stream is the transport side of a connection as the pipeline needs it (net/transport.Conn).
 // Peek's bytes stay valid until Release. Serve is called again whenever new bytes arrive, so a
 // partial command may be left buffered.
@@ -36,9 +42,10 @@ type Env struct {
 	QueryBufferLimit func() int
 	// BeginBatch, when set, is called before a batch is routed.
 	BeginBatch func(client any)
-	// AfterBatch is called after each batch's replies are written; true closes the connection
-	// (QUIT, CLIENT KILL of itself, a panicking command).
-	AfterBatch func(client any) (closeConn bool)
+	// Closing reports whether the client must be closed once its replies are written (QUIT,
+	// CLIENT KILL, a panicking command). It is checked after each command: later commands of
+	// the batch are then dropped.
+	Closing func(client any) bool
 }
 
 // ErrClose asks the transport to close the connection after its replies were written.
@@ -55,6 +62,7 @@ type Conn struct {
 	batch  *Batch
 	out    []byte
 	need   int // bytes a partial command needs before parsing it again is worth it
+	limit  int // commands per batch, adapted to reply sizes (0 = MaxBatch)
 }
 
 // NewConn returns the pipeline state of a new connection.
@@ -109,7 +117,11 @@ func (c *Conn) Serve() error {
 // least need bytes counted from its start; perr is a protocol error after the parsed commands.
 func (c *Conn) parse(buf []byte) (consumed, need int, perr *resp.ProtocolError) {
 	lim := c.env.Limits(c.Client)
-	for c.batch.n < MaxBatch && consumed < len(buf) {
+	limit := c.limit
+	if limit == 0 {
+		limit = MaxBatch
+	}
+	for c.batch.n < limit && consumed < len(buf) {
 		s := c.batch.next()
 		args, n, nd, err := resp.Parse(s.Args, buf[consumed:], lim)
 		s.Args = args
@@ -158,6 +170,11 @@ func (c *Conn) run() (err error) {
 			b.flush(g)
 			c.env.Barrier(s)
 		}
+		if c.env.Closing(c.Client) {
+			// QUIT (or a kill): commands after it are not run, as in Redis.
+			b.truncate(i + 1)
+			break
+		}
 	}
 	b.flush(g)
 	out := c.out[:0]
@@ -167,6 +184,7 @@ func (c *Conn) run() (err error) {
 		}
 	}
 	c.out = out
+	c.adaptLimit(len(out), b.n)
 	if len(out) > 0 {
 		if err := c.stream.Write(out); err != nil {
 			return err
@@ -175,8 +193,17 @@ func (c *Conn) run() (err error) {
 	if cap(c.out) > 1<<20 {
 		c.out = nil
 	}
-	if c.env.AfterBatch(c.Client) {
+	if c.env.Closing(c.Client) {
 		return ErrClose
 	}
 	return nil
+}
+
+// adaptLimit sets the next batch's command limit from this batch's average reply size.
+func (c *Conn) adaptLimit(outBytes, commands int) {
+	if commands == 0 {
+		return
+	}
+	avg := max(outBytes/commands, 1)
+	c.limit = min(max(batchOutputTarget/avg, 1), MaxBatch)
 }

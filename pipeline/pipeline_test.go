@@ -103,7 +103,7 @@ func toyEnv(shards int) *Env {
 		},
 		Limits:           func(any) *resp.Limits { l := resp.DefaultLimits(); return &l },
 		QueryBufferLimit: func() int { return 1 << 30 },
-		AfterBatch:       func(any) bool { return false },
+		Closing:          func(any) bool { return false },
 	}
 }
 

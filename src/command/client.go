@@ -49,6 +49,10 @@ type Client struct {
 
 	// Close closes the connection from any goroutine (CLIENT KILL).
 	Close func()
+	// Alive, when set, reports whether the connection is still open (a blocked client polls it).
+	Alive func() bool
+	// blockedOn is the waiter of the client's blocked command, for CLIENT UNBLOCK.
+	blockedOn atomic.Pointer[waiter]
 
 	ctx     Ctx   // for connection and barrier commands
 	keyPos  []int // scratch for key extraction

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/net/resp"
+	"github.com/hotkv/hotkv/pipeline"
 )
 
 // Ctx is one command call: its arguments, its reply and the data it may touch. A Ctx is owned by
@@ -19,6 +20,13 @@ type Ctx struct {
 	Client *Client
 	E      *Engine
 	Spec   *Spec
+	// Serving is the key that became ready when a blocked command is run on its waiter's behalf
+	// (see block.go); nil otherwise.
+	Serving []byte
+
+	noBlock bool           // blocking is not allowed (MULTI, scripts): Block replies the timeout reply
+	blocked *waiter        // set by Block
+	slot    *pipeline.Slot // the slot being run
 }
 
 // KS returns the keyspace holding key in the selected database. The key's shard must be locked,

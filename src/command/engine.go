@@ -19,6 +19,24 @@ type Settings struct {
 	QueryBufLimit   int64
 	MaxClients      int
 	ProtectedMode   bool
+
+	// Encoding thresholds (OBJECT ENCODING answers Redis's names by these).
+	ListMaxListpackSize    int64 // list-max-listpack-size (negative: a size class in KB)
+	HashMaxListpackEntries int64
+	HashMaxListpackValue   int64
+	SetMaxIntsetEntries    int64
+	SetMaxListpackEntries  int64
+	SetMaxListpackValue    int64
+	ZSetMaxListpackEntries int64
+	ZSetMaxListpackValue   int64
+}
+
+// DefaultSettings are Redis 7.0.15's defaults.
+func DefaultSettings() Settings {
+	return Settings{ProtoMaxBulkLen: 512 << 20, QueryBufLimit: 1 << 30, MaxClients: 10000,
+		ProtectedMode: true, ListMaxListpackSize: -2, HashMaxListpackEntries: 512,
+		HashMaxListpackValue: 64, SetMaxIntsetEntries: 512, SetMaxListpackEntries: 128,
+		SetMaxListpackValue: 64, ZSetMaxListpackEntries: 128, ZSetMaxListpackValue: 64}
 }
 
 // ConfigStore is the run-time configuration behind CONFIG (src/config implements it).
@@ -39,8 +57,11 @@ type Hooks struct {
 
 // shardData is one shard's databases.
 type shardData struct {
-	dbs []*keyspace.Keyspace
-	ctx Ctx
+	id    int32
+	dbs   []*keyspace.Keyspace
+	ctx   Ctx // for the shard's own work
+	serve Ctx // for serving blocked clients while ctx is in use
+	block blockState
 }
 
 // Engine is the command layer of one server: the table, the shards' data, the clients.
@@ -78,8 +99,8 @@ func NewEngine(o Options) *Engine {
 	e.rng.Store(uint64(time.Now().UnixNano()) | 1)
 	s := o.Settings
 	e.settings.Store(&s)
-	e.Group = pipeline.NewGroup(1<<bitsN, e.execWork, func(int) any {
-		d := &shardData{dbs: make([]*keyspace.Keyspace, o.Databases)}
+	e.Group = pipeline.NewGroup(1<<bitsN, e.execWork, func(i int) any {
+		d := &shardData{id: int32(i), dbs: make([]*keyspace.Keyspace, o.Databases)}
 		for i := range d.dbs {
 			d.dbs[i] = keyspace.New()
 		}
@@ -172,6 +193,6 @@ func (e *Engine) Env() *pipeline.Env {
 		Limits:           func(client any) *resp.Limits { return e.Limits(client.(*Client)) },
 		QueryBufferLimit: func() int { return int(e.Settings().QueryBufLimit) },
 		BeginBatch:       func(client any) { client.(*Client).lastSeen.Store(time.Now().UnixNano()) },
-		AfterBatch:       func(client any) bool { cl := client.(*Client); return cl.closeAfter || cl.killed.Load() },
+		Closing:          func(client any) bool { cl := client.(*Client); return cl.closeAfter || cl.killed.Load() },
 	}
 }

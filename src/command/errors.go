@@ -27,5 +27,6 @@ const (
 	ErrNoCluster     = "ERR This instance has cluster support disabled"
 	ErrTimeout       = "ERR timeout is not an integer or out of range"
 	ErrTimeoutNeg    = "ERR timeout is negative"
+	ErrTimeoutFloat  = "ERR timeout is not a float or out of range"
 	ErrSelectNotInt  = "ERR value is not an integer or out of range"
 )

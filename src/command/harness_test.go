@@ -39,8 +39,7 @@ type testConn struct {
 }
 
 func newTestEngine() *Engine {
-	return NewEngine(Options{Shards: 8, Databases: 16, Settings: Settings{
-		ProtoMaxBulkLen: 512 << 20, QueryBufLimit: 1 << 30, MaxClients: 10000, ProtectedMode: true},
+	return NewEngine(Options{Shards: 8, Databases: 16, Settings: DefaultSettings(),
 		Config: testConfigStore()})
 }
 

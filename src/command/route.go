@@ -1,12 +1,14 @@
 package command
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"slices"
 	"time"
 
+	"github.com/hotkv/hotkv/net/resp"
 	"github.com/hotkv/hotkv/pipeline"
 )
 
@@ -38,6 +40,9 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 		}
 	case ScopeKeys:
 		s.Target = e.routeKeys(cl, spec, s.Args)
+		if spec.Flags&Blocking != 0 {
+			s.Target = pipeline.TargetBarrier // it may wait: see block.go
+		}
 	default:
 		s.Target = pipeline.TargetBarrier
 	}
@@ -96,7 +101,13 @@ func unknownCommand(args [][]byte) string {
 	return fmt.Sprintf(ErrUnknownCmd, trunc(args[0], 128), rest)
 }
 
-func trunc(b []byte, n int) []byte { return b[:min(len(b), max(n, 0))] }
+// trunc cuts b at n bytes and at its first NUL, as C's "%.*s" prints an argument.
+func trunc(b []byte, n int) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return b[:min(len(b), max(n, 0))]
+}
 
 func upper(b []byte) []byte {
 	out := make([]byte, len(b))
@@ -116,7 +127,7 @@ func (e *Engine) reject(s *pipeline.Slot, spec *Spec, msg string) {
 		spec.stats.rejected.Add(1)
 	}
 	e.stats.countError(msg)
-	s.Reply = append(append(append(s.Reply[:0], '-'), msg...), '\r', '\n')
+	s.Reply = resp.AppendError(s.Reply[:0], msg) // turns CR and LF from arguments into spaces
 }
 
 // execWork is the shards' executor: it runs one batch's slots for one shard, in order. The clock
@@ -128,6 +139,9 @@ func (e *Engine) execWork(sh *pipeline.Shard, w *pipeline.Work) {
 	now := start.UnixNano()
 	for _, i := range w.Slots {
 		e.call(&d.ctx, &b.Slots[i], now)
+		if len(d.block.ready) > 0 {
+			e.serveReadyLocked(d, now)
+		}
 	}
 	e.chargeTime(b, w.Slots, time.Since(start))
 }
@@ -141,24 +155,55 @@ func (e *Engine) chargeTime(b *pipeline.Batch, slots []int32, d time.Duration) {
 }
 
 // barrier runs a slot that spans shards, after every earlier slot of its batch has completed.
+// A blocking command that had to wait reruns here when a waiter cannot be served in place.
 func (e *Engine) barrier(s *pipeline.Slot) {
 	cl, spec := s.Client.(*Client), s.Cmd.(*Spec)
 	c := &cl.ctx
 	start := time.Now()
-	now := start.UnixNano()
-	switch spec.Scope {
-	case ScopeKeys:
-		e.Group.Lock(cl.shards)
-		e.call(c, s, now)
-		e.Group.Unlock(cl.shards)
-	case ScopeAll:
-		e.Group.LockAll()
-		e.call(c, s, now)
-		e.Group.UnlockAll()
-	default:
-		e.call(c, s, now)
+	for {
+		now := time.Now().UnixNano()
+		switch spec.Scope {
+		case ScopeKeys:
+			e.Group.Lock(cl.shards)
+			e.call(c, s, now)
+			e.serveReadyIn(cl.shards, now)
+			e.Group.Unlock(cl.shards)
+		case ScopeAll:
+			e.Group.LockAll()
+			e.call(c, s, now)
+			e.serveReadyAll(now)
+			e.Group.UnlockAll()
+		default:
+			e.call(c, s, now)
+		}
+		w := c.blocked
+		if w == nil {
+			break
+		}
+		c.blocked = nil
+		if !e.waitBlocked(w, s, cl.shards) {
+			break
+		}
 	}
 	spec.stats.nsec.Add(int64(time.Since(start)))
+}
+
+// serveReadyIn serves blocked clients of keys made ready on the held shards.
+func (e *Engine) serveReadyIn(shards []int32, now int64) {
+	for _, id := range shards {
+		if d := e.data(id); len(d.block.ready) > 0 {
+			e.serveReadyLocked(d, now)
+		}
+	}
+}
+
+// serveReadyAll is serveReadyIn for every shard.
+func (e *Engine) serveReadyAll(now int64) {
+	for i := range e.Group.Shards {
+		if d := e.data(int32(i)); len(d.block.ready) > 0 {
+			e.serveReadyLocked(d, now)
+		}
+	}
 }
 
 // call runs one command with c, recording its statistics. A panic is logged, answered with an
@@ -166,7 +211,7 @@ func (e *Engine) barrier(s *pipeline.Slot) {
 func (e *Engine) call(c *Ctx, s *pipeline.Slot, now int64) {
 	spec := s.Cmd.(*Spec)
 	c.Args, c.Out, c.Proto, c.DB, c.Now, c.Spec = s.Args, s.Reply[:0], int(s.Proto), int(s.DB), now, spec
-	c.Client = s.Client.(*Client)
+	c.Client, c.slot = s.Client.(*Client), s
 	defer func() {
 		if r := recover(); r != nil {
 			slog.Error("command panicked", "cmd", spec.Name, "client", c.Client.ID, "panic", r,

@@ -54,8 +54,7 @@ func New(cfg *config.Store) (*Server, error) {
 		Config:    configStore{cfg},
 	})
 	s.Engine.Hooks.Shutdown = s.shutdownCommand
-	for _, name := range []string{"requirepass", "proto-max-bulk-len", "client-query-buffer-limit",
-		"maxclients", "protected-mode"} {
+	for _, name := range settingNames {
 		cfg.OnChange(name, func(string) { s.Engine.SetSettings(settings(cfg)) })
 	}
 	s.env = s.Engine.Env()
@@ -68,13 +67,27 @@ func shardCount(threads int) int { return max(16, threads*16) }
 
 func settings(cfg *config.Store) command.Settings {
 	return command.Settings{
-		RequirePass:     cfg.String("requirepass"),
-		ProtoMaxBulkLen: cfg.Int("proto-max-bulk-len"),
-		QueryBufLimit:   cfg.Int("client-query-buffer-limit"),
-		MaxClients:      int(cfg.Int("maxclients")),
-		ProtectedMode:   cfg.Bool("protected-mode"),
+		RequirePass:            cfg.String("requirepass"),
+		ProtoMaxBulkLen:        cfg.Int("proto-max-bulk-len"),
+		QueryBufLimit:          cfg.Int("client-query-buffer-limit"),
+		MaxClients:             int(cfg.Int("maxclients")),
+		ProtectedMode:          cfg.Bool("protected-mode"),
+		ListMaxListpackSize:    cfg.Int("list-max-listpack-size"),
+		HashMaxListpackEntries: cfg.Int("hash-max-listpack-entries"),
+		HashMaxListpackValue:   cfg.Int("hash-max-listpack-value"),
+		SetMaxIntsetEntries:    cfg.Int("set-max-intset-entries"),
+		SetMaxListpackEntries:  cfg.Int("set-max-listpack-entries"),
+		SetMaxListpackValue:    cfg.Int("set-max-listpack-value"),
+		ZSetMaxListpackEntries: cfg.Int("zset-max-listpack-entries"),
+		ZSetMaxListpackValue:   cfg.Int("zset-max-listpack-value"),
 	}
 }
+
+// settingNames are the directives the command layer's hot-path snapshot holds.
+var settingNames = []string{"requirepass", "proto-max-bulk-len", "client-query-buffer-limit",
+	"maxclients", "protected-mode", "list-max-listpack-size", "hash-max-listpack-entries",
+	"hash-max-listpack-value", "set-max-intset-entries", "set-max-listpack-entries",
+	"set-max-listpack-value", "zset-max-listpack-entries", "zset-max-listpack-value"}
 
 // Listen binds the configured addresses.
 func (s *Server) Listen() error {
