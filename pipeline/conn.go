@@ -16,6 +16,9 @@ const MaxBatch = 1024
 // not a batch's worth of large values.
 const batchOutputTarget = 4 << 20
 
+// firstBatchLimit is the command limit before a connection's reply sizes are known.
+const firstBatchLimit = 32
+
 // Stream is the transport side of a connection as the pipeline needs it (net/transport.Conn).
 // Peek's bytes stay valid until Release. Serve is called again whenever new bytes arrive, so a
 // partial command may be left buffered.
@@ -62,12 +65,13 @@ type Conn struct {
 	batch  *Batch
 	out    []byte
 	need   int // bytes a partial command needs before parsing it again is worth it
-	limit  int // commands per batch, adapted to reply sizes (0 = MaxBatch)
+	limit  int // commands per batch, adapted to reply sizes
 }
 
 // NewConn returns the pipeline state of a new connection.
 func NewConn(env *Env, stream Stream, client any) *Conn {
-	return &Conn{env: env, stream: stream, Client: client, batch: newBatch(len(env.Group.Shards))}
+	return &Conn{env: env, stream: stream, Client: client, batch: newBatch(len(env.Group.Shards)),
+		limit: firstBatchLimit}
 }
 
 // Serve processes every complete command buffered on the stream and returns, leaving a partial
@@ -117,11 +121,7 @@ func (c *Conn) Serve() error {
 // least need bytes counted from its start; perr is a protocol error after the parsed commands.
 func (c *Conn) parse(buf []byte) (consumed, need int, perr *resp.ProtocolError) {
 	lim := c.env.Limits(c.Client)
-	limit := c.limit
-	if limit == 0 {
-		limit = MaxBatch
-	}
-	for c.batch.n < limit && consumed < len(buf) {
+	for c.batch.n < c.limit && consumed < len(buf) {
 		s := c.batch.next()
 		args, n, nd, err := resp.Parse(s.Args, buf[consumed:], lim)
 		s.Args = args

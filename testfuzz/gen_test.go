@@ -1,0 +1,349 @@
+package testfuzz
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"strings"
+)
+
+// replyNorm says how a reply is compared between the two servers.
+type replyNorm uint8
+
+const (
+	normExact replyNorm = iota
+	// normTTL collapses positive integers: a remaining TTL (or an expiry time computed from "now")
+	// differs between servers by the milliseconds between their commands; -1 and -2 stay exact.
+	normTTL
+)
+
+// genCmd is one generated request.
+type genCmd struct {
+	args []string
+	norm replyNorm
+}
+
+// gen produces random key and string commands for one connection. Every key it names starts with
+// prefix, so connections running concurrently never touch each other's keys and the stream stays
+// deterministic; within a connection the key space is tiny so commands collide constantly.
+//
+// Expiry arguments are chosen so that both servers reach the same decisions although they run a
+// few milliseconds apart: relative expiries are hours long (never reached during a run) and never
+// combined with GT/LT against an equal relative expiry; absolute ones are fixed timestamps two days
+// ahead (always later than any relative one) or long past (the key is deleted at once).
+type gen struct {
+	r      *rand.Rand
+	prefix string
+	future int64 // unix seconds, two days after the run started
+}
+
+var keyNames = []string{"a", "b", "c", "n", "f", "{t}x", "bin\x00\xff\r\n", ""}
+
+var values = []string{
+	"", "0", "1", "-1", "7", "42", "-100", "+5", "007", " 3", "3 ", "10.5", "-2.25", "3.0", "1e3",
+	"0.1", "-0", "inf", "-inf", "nan", "abc", "hello world", "\x00\xff\r\n\x01bin", "ab",
+	"9223372036854775807", "-9223372036854775808", "9223372036854775808", "18446744073709551616",
+	"1.7976931348623157e308", "0x10", "5.0e-2", "abcdefghijklmnop", "ACGTACGTTGCA", "AGGTCCATG",
+}
+
+var ints = []string{
+	"0", "1", "2", "3", "5", "10", "100", "-1", "-2", "-5", "-100", "9223372036854775807",
+	"-9223372036854775808", "x", "1.5", "", " 1",
+}
+
+var offsets = []string{"0", "1", "3", "7", "20", "64", "-1", "536870912", "x"}
+
+var (
+	relSeconds = []string{"1000", "5000", "20000", "50000"}
+	relMillis  = []string{"1500000", "7000000", "30000000"}
+	badExpiry  = []string{"0", "-1", "-100", "x", "1.5", "", "9223372036854775807", "9223372036854775"}
+	pastUnix   = []string{"1", "1000", "1600000000"}
+	dbIndexes  = []string{"0", "1", "2", "0", "1", "2", "16", "-1", "x"}
+)
+
+func newGen(seed uint64, conn int, now int64) *gen {
+	return &gen{
+		r:      rand.New(rand.NewPCG(seed, uint64(conn))),
+		prefix: "c" + strconv.Itoa(conn) + ":",
+		future: now + 2*86400,
+	}
+}
+
+func (g *gen) pick(from []string) string { return from[g.r.IntN(len(from))] }
+func (g *gen) chance(p float64) bool     { return g.r.Float64() < p }
+func (g *gen) key() string               { return g.prefix + g.pick(keyNames) }
+
+// value is often a small integer (so INCR and friends succeed and build on each other), otherwise
+// one of the awkward values.
+func (g *gen) value() string {
+	if g.chance(0.3) {
+		return strconv.Itoa(g.r.IntN(201) - 100)
+	}
+	return g.pick(values)
+}
+
+func (g *gen) keys(min, max int) []string {
+	out := make([]string, min+g.r.IntN(max-min+1))
+	for i := range out {
+		out[i] = g.key()
+	}
+	return out
+}
+
+// name spells a command or option name in random letter case, as clients may.
+func (g *gen) name(s string) string {
+	switch g.r.IntN(4) {
+	case 0:
+		return strings.ToUpper(s)
+	case 1:
+		b := []byte(s)
+		for i := range b {
+			if g.r.IntN(2) == 0 {
+				b[i] = strings.ToUpper(string(b[i]))[0]
+			}
+		}
+		return string(b)
+	}
+	return s
+}
+
+// junk occasionally appends a stray token, which turns a valid command into a syntax error or
+// into another valid form.
+func (g *gen) junk(args []string) []string {
+	if g.chance(0.04) {
+		return append(args, g.pick([]string{"FOO", "NX", "XX", "EX", "1", "GET", "KEEPTTL", "LEN"}))
+	}
+	return args
+}
+
+// relExpiry returns a relative expiry in seconds or milliseconds, now and then an invalid one.
+func (g *gen) relExpiry(millis bool) string {
+	if g.chance(0.15) {
+		return g.pick(badExpiry)
+	}
+	if millis {
+		return g.pick(relMillis)
+	}
+	return g.pick(relSeconds)
+}
+
+// absExpiry returns an absolute expiry: fixed future instants, or past ones that delete the key.
+func (g *gen) absExpiry(millis bool) string {
+	if g.chance(0.15) {
+		return g.pick(badExpiry)
+	}
+	var t int64
+	if g.chance(0.2) {
+		t, _ = strconv.ParseInt(g.pick(pastUnix), 10, 64)
+	} else {
+		t = g.future + int64(g.r.IntN(4))*1000
+	}
+	if millis {
+		return strconv.FormatInt(t*1000+int64(g.r.IntN(2))*500, 10)
+	}
+	return strconv.FormatInt(t, 10)
+}
+
+// next returns one random command.
+func (g *gen) next() genCmd {
+	total := 0
+	for _, e := range genTable {
+		total += e.weight
+	}
+	n := g.r.IntN(total)
+	for _, e := range genTable {
+		if n -= e.weight; n < 0 {
+			c := e.f(g)
+			c.args[0] = g.name(c.args[0])
+			return c
+		}
+	}
+	panic("BUG: weights")
+}
+
+func exact(args ...string) genCmd { return genCmd{args: args} }
+
+var genTable = []struct {
+	weight int
+	f      func(*gen) genCmd
+}{
+	{8, func(g *gen) genCmd { return exact("get", g.key()) }},
+	{10, (*gen).set},
+	{2, func(g *gen) genCmd { return exact("setnx", g.key(), g.value()) }},
+	{2, func(g *gen) genCmd { return exact("setex", g.key(), g.relExpiry(false), g.value()) }},
+	{1, func(g *gen) genCmd { return exact("psetex", g.key(), g.relExpiry(true), g.value()) }},
+	{2, func(g *gen) genCmd { return exact("getset", g.key(), g.value()) }},
+	{2, func(g *gen) genCmd { return exact("getdel", g.key()) }},
+	{3, (*gen).getex},
+	{4, func(g *gen) genCmd { return exact(append([]string{"mget"}, g.keys(1, 6)...)...) }},
+	{3, func(g *gen) genCmd { return g.mset("mset") }},
+	{2, func(g *gen) genCmd { return g.mset("msetnx") }},
+	{3, func(g *gen) genCmd { return exact("append", g.key(), g.value()) }},
+	{2, func(g *gen) genCmd { return exact("strlen", g.key()) }},
+	{3, func(g *gen) genCmd { return exact("incr", g.key()) }},
+	{2, func(g *gen) genCmd { return exact("decr", g.key()) }},
+	{3, func(g *gen) genCmd { return exact("incrby", g.key(), g.pick(ints)) }},
+	{2, func(g *gen) genCmd { return exact("decrby", g.key(), g.pick(ints)) }},
+	{3, func(g *gen) genCmd { return exact("incrbyfloat", g.key(), g.value()) }},
+	{2, func(g *gen) genCmd { return exact("getrange", g.key(), g.pick(ints), g.pick(ints)) }},
+	{1, func(g *gen) genCmd { return exact("substr", g.key(), g.pick(ints), g.pick(ints)) }},
+	{2, func(g *gen) genCmd { return exact("setrange", g.key(), g.pick(offsets), g.value()) }},
+	{2, (*gen).lcs},
+	{3, func(g *gen) genCmd { return exact(append([]string{"del"}, g.keys(1, 4)...)...) }},
+	{1, func(g *gen) genCmd { return exact(append([]string{"unlink"}, g.keys(1, 4)...)...) }},
+	{3, func(g *gen) genCmd { return exact(append([]string{"exists"}, g.keys(1, 12)...)...) }},
+	{1, func(g *gen) genCmd { return exact(append([]string{"touch"}, g.keys(1, 4)...)...) }},
+	{2, func(g *gen) genCmd { return exact("type", g.key()) }},
+	{2, func(g *gen) genCmd { return exact("rename", g.key(), g.key()) }},
+	{2, func(g *gen) genCmd { return exact("renamenx", g.key(), g.key()) }},
+	{2, (*gen).copy},
+	{1, func(g *gen) genCmd { return exact("move", g.key(), g.pick(dbIndexes)) }},
+	{4, (*gen).expire},
+	{3, (*gen).ttl},
+	{2, func(g *gen) genCmd { return exact("persist", g.key()) }},
+	{1, func(g *gen) genCmd { return exact("select", g.pick(dbIndexes)) }},
+	{1, func(g *gen) genCmd { return exact("echo", g.value()) }},
+	{1, func(g *gen) genCmd { return exact(append([]string{"ping"}, g.keys(0, 1)...)...) }},
+	{2, (*gen).wrongArity},
+	{1, (*gen).unknown},
+}
+
+// SET key value [NX|XX] [GET] [EX s|PX ms|EXAT t|PXAT t|KEEPTTL], options in random order and
+// sometimes conflicting.
+func (g *gen) set() genCmd {
+	var opts [][]string
+	if g.chance(0.3) {
+		opts = append(opts, []string{g.name(g.pick([]string{"nx", "xx"}))})
+	}
+	if g.chance(0.2) {
+		opts = append(opts, []string{g.name("get")})
+	}
+	if g.chance(0.4) {
+		opts = append(opts, g.expiryOpt("keepttl"))
+	}
+	if g.chance(0.05) {
+		opts = append(opts, g.expiryOpt("keepttl"))
+	}
+	g.r.Shuffle(len(opts), func(i, j int) { opts[i], opts[j] = opts[j], opts[i] })
+	args := []string{"set", g.key(), g.value()}
+	for _, o := range opts {
+		args = append(args, o...)
+	}
+	return exact(g.junk(args)...)
+}
+
+// expiryOpt returns one of EX/PX/EXAT/PXAT with its argument, or the flag alt (KEEPTTL, PERSIST).
+func (g *gen) expiryOpt(alt string) []string {
+	switch g.r.IntN(5) {
+	case 0:
+		return []string{g.name("ex"), g.relExpiry(false)}
+	case 1:
+		return []string{g.name("px"), g.relExpiry(true)}
+	case 2:
+		return []string{g.name("exat"), g.absExpiry(false)}
+	case 3:
+		return []string{g.name("pxat"), g.absExpiry(true)}
+	}
+	return []string{g.name(alt)}
+}
+
+// GETEX key [EX s|PX ms|EXAT t|PXAT t|PERSIST]
+func (g *gen) getex() genCmd {
+	args := []string{"getex", g.key()}
+	if g.chance(0.7) {
+		args = append(args, g.expiryOpt("persist")...)
+	}
+	return exact(g.junk(args)...)
+}
+
+// MSET key value [key value ...] (and MSETNX)
+func (g *gen) mset(name string) genCmd {
+	args := []string{name}
+	for _, k := range g.keys(1, 4) {
+		args = append(args, k, g.value())
+	}
+	return exact(args...)
+}
+
+// LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]
+func (g *gen) lcs() genCmd {
+	args := []string{"lcs", g.key(), g.key()}
+	if g.chance(0.3) {
+		args = append(args, g.name("len"))
+	}
+	if g.chance(0.4) {
+		args = append(args, g.name("idx"))
+	}
+	if g.chance(0.3) {
+		args = append(args, g.name("minmatchlen"), g.pick(ints))
+	}
+	if g.chance(0.3) {
+		args = append(args, g.name("withmatchlen"))
+	}
+	return exact(g.junk(args)...)
+}
+
+// COPY source destination [DB destination-db] [REPLACE]
+func (g *gen) copy() genCmd {
+	args := []string{"copy", g.key(), g.key()}
+	if g.chance(0.4) {
+		args = append(args, g.name("db"), g.pick(dbIndexes))
+	}
+	if g.chance(0.4) {
+		args = append(args, g.name("replace"))
+	}
+	return exact(g.junk(args)...)
+}
+
+// EXPIRE key seconds [NX|XX|GT|LT] and PEXPIRE, EXPIREAT, PEXPIREAT. GT and LT only go with
+// absolute times (see gen).
+func (g *gen) expire() genCmd {
+	name := g.pick([]string{"expire", "pexpire", "expireat", "pexpireat"})
+	millis := name[0] == 'p'
+	abs := strings.HasSuffix(name, "at")
+	args := []string{name, g.key()}
+	flags := []string{"nx", "xx"}
+	if abs {
+		args = append(args, g.absExpiry(millis))
+		flags = append(flags, "gt", "lt")
+	} else {
+		args = append(args, g.relExpiry(millis))
+	}
+	for n := g.r.IntN(3); n > 0; n-- {
+		if g.chance(0.5) {
+			args = append(args, g.name(g.pick(flags)))
+		}
+	}
+	return exact(g.junk(args)...)
+}
+
+// TTL, PTTL, EXPIRETIME and PEXPIRETIME: compared for -1/-2 versus a positive value only.
+func (g *gen) ttl() genCmd {
+	name := g.pick([]string{"ttl", "pttl", "expiretime", "pexpiretime"})
+	return genCmd{args: []string{name, g.key()}, norm: normTTL}
+}
+
+// wrongArity sends a known command with too few or too many arguments.
+func (g *gen) wrongArity() genCmd {
+	k := g.key()
+	forms := [][]string{
+		{"get"}, {"get", k, k}, {"set", k}, {"mset", k}, {"mset", k, "v", k}, {"msetnx", k},
+		{"expire", k}, {"incr"}, {"incrby", k}, {"lcs", k}, {"copy", k}, {"ttl"}, {"select"},
+		{"echo"}, {"echo", "a", "b"}, {"ping", "a", "b"}, {"getex"}, {"exists"}, {"del"},
+		{"rename", k}, {"move", k}, {"getrange", k, "0"}, {"setrange", k, "0"}, {"append", k},
+		{"strlen"}, {"type"}, {"persist"}, {"dbsize", k}, {"incrbyfloat", k}, {"getset", k},
+	}
+	return exact(append([]string(nil), g.pick2(forms)...)...)
+}
+
+func (g *gen) pick2(from [][]string) []string { return from[g.r.IntN(len(from))] }
+
+// unknown sends commands Redis does not have, including the argument quoting and truncation
+// corners of the error message.
+func (g *gen) unknown() genCmd {
+	forms := [][]string{
+		{"foobar"}, {"foobar", g.key(), g.value()}, {"gett", g.key()}, {"", "x"},
+		{"nosuch", strings.Repeat("z", 200)}, {"nosuch", "a\r\nb", "c d"},
+		{"x", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15"},
+	}
+	return exact(append([]string(nil), g.pick2(forms)...)...)
+}

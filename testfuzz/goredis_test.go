@@ -1,0 +1,174 @@
+package testfuzz
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A go-redis session against HotKV, in RESP3 (go-redis's default, negotiated with HELLO 3 on each
+// new connection) and in RESP2.
+func TestGoRedisSession(t *testing.T) {
+	hotkv, _ := startHotKV(t)
+	for _, proto := range []int{3, 2} {
+		t.Run("resp"+strconv.Itoa(proto), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			rdb := redis.NewClient(&redis.Options{Addr: hotkv, Protocol: proto, DialTimeout: 5 * time.Second})
+			defer rdb.Close()
+			if err := rdb.FlushAll(ctx).Err(); err != nil {
+				t.Fatalf("FlushAll: %v", err)
+			}
+			goRedisBasics(ctx, t, rdb)
+			goRedisPipeline(ctx, t, rdb)
+			goRedisConnection(ctx, t, rdb, proto)
+			goRedisServer(ctx, t, rdb)
+			goRedisScan(ctx, t, rdb)
+		})
+	}
+}
+
+func goRedisBasics(ctx context.Context, t *testing.T, rdb *redis.Client) {
+	if got, err := rdb.Ping(ctx).Result(); err != nil || got != "PONG" {
+		t.Errorf("Ping = %q, %v", got, err)
+	}
+	if err := rdb.Set(ctx, "gr:k", "v1", 100*time.Second).Err(); err != nil {
+		t.Errorf("Set with expiry: %v", err)
+	}
+	if got, err := rdb.Get(ctx, "gr:k").Result(); err != nil || got != "v1" {
+		t.Errorf("Get = %q, %v", got, err)
+	}
+	if ttl, err := rdb.TTL(ctx, "gr:k").Result(); err != nil || ttl <= 90*time.Second || ttl > 100*time.Second {
+		t.Errorf("TTL after Set with 100s = %v, %v", ttl, err)
+	}
+	if _, err := rdb.Get(ctx, "gr:missing").Result(); !errors.Is(err, redis.Nil) {
+		t.Errorf("Get of a missing key: err %v, want redis.Nil", err)
+	}
+	for want := int64(1); want <= 3; want++ {
+		if got, err := rdb.Incr(ctx, "gr:n").Result(); err != nil || got != want {
+			t.Errorf("Incr = %d, %v; want %d", got, err, want)
+		}
+	}
+	if err := rdb.MSet(ctx, "gr:a", "1", "gr:b", "two").Err(); err != nil {
+		t.Errorf("MSet: %v", err)
+	}
+	got, err := rdb.MGet(ctx, "gr:a", "gr:missing", "gr:b").Result()
+	if want := []any{"1", nil, "two"}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("MGet = %#v, %v; want %#v", got, err, want)
+	}
+	if _, err := rdb.Incr(ctx, "gr:b").Result(); err == nil || err.Error() != "ERR value is not an integer or out of range" {
+		t.Errorf("Incr of a non-integer: err %v", err)
+	}
+}
+
+func goRedisPipeline(ctx context.Context, t *testing.T, rdb *redis.Client) {
+	const n = 500
+	cmds, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range n {
+			p.Set(ctx, "gr:p:"+strconv.Itoa(i), i, 0)
+			p.Incr(ctx, "gr:pc")
+			p.Get(ctx, "gr:p:"+strconv.Itoa(i))
+		}
+		return nil
+	})
+	if err != nil || len(cmds) != 3*n {
+		t.Fatalf("Pipelined: %d commands, %v", len(cmds), err)
+	}
+	for i := range n {
+		if v, err := cmds[3*i+1].(*redis.IntCmd).Result(); err != nil || v != int64(i+1) {
+			t.Errorf("pipelined Incr %d = %d, %v", i, v, err)
+		}
+		if v, err := cmds[3*i+2].(*redis.StringCmd).Result(); err != nil || v != strconv.Itoa(i) {
+			t.Errorf("pipelined Get %d = %q, %v", i, v, err)
+		}
+	}
+}
+
+func goRedisConnection(ctx context.Context, t *testing.T, rdb *redis.Client, proto int) {
+	hello, err := rdb.Do(ctx, "HELLO", strconv.Itoa(proto)).Result()
+	if err != nil {
+		t.Fatalf("HELLO %d: %v", proto, err)
+	}
+	if got := fmt.Sprint(helloField(hello, "proto")); got != strconv.Itoa(proto) {
+		t.Errorf("HELLO %d reply has proto %s: %#v", proto, got, hello)
+	}
+	conn := rdb.Conn()
+	defer conn.Close()
+	if err := conn.ClientSetName(ctx, "gotest").Err(); err != nil {
+		t.Errorf("ClientSetName: %v", err)
+	}
+	if got, err := conn.ClientGetName(ctx).Result(); err != nil || got != "gotest" {
+		t.Errorf("ClientGetName = %q, %v", got, err)
+	}
+	if list, err := conn.ClientList(ctx).Result(); err != nil || !strings.Contains(list, "name=gotest") {
+		t.Errorf("ClientList lacks the name set: %q, %v", list, err)
+	}
+}
+
+// helloField finds a field of HELLO's reply: a map in RESP3, a flat array in RESP2.
+func helloField(reply any, name string) any {
+	switch r := reply.(type) {
+	case map[any]any:
+		return r[name]
+	case []any:
+		for i := 0; i+1 < len(r); i += 2 {
+			if r[i] == name {
+				return r[i+1]
+			}
+		}
+	}
+	return nil
+}
+
+func goRedisServer(ctx context.Context, t *testing.T, rdb *redis.Client) {
+	cfg, err := rdb.ConfigGet(ctx, "maxclients").Result()
+	if err != nil || cfg["maxclients"] != "10000" {
+		t.Errorf("ConfigGet maxclients = %v, %v", cfg, err)
+	}
+	info, err := rdb.Info(ctx, "server").Result()
+	if err != nil || !strings.Contains(info, "# Server\r\n") || !strings.Contains(info, "redis_version:") {
+		t.Errorf("Info server = %q, %v", info, err)
+	}
+	if n, err := rdb.DBSize(ctx).Result(); err != nil || n == 0 {
+		t.Errorf("DBSize = %d, %v", n, err)
+	}
+}
+
+// goRedisScan iterates 1000 keys with SCAN and must see each exactly once (no writes happen
+// meanwhile, so Redis's guarantee is that strong).
+func goRedisScan(ctx context.Context, t *testing.T, rdb *redis.Client) {
+	if err := rdb.FlushDB(ctx).Err(); err != nil {
+		t.Fatalf("FlushDB: %v", err)
+	}
+	const n = 1000
+	var pairs []any
+	for i := range n {
+		pairs = append(pairs, "scan:"+strconv.Itoa(i), i)
+	}
+	if err := rdb.MSet(ctx, pairs...).Err(); err != nil {
+		t.Fatalf("MSet of %d keys: %v", n, err)
+	}
+	seen := map[string]int{}
+	it := rdb.Scan(ctx, 0, "scan:*", 50).Iterator()
+	for it.Next(ctx) {
+		seen[it.Val()]++
+	}
+	if err := it.Err(); err != nil {
+		t.Fatalf("Scan: %v", err)
+	}
+	if len(seen) != n {
+		t.Errorf("Scan saw %d distinct keys, want %d", len(seen), n)
+	}
+	for k, c := range seen {
+		if c != 1 {
+			t.Errorf("Scan returned %q %d times", k, c)
+		}
+	}
+}
