@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"net"
 	"time"
 
@@ -20,7 +21,7 @@ type connState struct {
 
 const (
 	errMaxClients = "-ERR max number of clients reached\r\n"
-	errDenied     = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n"
+	errDenied     = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n"
 )
 
 type refused string
@@ -40,6 +41,7 @@ func (h *handler) Open(c transport.Conn) error {
 		return refused("max clients")
 	}
 	cl := e.NewClient(c.RemoteAddr().String(), c.LocalAddr().String(), func() { c.Close() })
+	cl.Alive = c.IsActive
 	c.SetState(&connState{pc: pipeline.NewConn(h.s.env, c, cl), client: cl})
 	if t := h.s.cfg.Int("timeout"); t > 0 {
 		c.SetIdleTimeout(time.Duration(t) * time.Second)
@@ -53,10 +55,8 @@ func (h *handler) Serve(c transport.Conn) error {
 		return refused("no state")
 	}
 	err := st.pc.Serve()
-	if err != nil {
-		if _, isProto := err.(interface{ Error() string }); isProto {
-			h.s.log.Debug("closing client", "id", st.client.ID, "addr", st.client.Addr, "reason", err.Error())
-		}
+	if err != nil && !errors.Is(err, pipeline.ErrClose) {
+		h.s.log.Debug("closing client", "id", st.client.ID, "addr", st.client.Addr, "reason", err.Error())
 	}
 	return err
 }
