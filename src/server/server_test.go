@@ -1,0 +1,108 @@
+package server
+
+import (
+	"bufio"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hotkv/hotkv/net/transport"
+	"github.com/hotkv/hotkv/src/config"
+)
+
+// fakeConn is a transport.Conn with a chosen remote address that records what is written.
+type fakeConn struct {
+	remote  net.Addr
+	written strings.Builder
+	state   any
+}
+
+func (f *fakeConn) Len() int                           { return 0 }
+func (f *fakeConn) Peek(int) ([]byte, error)           { return nil, nil }
+func (f *fakeConn) Skip(int) error                     { return nil }
+func (f *fakeConn) Release() error                     { return nil }
+func (f *fakeConn) Write(p []byte) error               { f.written.Write(p); return nil }
+func (f *fakeConn) Close() error                       { return nil }
+func (f *fakeConn) IsActive() bool                     { return true }
+func (f *fakeConn) RemoteAddr() net.Addr               { return f.remote }
+func (f *fakeConn) LocalAddr() net.Addr                { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 6379} }
+func (f *fakeConn) SetIdleTimeout(time.Duration) error { return nil }
+func (f *fakeConn) SetState(v any)                     { f.state = v }
+func (f *fakeConn) State() any                         { return f.state }
+
+var _ transport.Conn = (*fakeConn)(nil)
+
+func newTestServer(t *testing.T, args ...string) *Server {
+	t.Helper()
+	cfg, err := config.Load(append([]string{"--port", "0", "--save", ""}, args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Protected mode: without a password a non-loopback client gets Redis's DENIED error; with a
+// password, or from loopback, it is accepted.
+func TestProtectedMode(t *testing.T) {
+	remote := &net.TCPAddr{IP: net.IPv4(192, 0, 2, 7), Port: 40000}
+	h := &handler{s: newTestServer(t)}
+	fc := &fakeConn{remote: remote}
+	if err := h.Open(fc); err == nil || !strings.HasPrefix(fc.written.String(), "-DENIED Redis is running in protected mode") {
+		t.Fatalf("non-loopback client without password: err %v, reply %q", err, fc.written.String())
+	}
+	local := &fakeConn{remote: &net.TCPAddr{IP: net.IPv6loopback, Port: 40000}}
+	if err := h.Open(local); err != nil {
+		t.Fatalf("loopback client refused: %v", err)
+	}
+	h = &handler{s: newTestServer(t, "--requirepass", "secret")}
+	fc = &fakeConn{remote: remote}
+	if err := h.Open(fc); err != nil {
+		t.Fatalf("client refused although a password is set: %v (%q)", err, fc.written.String())
+	}
+	h = &handler{s: newTestServer(t, "--protected-mode", "no")}
+	if err := h.Open(&fakeConn{remote: remote}); err != nil {
+		t.Fatalf("client refused with protected-mode no: %v", err)
+	}
+}
+
+// The server starts on a free port, answers, applies CONFIG SET to its hot-path settings, and
+// stops.
+func TestServeAndConfigSet(t *testing.T) {
+	s := newTestServer(t)
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	defer s.Stop()
+	conn, err := net.Dial("tcp", s.Addrs()[0].String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	send := func(cmd string) string {
+		conn.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := conn.Write([]byte(cmd + "\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		return line
+	}
+	if got := send("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING: %q", got)
+	}
+	if got := send("CONFIG SET requirepass secret"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET: %q", got)
+	}
+	if s.Engine.Settings().RequirePass != "secret" {
+		t.Fatal("CONFIG SET requirepass did not reach the engine's settings")
+	}
+}
