@@ -1,5 +1,6 @@
 // Package keyspace is one database of one shard: a chained hash table from key to value with
-// expiry in nanoseconds, a SCAN cursor that survives resizes, random sampling and an expiry sweep.
+// expiry in nanoseconds (exact milliseconds past 2262, see farexpire.go), a SCAN cursor that
+// survives resizes, random sampling and an expiry sweep.
 //
 // It is touched only by the holder of its shard's token, so it has no locks. It knows nothing of
 // RESP or commands.
@@ -39,7 +40,7 @@ type Entry struct {
 	key    string
 	hash   uint64
 	next   *Entry
-	expire int64 // unix nanoseconds; 0 = persistent
+	expire int64 // unix nanoseconds; 0 = persistent; farExpire = see Keyspace.far
 
 	// Kind is the value's type.
 	Kind Kind
@@ -79,7 +80,8 @@ func (dst *Entry) TakeValue(src *Entry) {
 // Key returns the entry's key.
 func (e *Entry) Key() string { return e.key }
 
-// ExpireAt returns the expiry time in unix nanoseconds, or 0 if the key is persistent.
+// ExpireAt returns the expiry time in unix nanoseconds, or 0 if the key is persistent. A time
+// past the nanosecond range reads math.MaxInt64; Keyspace.ExpireMs has it exactly.
 func (e *Entry) ExpireAt() int64 { return e.expire }
 
 var seed = maphash.MakeSeed()
@@ -97,8 +99,9 @@ const minBuckets = 8
 type Keyspace struct {
 	buckets  []*Entry
 	count    int
-	volatile int    // entries with an expiry
-	sweep    uint64 // expiry sweep cursor
+	volatile int              // entries with an expiry
+	sweep    uint64           // expiry sweep cursor
+	far      map[*Entry]int64 // exact unix ms of entries whose expire is farExpire; nil when none
 
 	// OnExpire, when set, is called with each key removed because its time passed (lazily or by
 	// the sweep), before the entry is unlinked; the persistence feed propagates it as a DEL.
@@ -241,6 +244,9 @@ func (ks *Keyspace) unlink(e *Entry, link **Entry) {
 	e.next = nil
 	if e.expire != 0 {
 		ks.volatile--
+		if e.expire == farExpire {
+			ks.dropFar(e)
+		}
 	}
 	ks.count--
 	if len(ks.buckets) > minBuckets && ks.count*10 < len(ks.buckets) {
@@ -248,8 +254,12 @@ func (ks *Keyspace) unlink(e *Entry, link **Entry) {
 	}
 }
 
-// SetExpire sets e's expiry (unix ns; 0 = persist).
+// SetExpire sets e's expiry (unix ns; 0 = persist). Redis's commands use SetExpireMs, which
+// also takes times past the nanosecond range.
 func (ks *Keyspace) SetExpire(e *Entry, at int64) {
+	if e.expire == farExpire {
+		ks.dropFar(e)
+	}
 	switch {
 	case e.expire == 0 && at != 0:
 		ks.volatile++
@@ -283,6 +293,7 @@ func (ks *Keyspace) resize(n int) {
 func (ks *Keyspace) Clear() {
 	ks.buckets = make([]*Entry, minBuckets)
 	ks.count, ks.volatile, ks.sweep = 0, 0, 0
+	ks.far = nil
 }
 
 // Scan calls fn for every entry of the bucket at cursor and returns the next cursor (0 when the

@@ -103,6 +103,7 @@ func NewEngine(o Options) *Engine {
 		d := &shardData{id: int32(i), dbs: make([]*keyspace.Keyspace, o.Databases)}
 		for i := range d.dbs {
 			d.dbs[i] = keyspace.New()
+			d.dbs[i].OnExpire = e.countExpired // INFO expired_keys (expire.go)
 		}
 		d.ctx.E = e
 		return d

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"time"
@@ -9,9 +10,9 @@ import (
 	"github.com/hotkv/hotkv/pipeline"
 )
 
-// expireCommands set, read and clear key expiry. Expiry is kept in unix nanoseconds: Redis's
-// commands work in milliseconds (the seconds forms round like Redis's), HotKV's N-commands
-// (NEXPIRE, NEXPIREAT, NTTL) in nanoseconds.
+// expireCommands set, read and clear key expiry. Redis's commands work in exact unix
+// milliseconds up to int64 (the keyspace's SetExpireMs/ExpireMs; the seconds forms round like
+// Redis's), HotKV's N-commands (NEXPIRE, NEXPIREAT, NTTL) in nanoseconds, which end in 2262.
 var expireCommands = []*Spec{
 	{Name: "expire", Arity: -3, Flags: Write | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: expire},
 	{Name: "pexpire", Arity: -3, Flags: Write | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: pexpire},
@@ -62,8 +63,8 @@ func nexpireat(c *Ctx) { expireGeneric(c, false, unitNs) }
 
 // expireGeneric follows Redis's expireGenericCommand: options, then the number, then overflow,
 // then the key. Redis computes in milliseconds, so the Redis commands do too (the time base is
-// the current millisecond) and only the result is stored in nanoseconds; the N-commands compute
-// in nanoseconds.
+// the current millisecond) and store the exact millisecond; the N-commands compute in
+// nanoseconds.
 func expireGeneric(c *Ctx, relative bool, unit int64) {
 	flags, msg := parseExpireFlags(c.Args[3:])
 	if msg != "" {
@@ -82,14 +83,17 @@ func expireGeneric(c *Ctx, relative bool, unit int64) {
 	}
 	ks := c.KS(c.Args[1])
 	e := ks.Find(c.Args[1], c.Now)
-	if e == nil || !expireAllowed(flags, at, currentExpire(e, unit)) {
+	if e == nil || !expireAllowed(flags, e.ExpireAt() != 0, compareExpire(ks, e, at, unit)) {
 		c.Int(0)
 		return
 	}
-	if at <= now {
+	switch {
+	case at <= now:
 		ks.Remove(e) // a time in the past deletes the key, as Redis 7 does
-	} else {
-		ks.SetExpire(e, toNanos(at, unit))
+	case unit == unitNs:
+		ks.SetExpire(e, at)
+	default:
+		ks.SetExpireMs(e, at)
 	}
 	c.Int(1)
 }
@@ -115,31 +119,28 @@ func expireTarget(when int64, relative bool, unit, nowNs int64) (at, now int64, 
 	return when + now, now, true
 }
 
-// toNanos converts a future time in the working unit of a command of unit to nanoseconds. Times
-// past the year 2262 do not fit and are kept as the latest representable time.
-func toNanos(at, unit int64) int64 {
-	work := min(unit, unitMs)
-	if at > math.MaxInt64/work {
-		return math.MaxInt64
-	}
-	return at * work
-}
-
-// currentExpire returns e's expiry in the command's working unit, or -1 when it has none.
-func currentExpire(e *keyspace.Entry, unit int64) int64 {
-	if e.ExpireAt() == 0 {
-		return -1
-	}
-	return e.ExpireAt() / min(unit, unitMs)
-}
-
-// expireAllowed applies NX|XX|GT|LT; no expiry (-1) counts as an infinite TTL.
-func expireAllowed(flags int, at, cur int64) bool {
+// compareExpire compares at, in the command's working unit, with e's expiry (-1, 0 or +1 as at
+// is earlier, equal or later). An expiry past 2262 is later than every nanosecond time.
+func compareExpire(ks *keyspace.Keyspace, e *keyspace.Entry, at, unit int64) int {
+	cur := ks.ExpireMs(e)
 	switch {
-	case flags&expireNX != 0 && cur != -1:
-	case flags&expireXX != 0 && cur == -1:
-	case flags&expireGT != 0 && (cur == -1 || at <= cur):
-	case flags&expireLT != 0 && cur != -1 && at >= cur:
+	case unit != unitNs:
+	case cur > keyspace.MaxNearMs:
+		return -1
+	default:
+		cur = e.ExpireAt()
+	}
+	return cmp.Compare(at, cur)
+}
+
+// expireAllowed applies NX|XX|GT|LT to a key that has an expiry or not (an infinite TTL), whose
+// expiry compares with the new time as order does.
+func expireAllowed(flags int, has bool, order int) bool {
+	switch {
+	case flags&expireNX != 0 && has:
+	case flags&expireXX != 0 && !has:
+	case flags&expireGT != 0 && (!has || order <= 0):
+	case flags&expireLT != 0 && has && order >= 0:
 	default:
 		return true
 	}
@@ -205,23 +206,50 @@ func pexpiretime(c *Ctx) { ttlGeneric(c, unitMs, true) }
 // millisecond values are whole milliseconds of the expiry and the current time, so a key given
 // PEXPIRE 100 reads PTTL 100 within the same millisecond.
 func ttlGeneric(c *Ctx, unit int64, abs bool) {
-	e := c.KS(c.Args[1]).FindQuiet(c.Args[1], c.Now)
+	ks := c.KS(c.Args[1])
+	e := ks.FindQuiet(c.Args[1], c.Now)
 	switch {
 	case e == nil:
 		c.Int(-2)
 	case e.ExpireAt() == 0:
 		c.Int(-1)
+	case unit == unitNs:
+		c.Int(remainingNs(ks, e, c.Now))
 	default:
-		work := min(unit, unitMs)
-		v := e.ExpireAt() / work
+		v := ks.ExpireMs(e)
 		if !abs {
-			v = max(v-c.Now/work, 0)
+			v = max(v-c.Now/unitMs, 0)
 		}
 		if unit == unitSec {
-			v = (v + 500) / 1000
+			v = roundMsToSec(v)
 		}
 		c.Int(v)
 	}
+}
+
+// roundMsToSec is Redis's (ms+500)/1000 for ms >= 0. Redis 7.0.15's build evaluates it without
+// overflow (EXPIRETIME after PXAT 9223372036854775807 is 9223372036854776), so this rounds
+// without the sum.
+func roundMsToSec(ms int64) int64 {
+	if ms%1000 >= 500 {
+		return ms/1000 + 1
+	}
+	return ms / 1000
+}
+
+// remainingNs is NTTL's reply: the nanoseconds from now until e expires, at least 0. A key set
+// past 2262 by a Redis command may be further away than int64 nanoseconds reach; NTTL then
+// replies math.MaxInt64.
+func remainingNs(ks *keyspace.Keyspace, e *keyspace.Entry, now int64) int64 {
+	ms := ks.ExpireMs(e)
+	if ms <= keyspace.MaxNearMs {
+		return max(e.ExpireAt()-now, 0)
+	}
+	left := ms - now/unitMs // whole milliseconds from now's millisecond
+	if left > math.MaxInt64/unitMs {
+		return math.MaxInt64
+	}
+	return left*unitMs - now%unitMs
 }
 
 // PERSIST key
@@ -262,9 +290,8 @@ func (e *Engine) ActiveExpire(budget time.Duration) {
 				return
 			}
 			e.Group.Do((first+i)%n, func(sh *pipeline.Shard) {
-				reclaimed, stale := expireShardLocked(sh.Data.(*shardData), min(left, expireShardSlice))
-				e.stats.expiredKeys.Add(int64(reclaimed))
-				more = more || stale
+				_, stale := expireShardLocked(sh.Data.(*shardData), min(left, expireShardSlice))
+				more = more || stale // reclaimed keys were counted by countExpired
 			})
 		}
 		if more {
@@ -295,3 +322,8 @@ func expireShardLocked(d *shardData, limit time.Duration) (total int, stale bool
 	}
 	return total, false
 }
+
+// countExpired is every keyspace's OnExpire hook (set in NewEngine): it counts each key removed
+// because its time passed, lazily or by ActiveExpire, in INFO's expired_keys as Redis does.
+// Keys deleted by a command given a past time (EXPIRE k -1) are not expirations, as in Redis.
+func (e *Engine) countExpired(string) { e.stats.expiredKeys.Add(1) }

@@ -88,19 +88,75 @@ func TestMillisecondExpiryBase(t *testing.T) {
 	}
 }
 
-// Times past the year 2262 do not fit in nanoseconds: they are kept as the latest time.
+// Times past the year 2262 do not fit in nanoseconds; Redis's commands still see them exactly
+// (to the millisecond, up to int64), and HotKV's nanosecond commands as later than any time
+// they can name.
 func TestExpiryBeyondNanosecondRange(t *testing.T) {
 	e := newTestEngine()
-	now := time.Now().UnixNano()
+	const now = int64(1_700_000_000_123_456_789)
+	const nowMs, maxMs = now / 1e6, int64(math.MaxInt64)
+	f := func(db int, want any, args ...string) {
+		t.Helper()
+		if got := ktCall(e, db, now, args...); got != fmt.Sprint(":", want, "\r\n") {
+			t.Errorf("%v = %q, want %v", args, got, want)
+		}
+	}
 	ktPlant(e, 0, "k", keyspace.KindString, "v", 0)
-	if got := ktCall(e, 0, now, "PEXPIREAT", "k", "9223372036854775807"); got != ":1\r\n" {
+	f(0, 1, "PEXPIREAT", "k", "9223372036854775807")
+	f(0, maxMs, "PEXPIRETIME", "k")
+	f(0, int64(9223372036854776), "EXPIRETIME", "k")
+	f(0, maxMs-nowMs, "PTTL", "k")
+	f(0, (maxMs-nowMs+500)/1000, "TTL", "k")
+	f(0, maxMs, "NTTL", "k") // further than int64 nanoseconds: clamped
+	f(0, 0, "PEXPIREAT", "k", "9223372036854775807", "GT")
+	f(0, 1, "PEXPIREAT", "k", "9223372036854775806", "LT")
+	f(0, maxMs-1, "PEXPIRETIME", "k")
+	f(0, 0, "NEXPIREAT", "k", "9223372036854775807", "GT") // every ns time is earlier
+	f(0, 1, "EXPIREAT", "k", "9223372036854775")
+	f(0, int64(9223372036854775000), "PEXPIRETIME", "k")
+	f(0, 1, "NEXPIREAT", "k", "9223372036854775807", "LT")
+	f(0, keyspace.MaxNearMs, "PEXPIRETIME", "k")
+	f(0, maxMs-now, "NTTL", "k")
+	// Just past the nanosecond range the remaining nanoseconds still fit: NTTL is exact.
+	f(0, 1, "PEXPIREAT", "k", fmt.Sprint(keyspace.MaxNearMs+1))
+	f(0, (keyspace.MaxNearMs+1-nowMs)*1e6-now%1e6, "NTTL", "k")
+	// RENAME, MOVE and COPY carry the exact time.
+	f(0, 1, "PEXPIREAT", "k", "9223372036854775001")
+	if got := ktCall(e, 0, now, "RENAME", "k", "r"); got != "+OK\r\n" {
 		t.Fatal(got)
 	}
-	if got := ktCall(e, 0, now, "PEXPIRETIME", "k"); got != fmt.Sprint(":", int64(math.MaxInt64)/1e6, "\r\n") {
-		t.Fatalf("PEXPIRETIME of a clamped expiry = %q", got)
+	f(0, int64(9223372036854775001), "PEXPIRETIME", "r")
+	f(0, 1, "MOVE", "r", "1")
+	f(1, int64(9223372036854775001), "PEXPIRETIME", "r")
+	f(1, 1, "COPY", "r", "c", "DB", "0")
+	f(0, int64(9223372036854775001), "PEXPIRETIME", "c")
+	f(1, 1, "PERSIST", "r")
+	f(1, -1, "PEXPIRETIME", "r")
+	f(0, 1, "EXISTS", "c")
+}
+
+// INFO's expired_keys counts keys removed because their time passed, lazily as well as by the
+// sweep, and not keys a command deleted by giving them a past time.
+func TestExpiredKeysCounted(t *testing.T) {
+	e := newTestEngine()
+	now := time.Now().UnixNano()
+	for _, k := range []string{"a", "b", "c", "d"} {
+		ktPlant(e, 0, k, keyspace.KindString, "v", now+1)
 	}
-	if got := ktCall(e, 0, now, "EXISTS", "k"); got != ":1\r\n" {
-		t.Fatal("a far-future key is gone")
+	ktPlant(e, 3, "x", keyspace.KindString, "v", 0)
+	for _, args := range [][]string{{"GET", "a"}, {"TTL", "b"}, {"SET", "c", "v2"}, {"EXPIRE", "x", "-1"}} {
+		db := 0
+		if args[1] == "x" {
+			db = 3
+		}
+		ktCall(e, db, now+2, args...)
+	}
+	if got := e.stats.expiredKeys.Load(); got != 3 {
+		t.Fatalf("expired_keys %d after three lazy expirations, want 3", got)
+	}
+	e.ActiveExpire(time.Second) // reclaims d
+	if got := e.stats.expiredKeys.Load(); got != 4 {
+		t.Fatalf("expired_keys %d after the sweep, want 4", got)
 	}
 }
 

@@ -2,6 +2,7 @@ package command
 
 import (
 	"hash/fnv"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -408,7 +409,7 @@ func infoKeyspace(w *infoWriter, c *Ctx) {
 			expires += int64(ks.Volatile())
 			if ks.Volatile() > 0 {
 				sum, n := sampleTTL(ks, c.Now, c.E.rand())
-				ttlSum, ttlN = ttlSum+sum, ttlN+n
+				ttlSum, ttlN = addTTL(ttlSum, sum), ttlN+n
 			}
 		})
 		if keys == 0 {
@@ -433,12 +434,13 @@ func infoKeyspace(w *infoWriter, c *Ctx) {
 const ttlSampleBuckets = 16
 
 // sampleTTL sums the remaining TTLs (ms) of the live volatile keys in a few buckets from a
-// random cursor.
+// random cursor. A key set past 2262 counts with its exact TTL, so the sum saturates (addTTL).
 func sampleTTL(ks *keyspace.Keyspace, now int64, cursor uint64) (sum, n int64) {
+	nowMs := now / int64(time.Millisecond)
 	for range ttlSampleBuckets {
 		cursor = ks.Scan(cursor, func(e *keyspace.Entry) {
 			if at := e.ExpireAt(); at > now {
-				sum += (at - now) / int64(time.Millisecond)
+				sum = addTTL(sum, ks.ExpireMs(e)-nowMs)
 				n++
 			}
 		})
@@ -447,4 +449,13 @@ func sampleTTL(ks *keyspace.Keyspace, now int64, cursor uint64) (sum, n int64) {
 		}
 	}
 	return sum, n
+}
+
+// addTTL adds TTLs in milliseconds, saturating at math.MaxInt64: keys can expire up to int64
+// milliseconds away, and Redis's own sum would overflow there.
+func addTTL(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }

@@ -163,7 +163,7 @@ func moveEntry(from *keyspace.Keyspace, e *keyspace.Entry, to *keyspace.Keyspace
 	}
 	n := to.Add(key)
 	n.TakeValue(e)
-	to.SetExpire(n, e.ExpireAt())
+	to.CopyExpire(n, from, e) // exact even past 2262, before e's record goes with it
 	from.Remove(e)
 	return true
 }
@@ -257,7 +257,7 @@ func copyCmd(c *Ctx) {
 	if e.Kind == keyspace.KindString {
 		n.B = bytes.Clone(e.B)
 	}
-	to.SetExpire(n, e.ExpireAt())
+	to.CopyExpire(n, c.KS(src), e)
 	c.Int(1)
 }
 

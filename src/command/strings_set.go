@@ -77,9 +77,9 @@ func setExpireWord(a []byte) setOptFlags {
 	return 0
 }
 
-// strExpireAt converts o's expiry argument to unix nanoseconds with the checks of Redis's
-// getExpireMillisecondsOrReply, done in milliseconds as Redis does so the same inputs fail. It
-// returns a wire error or "".
+// strExpireAt converts o's expiry argument to a unix time in milliseconds with the checks of
+// Redis's getExpireMillisecondsOrReply, so the same inputs fail and every time Redis accepts
+// (up to int64 milliseconds) is kept exactly. It returns a wire error or "".
 func strExpireAt(c *Ctx, o setOpts) (int64, string) {
 	ms, ok := ParseInt(o.expire)
 	if !ok {
@@ -91,33 +91,21 @@ func strExpireAt(c *Ctx, o setOpts) (int64, string) {
 	if o.flags&soSeconds != 0 {
 		ms *= 1000
 	}
-	const nsPerMs = 1_000_000
 	if o.flags&soRelative == 0 {
-		return strMsToNs(ms), ""
+		return ms, ""
 	}
-	if ms+c.Now/nsPerMs <= 0 { // wrapped past int64, as Redis's sum would
+	now := c.Now / unitMs
+	if ms > math.MaxInt64-now { // Redis's sum wraps negative here and fails its check
 		return 0, fmt.Sprintf(ErrInvalidExpire, c.Spec.Name)
 	}
-	if ms > (math.MaxInt64-c.Now)/nsPerMs {
-		return math.MaxInt64, ""
-	}
-	return c.Now + ms*nsPerMs, ""
-}
-
-// strMsToNs converts a positive millisecond timestamp to nanoseconds. Redis accepts timestamps up
-// to int64 milliseconds; past year 2262 nanoseconds saturate, which still never expires.
-func strMsToNs(ms int64) int64 {
-	if ms > math.MaxInt64/1_000_000 {
-		return math.MaxInt64
-	}
-	return ms * 1_000_000
+	return ms + now, ""
 }
 
 // setGeneric is Redis's setGenericCommand without the final reply: it validates the expiry,
 // replies the old value for GET, and sets key unless NX/XX forbid it. It returns whether the key
 // was set, and ok false when it replied an error.
 func setGeneric(c *Ctx, key, val []byte, o setOpts) (done, ok bool) {
-	var at int64
+	var at int64 // unix ms
 	if o.flags&soExpire != 0 {
 		var msg string
 		if at, msg = strExpireAt(c, o); msg != "" {
@@ -141,7 +129,7 @@ func setGeneric(c *Ctx, key, val []byte, o setOpts) (done, ok bool) {
 	storeString(e, val)
 	switch {
 	case o.flags&soExpire != 0:
-		ks.SetExpire(e, at)
+		ks.SetExpireMs(e, at)
 	case o.flags&soKeepTTL == 0:
 		ks.SetExpire(e, 0)
 	}
@@ -211,10 +199,10 @@ func getex(c *Ctx) {
 	c.Bulk(e.B)
 	ks := c.KS(key)
 	switch {
-	case o.flags&(soEXAT|soPXAT) != 0 && at <= c.Now:
+	case o.flags&(soEXAT|soPXAT) != 0 && at <= c.Now/unitMs:
 		ks.Remove(e) // an absolute time already past deletes the key, as Redis does
 	case o.flags&soExpire != 0:
-		ks.SetExpire(e, at)
+		ks.SetExpireMs(e, at)
 	case o.flags&soPersist != 0:
 		ks.SetExpire(e, 0)
 	}

@@ -159,20 +159,42 @@ func TestStringsExpiryStorage(t *testing.T) {
 			t.Errorf("%s: entry %v, want expiry in [%d, %d]", key, ent, lo, hi)
 		}
 	}
+	// Redis's commands work in whole milliseconds: relative times count from now's.
+	base := now / 1e6 * 1e6
 	tc.do("SET", "ex", "v", "EX", "10")
-	f("ex", now+10e9, now+11e9)
+	f("ex", base+10e9, base+11e9)
 	tc.do("SET", "px", "v", "PX", "1500")
-	f("px", now+1500e6, now+2500e6)
+	f("px", base+1500e6, base+2500e6)
 	tc.do("SET", "exat", "v", "EXAT", "4000000000")
 	f("exat", 4000000000e9, 4000000000e9)
 	tc.do("SET", "pxat", "v", "PXAT", "4000000000123")
 	f("pxat", 4000000000123e6, 4000000000123e6)
-	tc.do("SET", "far", "v", "PXAT", "9223372036854775807") // past year 2262: saturates
-	f("far", math.MaxInt64, math.MaxInt64)
 	tc.do("SETEX", "setex", "5", "v")
-	f("setex", now+5e9, now+6e9)
+	f("setex", base+5e9, base+6e9)
 	tc.do("GETEX", "setex", "PX", "100")
-	f("setex", now+100e6, now+1100e6)
+	f("setex", base+100e6, base+1100e6)
+	// Past year 2262 the entry holds the latest nanosecond and the keyspace the exact time.
+	farMs := func(key string, lo, hi int64) {
+		t.Helper()
+		ent := entry(e, key)
+		if ent == nil || ent.ExpireAt() != math.MaxInt64 {
+			t.Fatalf("%s: entry %v, want a far expiry", key, ent)
+		}
+		if ms := e.keyspace(0, []byte(key)).ExpireMs(ent); ms < lo || ms > hi {
+			t.Errorf("%s: expiry %d ms, want [%d, %d]", key, ms, lo, hi)
+		}
+	}
+	tc.do("SET", "far", "v", "PXAT", "9223372036854775807")
+	farMs("far", math.MaxInt64, math.MaxInt64)
+	tc.do("GETEX", "far", "EXAT", "9223372036854775")
+	farMs("far", 9223372036854775000, 9223372036854775000)
+	tc.do("SET", "far", "v", "KEEPTTL")
+	farMs("far", 9223372036854775000, 9223372036854775000)
+	const px = math.MaxInt64 - 4e12 // leaves room for the current time in ms
+	tc.do("SET", "far", "v", "PX", fmt.Sprint(int64(px)))
+	farMs("far", px+now/1e6, px+time.Now().UnixMilli())
+	tc.do("SET", "far", "v")
+	f("far", 0, 0)
 	tc.do("GETEX", "setex", "PERSIST")
 	f("setex", 0, 0)
 	if n := e.keyspace(0, []byte("ex")).Volatile(); n < 0 {
