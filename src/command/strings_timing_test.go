@@ -80,3 +80,43 @@ func BenchmarkStringsHotPath(b *testing.B) {
 		})
 	}
 }
+
+// newMixedConn prepares a batch of GET, SET and INCR over 30 keys spread across the shards.
+func newMixedConn(tb testing.TB) *hotConn {
+	tc := newTestConn(tb, newTestEngine())
+	var req []byte
+	for i := range hotBatch {
+		key := "key:" + strings.Repeat("x", i%7) + string(rune('a'+i))
+		switch i % 3 {
+		case 0:
+			tc.do("SET", key, value)
+			req = append(req, encodeCommand([]string{"GET", key})...)
+		case 1:
+			req = append(req, encodeCommand([]string{"SET", key, value})...)
+		default:
+			tc.do("SET", key, "1000")
+			req = append(req, encodeCommand([]string{"INCR", key})...)
+		}
+	}
+	h := &hotConn{tc: tc, req: req}
+	for range 3 {
+		h.run(tb)
+	}
+	return h
+}
+
+func TestMixedBatchAllocatesNothing(t *testing.T) {
+	h := newMixedConn(t)
+	if n := testing.AllocsPerRun(200, func() { h.run(t) }); n != 0 {
+		t.Errorf("%v allocations per mixed batch of %d across shards", n, hotBatch)
+	}
+}
+
+func BenchmarkMixedBatch(b *testing.B) {
+	h := newMixedConn(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		h.run(b)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*hotBatch), "ns/cmd")
+}
