@@ -3,6 +3,7 @@ package command
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Reply modes of CLIENT REPLY.
@@ -49,6 +50,8 @@ type Client struct {
 
 	// Close closes the connection from any goroutine (CLIENT KILL).
 	Close func()
+	// SetIdle, when set, changes the connection's idle timeout (CONFIG SET timeout).
+	SetIdle func(time.Duration)
 	// Alive, when set, reports whether the connection is still open (a blocked client polls it).
 	Alive func() bool
 	// blockedOn is the waiter of the client's blocked command, for CLIENT UNBLOCK.

@@ -167,6 +167,11 @@ func (e *Engine) NewClient(addr, laddr string, closeFn func()) *Client {
 // RemoveClient unregisters a closed connection's client.
 func (e *Engine) RemoveClient(cl *Client) { e.clients.Delete(cl.ID) }
 
+// EachClient calls fn for every connected client.
+func (e *Engine) EachClient(fn func(cl *Client)) {
+	e.clients.Range(func(_ uint64, cl *Client) bool { fn(cl); return true })
+}
+
 // ClientCount returns the number of connected clients.
 func (e *Engine) ClientCount() int { return e.clients.Size() }
 

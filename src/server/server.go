@@ -54,6 +54,7 @@ func New(cfg *config.Store) (*Server, error) {
 		Config:    configStore{cfg},
 	})
 	s.Engine.Hooks.Shutdown = s.shutdownCommand
+	cfg.OnChange("timeout", func(string) { s.applyIdleTimeout() })
 	for _, name := range settingNames {
 		cfg.OnChange(name, func(string) { s.Engine.SetSettings(settings(cfg)) })
 	}
@@ -235,11 +236,29 @@ func newLogger(cfg *config.Store) (*slog.Logger, error) {
 			return nil, fmt.Errorf("cannot open logfile: %w", err)
 		}
 	}
-	level := map[string]slog.Level{"debug": slog.LevelDebug, "verbose": slog.LevelDebug,
-		"notice": slog.LevelInfo, "warning": slog.LevelWarn, "nothing": slog.LevelError + 4}[cfg.String("loglevel")]
+	level := new(slog.LevelVar)
+	level.Set(logLevel(cfg.String("loglevel")))
+	cfg.OnChange("loglevel", func(v string) { level.Set(logLevel(v)) })
 	l := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(l)
 	return l, nil
+}
+
+// logLevel maps Redis's log levels onto slog's.
+func logLevel(name string) slog.Level {
+	return map[string]slog.Level{"debug": slog.LevelDebug, "verbose": slog.LevelDebug,
+		"notice": slog.LevelInfo, "warning": slog.LevelWarn, "nothing": slog.LevelError + 4}[name]
+}
+
+// applyIdleTimeout applies CONFIG SET timeout to every connected client, as Redis's client cron
+// checks each client against the current value.
+func (s *Server) applyIdleTimeout() {
+	d := time.Duration(s.cfg.Int("timeout")) * time.Second
+	s.Engine.EachClient(func(cl *command.Client) {
+		if cl.SetIdle != nil {
+			cl.SetIdle(d)
+		}
+	})
 }
 
 // configStore adapts config.Store to the command layer's view (CONFIG REWRITE writes the file

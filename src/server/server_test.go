@@ -106,3 +106,33 @@ func TestServeAndConfigSet(t *testing.T) {
 		t.Fatal("CONFIG SET requirepass did not reach the engine's settings")
 	}
 }
+
+// CONFIG SET timeout applies to clients already connected, as Redis's client cron does.
+func TestConfigSetTimeoutAppliesToConnectedClients(t *testing.T) {
+	s := newTestServer(t)
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	defer s.Stop()
+	idle, err := net.Dial("tcp", s.Addrs()[0].String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	admin, err := net.Dial("tcp", s.Addrs()[0].String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	admin.Write([]byte("CONFIG SET timeout 1\r\n"))
+	if line, _ := bufio.NewReader(admin).ReadString('\n'); line != "+OK\r\n" {
+		t.Fatalf("CONFIG SET timeout: %q", line)
+	}
+	idle.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := idle.Read(make([]byte, 1)); err == nil {
+		t.Fatal("idle client got data instead of being closed")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("idle client was not closed after CONFIG SET timeout 1")
+	}
+}
