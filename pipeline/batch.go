@@ -38,6 +38,9 @@ type Slot struct {
 
 // Batch is the commands parsed from one read, reused by its connection from batch to batch.
 type Batch struct {
+	// Now is the batch's time (unix ns), read once when it starts: commands of a batch see the
+	// same clock, as commands of one event-loop pass do in Redis.
+	Now     int64
 	Slots   []Slot
 	n       int
 	works   []Work  // indexed by shard

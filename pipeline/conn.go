@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/hotkv/hotkv/net/resp"
 )
@@ -44,7 +45,7 @@ type Env struct {
 	// QueryBufferLimit returns client-query-buffer-limit in bytes.
 	QueryBufferLimit func() int
 	// BeginBatch, when set, is called before a batch is routed.
-	BeginBatch func(client any)
+	BeginBatch func(client any, now int64)
 	// Closing reports whether the client must be closed once its replies are written (QUIT,
 	// CLIENT KILL, a panicking command). It is checked after each command: later commands of
 	// the batch are then dropped.
@@ -156,8 +157,9 @@ func (c *Conn) run() (err error) {
 		}
 		b.reset()
 	}()
+	b.Now = time.Now().UnixNano()
 	if c.env.BeginBatch != nil {
-		c.env.BeginBatch(c.Client)
+		c.env.BeginBatch(c.Client, b.Now)
 	}
 	for i := range b.Slots[:b.n] {
 		s := &b.Slots[i]

@@ -132,8 +132,11 @@ func (ks *Keyspace) find(key []byte, h uint64) (e *Entry, link **Entry) {
 
 // Find returns the live entry for key, or nil, and records the access for OBJECT IDLETIME. An
 // entry whose time has passed at now is deleted and reported missing.
-func (ks *Keyspace) Find(key []byte, now int64) *Entry {
-	e := ks.FindQuiet(key, now)
+func (ks *Keyspace) Find(key []byte, now int64) *Entry { return ks.FindHashed(key, Hash(key), now) }
+
+// FindHashed is Find for a key whose Hash the caller already computed (to choose its shard).
+func (ks *Keyspace) FindHashed(key []byte, h uint64, now int64) *Entry {
+	e := ks.findQuiet(key, h, now)
 	if e != nil {
 		e.touch(now)
 	}
@@ -143,7 +146,10 @@ func (ks *Keyspace) Find(key []byte, now int64) *Entry {
 // FindQuiet is Find without recording an access: for commands that inspect a key without using
 // it (TYPE, TTL, EXISTS, OBJECT), which Redis runs with LOOKUP_NOTOUCH.
 func (ks *Keyspace) FindQuiet(key []byte, now int64) *Entry {
-	h := Hash(key)
+	return ks.findQuiet(key, Hash(key), now)
+}
+
+func (ks *Keyspace) findQuiet(key []byte, h uint64, now int64) *Entry {
 	e, link := ks.find(key, h)
 	if e == nil {
 		return nil
@@ -175,7 +181,11 @@ func (ks *Keyspace) Peek(key []byte, now int64) *Entry {
 // Upsert returns the live entry for key, creating an empty one (Kind 0, persistent) when absent
 // or expired. The key is copied only when an entry is created.
 func (ks *Keyspace) Upsert(key []byte, now int64) (e *Entry, created bool) {
-	h := Hash(key)
+	return ks.UpsertHashed(key, Hash(key), now)
+}
+
+// UpsertHashed is Upsert for a key whose Hash the caller already computed.
+func (ks *Keyspace) UpsertHashed(key []byte, h uint64, now int64) (e *Entry, created bool) {
 	e, link := ks.find(key, h)
 	if e != nil {
 		if e.expire == 0 || e.expire > now {

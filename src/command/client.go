@@ -57,10 +57,11 @@ type Client struct {
 	// blockedOn is the waiter of the client's blocked command, for CLIENT UNBLOCK.
 	blockedOn atomic.Pointer[waiter]
 
-	ctx     Ctx   // for connection and barrier commands
-	keyPos  []int // scratch for key extraction
-	shards  []int32
-	limitsV limitsView
+	lastSpec *Spec // the previous command: pipelines repeat one, so route checks it first
+	ctx      Ctx   // for connection and barrier commands
+	keyPos   []int // scratch for key extraction
+	shards   []int32
+	limitsV  limitsView
 }
 
 // Name returns the client's name (CLIENT SETNAME).

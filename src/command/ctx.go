@@ -27,6 +27,7 @@ type Ctx struct {
 	noBlock bool           // blocking is not allowed (MULTI, scripts): Block replies the timeout reply
 	blocked *waiter        // set by Block
 	slot    *pipeline.Slot // the slot being run
+	stats   *shardStats    // the shard's counters when run by a shard actor; nil on a connection
 }
 
 // KS returns the keyspace holding key in the selected database. The key's shard must be locked,
@@ -36,8 +37,37 @@ func (c *Ctx) KS(key []byte) *keyspace.Keyspace { return c.E.keyspace(c.DB, key)
 // KSIn returns the keyspace holding key in database db.
 func (c *Ctx) KSIn(db int, key []byte) *keyspace.Keyspace { return c.E.keyspace(db, key) }
 
-// Find returns key's live entry in the selected database, or nil.
-func (c *Ctx) Find(key []byte) *keyspace.Entry { return c.KS(key).Find(key, c.Now) }
+// Find returns key's live entry in the selected database, or nil, hashing the key once.
+func (c *Ctx) Find(key []byte) *keyspace.Entry {
+	ks, h := c.lookup(key)
+	return ks.FindHashed(key, h, c.Now)
+}
+
+// Upsert returns key's live entry in the selected database, creating an empty one when absent,
+// hashing the key once.
+func (c *Ctx) Upsert(key []byte) (e *keyspace.Entry, created bool) {
+	ks, h := c.lookup(key)
+	return ks.UpsertHashed(key, h, c.Now)
+}
+
+// FindIn is Find that also returns the key's keyspace (for handlers that then delete or
+// change the expiry).
+func (c *Ctx) FindIn(key []byte) (*keyspace.Keyspace, *keyspace.Entry) {
+	ks, h := c.lookup(key)
+	return ks, ks.FindHashed(key, h, c.Now)
+}
+
+// UpsertIn is Upsert that also returns the key's keyspace.
+func (c *Ctx) UpsertIn(key []byte) (*keyspace.Keyspace, *keyspace.Entry, bool) {
+	ks, h := c.lookup(key)
+	e, created := ks.UpsertHashed(key, h, c.Now)
+	return ks, e, created
+}
+
+func (c *Ctx) lookup(key []byte) (*keyspace.Keyspace, uint64) {
+	h := keyspace.Hash(key)
+	return c.E.data(c.E.shardOfHash(h)).dbs[c.DB], h
+}
 
 // Reply helpers. Each appends one reply in the connection's protocol.
 

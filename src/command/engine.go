@@ -62,6 +62,7 @@ type shardData struct {
 	ctx   Ctx // for the shard's own work
 	serve Ctx // for serving blocked clients while ctx is in use
 	block blockState
+	stats shardStats
 }
 
 // Engine is the command layer of one server: the table, the shards' data, the clients.
@@ -105,7 +106,9 @@ func NewEngine(o Options) *Engine {
 			d.dbs[i] = keyspace.New()
 			d.dbs[i].OnExpire = e.countExpired // INFO expired_keys (expire.go)
 		}
-		d.ctx.E = e
+		d.stats.cmds = make([]cmdCounter, numSpecs)
+		d.ctx.E, d.serve.E = e, e
+		d.ctx.stats, d.serve.stats = &d.stats, &d.stats
 		return d
 	})
 	return e
@@ -121,11 +124,13 @@ func (e *Engine) Settings() *Settings { return e.settings.Load() }
 func (e *Engine) Databases() int { return e.dbCount }
 
 // shardOf maps a key to its shard from the high bits of its hash.
-func (e *Engine) shardOf(key []byte) int32 {
+func (e *Engine) shardOf(key []byte) int32 { return e.shardOfHash(keyspace.Hash(key)) }
+
+func (e *Engine) shardOfHash(h uint64) int32 {
 	if e.shardBits == 0 {
 		return 0
 	}
-	return int32(keyspace.Hash(key) >> (64 - e.shardBits))
+	return int32(h >> (64 - e.shardBits))
 }
 
 func (e *Engine) data(shard int32) *shardData { return e.Group.Shards[shard].Data.(*shardData) }
@@ -198,7 +203,7 @@ func (e *Engine) Env() *pipeline.Env {
 		Barrier:          e.barrier,
 		Limits:           func(client any) *resp.Limits { return e.Limits(client.(*Client)) },
 		QueryBufferLimit: func() int { return int(e.Settings().QueryBufLimit) },
-		BeginBatch:       func(client any) { client.(*Client).lastSeen.Store(time.Now().UnixNano()) },
+		BeginBatch:       func(client any, now int64) { client.(*Client).lastSeen.Store(now) },
 		Closing:          func(client any) bool { cl := client.(*Client); return cl.closeAfter || cl.killed.Load() },
 	}
 }

@@ -304,8 +304,9 @@ func infoStats(w *infoWriter, c *Ctx) {
 	w.str("expired_stale_perc", "0.00")
 	w.zeros("expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds", "evicted_keys",
 		"evicted_clients", "total_eviction_exceeded_time", "current_eviction_exceeded_time")
-	w.int("keyspace_hits", st.hits.Load())
-	w.int("keyspace_misses", st.misses.Load())
+	hits, misses := c.E.keyspaceHits()
+	w.int("keyspace_hits", hits)
+	w.int("keyspace_misses", misses)
 	w.zeros("pubsub_channels", "pubsub_patterns", "pubsubshard_channels", "latest_fork_usec",
 		"total_forks", "migrate_cached_sockets", "slave_expires_tracked_keys", "active_defrag_hits",
 		"active_defrag_misses", "active_defrag_key_hits", "active_defrag_key_misses",
@@ -347,7 +348,7 @@ func infoCPU(w *infoWriter, _ *Ctx) {
 
 // infoCommandStats lists every command called, rejected or failed at least once, by name
 // (Redis's order is its hash table's; sorting keeps the output stable).
-func infoCommandStats(w *infoWriter, _ *Ctx) {
+func infoCommandStats(w *infoWriter, c *Ctx) {
 	var specs []*Spec
 	for _, s := range table {
 		specs = append(specs, s)
@@ -357,8 +358,8 @@ func infoCommandStats(w *infoWriter, _ *Ctx) {
 	}
 	slices.SortFunc(specs, func(a, b *Spec) int { return strings.Compare(a.Name, b.Name) })
 	for _, s := range specs {
-		calls, usec := s.stats.calls.Load(), s.stats.nsec.Load()/1000
-		rejected, failed := s.stats.rejected.Load(), s.stats.failed.Load()
+		calls, nsec, rejected, failed := c.E.cmdStats(s)
+		usec := nsec / 1000
 		if calls == 0 && rejected == 0 && failed == 0 {
 			continue
 		}

@@ -93,6 +93,9 @@ func (e *Engine) totalCommands() int64 {
 			n += sub.stats.calls.Load()
 		}
 	}
+	for i := range e.Group.Shards {
+		n += e.data(int32(i)).stats.done.Load()
+	}
 	return n
 }
 

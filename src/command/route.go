@@ -17,7 +17,10 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 	s.DB, s.Proto = int32(cl.DB), int8(cl.Proto)
 	s.Silent = cl.replyMode == replyOff || cl.skipNext
 	cl.skipNext = false
-	spec, errMsg := lookupArgs(s.Args)
+	spec, errMsg := cl.lastSpec, ""
+	if spec == nil || spec.Subs != nil || !sameName(s.Args[0], spec.Name) || !arityOK(spec, len(s.Args)) {
+		spec, errMsg = lookupArgs(s.Args)
+	}
 	if errMsg != "" {
 		e.reject(s, spec, errMsg)
 		return
@@ -28,7 +31,10 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 	}
 	e.pause.wait(spec)
 	s.Cmd = spec
-	cl.lastCmd.Store(&spec.Name)
+	if cl.lastSpec != spec { // pipelines repeat a command: publish for CLIENT LIST only on change
+		cl.lastSpec = spec
+		cl.lastCmd.Store(&spec.Name)
+	}
 	switch spec.Scope {
 	case ScopeConn:
 		s.Target = pipeline.TargetNone
@@ -84,10 +90,31 @@ func lookupArgs(args [][]byte) (*Spec, string) {
 		}
 		spec = sub
 	}
-	if n := len(args); (spec.Arity > 0 && n != spec.Arity) || n < -spec.Arity {
+	if !arityOK(spec, len(args)) {
 		return spec, fmt.Sprintf(ErrArity, spec.Name)
 	}
 	return spec, ""
+}
+
+func arityOK(spec *Spec, n int) bool {
+	return (spec.Arity <= 0 || n == spec.Arity) && n >= -spec.Arity
+}
+
+// sameName reports whether b names the command lower (lower case), ignoring b's case.
+func sameName(b []byte, lower string) bool {
+	if len(b) != len(lower) {
+		return false
+	}
+	for i := range len(b) {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func unknownCommand(args [][]byte) string {
@@ -128,30 +155,6 @@ func (e *Engine) reject(s *pipeline.Slot, spec *Spec, msg string) {
 	}
 	e.stats.countError(msg)
 	s.Reply = resp.AppendError(s.Reply[:0], msg) // turns CR and LF from arguments into spaces
-}
-
-// execWork is the shards' executor: it runs one batch's slots for one shard, in order. The clock
-// is read twice per work item, not per command: reading it costs as much as a GET on some VMs.
-func (e *Engine) execWork(sh *pipeline.Shard, w *pipeline.Work) {
-	d := sh.Data.(*shardData)
-	b := w.Batch()
-	start := time.Now()
-	now := start.UnixNano()
-	for _, i := range w.Slots {
-		e.call(&d.ctx, &b.Slots[i], now)
-		if len(d.block.ready) > 0 {
-			e.serveReadyLocked(d, now)
-		}
-	}
-	e.chargeTime(b, w.Slots, time.Since(start))
-}
-
-// chargeTime spreads a work item's duration over its commands' statistics.
-func (e *Engine) chargeTime(b *pipeline.Batch, slots []int32, d time.Duration) {
-	per := int64(d) / int64(len(slots))
-	for _, i := range slots {
-		b.Slots[i].Cmd.(*Spec).stats.nsec.Add(per)
-	}
 }
 
 // barrier runs a slot that spans shards, after every earlier slot of its batch has completed.
@@ -220,10 +223,17 @@ func (e *Engine) call(c *Ctx, s *pipeline.Slot, now int64) {
 			c.Client.CloseAfterReply()
 		}
 		s.Reply = c.Out
-		spec.stats.calls.Add(1)
-		if len(c.Out) > 0 && c.Out[0] == '-' {
-			spec.stats.failed.Add(1)
+		failed := len(c.Out) > 0 && c.Out[0] == '-'
+		if failed {
 			e.stats.countErrorReply(c.Out)
+		}
+		if c.stats != nil {
+			c.stats.count(spec, failed)
+		} else {
+			spec.stats.calls.Add(1)
+			if failed {
+				spec.stats.failed.Add(1)
+			}
 		}
 		c.Args, c.Client = nil, nil
 	}()

@@ -82,6 +82,7 @@ type Spec struct {
 	// Subs are the subcommands of a container command (CLIENT, CONFIG, …), by lower-case name.
 	Subs map[string]*Spec
 
+	id    int // index into per-shard statistics, set when the table is built
 	stats cmdStats
 }
 

@@ -64,6 +64,9 @@ func (e *Engine) resetStats() {
 	e.stats.misses.Store(0)
 	e.stats.rejectedConns.Store(0)
 	e.stats.errorKinds.Clear()
+	e.Group.LockAll()
+	e.resetShardStatsLocked()
+	e.Group.UnlockAll()
 	e.stats.errorKindsOff.Store(false)
 	for _, s := range table {
 		s.resetStats()

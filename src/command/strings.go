@@ -97,15 +97,7 @@ func addString(c *Ctx, ks *keyspace.Keyspace, key []byte) *keyspace.Entry {
 
 // lookupForRead finds key for a read, counting a keyspace hit or miss for INFO as Redis's
 // lookupKeyRead does.
-func lookupForRead(c *Ctx, key []byte) *keyspace.Entry {
-	e := c.Find(key)
-	if e == nil {
-		c.E.stats.misses.Add(1)
-		return nil
-	}
-	c.E.stats.hits.Add(1)
-	return e
-}
+func lookupForRead(c *Ctx, key []byte) *keyspace.Entry { return c.FindRead(key) }
 
 // replyStringGet is Redis's getGenericCommand: it replies key's string value (or null) and
 // returns the entry; ok is false when it replied WRONGTYPE instead.

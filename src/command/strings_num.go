@@ -42,8 +42,7 @@ func decrby(c *Ctx) {
 // reuses the entry's buffer, so a counter allocates nothing once it exists.
 func incrDecr(c *Ctx, delta int64) {
 	key := c.Args[1]
-	ks := c.KS(key)
-	e := ks.Find(key, c.Now)
+	ks, e := c.FindIn(key)
 	var b []byte
 	var v int64
 	var err error

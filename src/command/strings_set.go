@@ -118,8 +118,7 @@ func setGeneric(c *Ctx, key, val []byte, o setOpts) (done, ok bool) {
 			return false, false
 		}
 	}
-	ks := c.KS(key)
-	e := ks.Find(key, c.Now)
+	ks, e := c.FindIn(key)
 	if (o.flags&soNX != 0 && e != nil) || (o.flags&soXX != 0 && e == nil) {
 		return false, true
 	}

@@ -112,7 +112,10 @@ func TestStringsKeyspaceStatsMatchRedis(t *testing.T) {
 		n, _ := strconv.ParseInt(m[1], 10, 64)
 		return n
 	}
-	if h, m := e.stats.hits.Load(), e.stats.misses.Load(); h != stat("keyspace_hits") || m != stat("keyspace_misses") {
+	e.Group.LockAll()
+	h, m := e.keyspaceHits()
+	e.Group.UnlockAll()
+	if h != stat("keyspace_hits") || m != stat("keyspace_misses") {
 		t.Errorf("hits/misses %d/%d, redis %d/%d", h, m, stat("keyspace_hits"), stat("keyspace_misses"))
 	}
 }

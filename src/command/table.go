@@ -29,10 +29,19 @@ func buildTable() map[string]*Spec {
 				panic("BUG: command registered twice: " + s.Name)
 			}
 			t[s.Name] = s
+			s.id = numSpecs
+			numSpecs++
+			for _, sub := range s.Subs {
+				sub.id = numSpecs
+				numSpecs++
+			}
 		}
 	}
 	return t
 }
+
+// numSpecs counts commands and subcommands: the size of per-shard statistics.
+var numSpecs int
 
 // Commands returns every top-level command spec.
 func Commands() map[string]*Spec { return table }
