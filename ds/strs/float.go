@@ -1,6 +1,7 @@
 package strs
 
 import (
+	"math"
 	"math/big"
 )
 
@@ -148,4 +149,22 @@ func roundExt(r *big.Rat) (*big.Float, bool) {
 	}
 	f.SetInt(q)
 	return f.SetMantExp(f, -extGrid), true
+}
+
+// ParseLongDouble parses b as Redis's string2ld (strtold, whole input, no leading space, hex and
+// inf accepted, NaN and overflow refused) and returns it rounded to a float64, with ±Inf for
+// infinities. Timeouts and other arguments Redis reads as long double use it.
+func ParseLongDouble(b []byte) (float64, bool) {
+	x, ok := parseExt(b)
+	if !ok {
+		return 0, false
+	}
+	if x.inf {
+		if b[0] == '-' {
+			return math.Inf(-1), true
+		}
+		return math.Inf(1), true
+	}
+	f, _ := x.f.Float64()
+	return f, true
 }

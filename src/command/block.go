@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hotkv/hotkv/ds/strs"
 	"github.com/hotkv/hotkv/pipeline"
 )
 
@@ -107,21 +108,33 @@ func (c *Ctx) SignalReady(key []byte) {
 	}
 }
 
-// ParseTimeout parses a blocking command's timeout in seconds (a float) into a deadline in unix
-// ns (0 = forever), replying Redis's error and returning false when it is invalid.
+// ParseTimeout parses a blocking command's timeout in seconds into a deadline in unix ns (0 =
+// forever), replying Redis's error and returning false when it is invalid. Like Redis 7.0 it
+// reads a long double, rounds the milliseconds up, and a value past the int64 range wraps to a
+// negative one ("timeout is negative"), so -0.0001 blocks forever.
 func (c *Ctx) ParseTimeout(arg []byte) (int64, bool) {
-	f, ok := ParseFloat(arg)
-	switch {
-	case !ok || math.IsInf(f, 0) || f*1000 > math.MaxInt64/2:
+	f, ok := strs.ParseLongDouble(arg)
+	if !ok {
 		c.Err(ErrTimeoutFloat)
 		return 0, false
-	case f < 0:
+	}
+	ms := math.Ceil(f * 1000)
+	if !(ms >= math.MinInt64 && ms < math.MaxInt64) { // C's conversion of an out-of-range value
+		ms = math.MinInt64
+	}
+	tms := int64(ms)
+	switch {
+	case tms < 0:
 		c.Err(ErrTimeoutNeg)
 		return 0, false
-	case f == 0:
+	case tms == 0:
 		return 0, true
 	}
-	return c.Now + int64(f*1e9), true
+	nowMs := c.Now / 1e6
+	if tms > math.MaxInt64/1_000_000-nowMs { // past 2262: Redis 7.0.15 keeps such a client blocked
+		return math.MaxInt64, true
+	}
+	return (nowMs + tms) * 1e6, true
 }
 
 func (e *Engine) blockStateOf(key []byte) *blockState { return &e.data(e.shardOf(key)).block }

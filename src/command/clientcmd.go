@@ -24,6 +24,7 @@ var clientCommands = []*Spec{
 		&Spec{Name: "client|reply", Arity: 3, Flags: clientFlags, Scope: ScopeConn, Run: clientReply},
 		&Spec{Name: "client|pause", Arity: -3, Flags: Admin | clientFlags, Scope: ScopeConn, Run: clientPause},
 		&Spec{Name: "client|unpause", Arity: 2, Flags: Admin | clientFlags, Scope: ScopeConn, Run: clientUnpause},
+		&Spec{Name: "client|unblock", Arity: -3, Flags: Admin | clientFlags, Scope: ScopeConn, Run: clientUnblock},
 		&Spec{Name: "client|help", Arity: 2, Flags: Loading | Stale, Scope: ScopeConn, Run: clientHelp},
 	),
 }
@@ -367,6 +368,34 @@ func clientPause(c *Ctx) {
 func clientUnpause(c *Ctx) {
 	c.E.pause.clear()
 	c.OK()
+}
+
+// CLIENT UNBLOCK client-id [TIMEOUT|ERROR]
+//
+// The reason is checked before the id, as Redis does. A client counts as blocked only while it
+// waits; one being served or retrying right now is not unblocked (:0).
+func clientUnblock(c *Ctx) {
+	withError := false
+	switch {
+	case len(c.Args) > 4:
+		c.Errf(ErrSubSyntax, c.Args[1], "CLIENT")
+		return
+	case len(c.Args) == 4 && EqualFold(c.Args[3], "ERROR"):
+		withError = true
+	case len(c.Args) == 4 && !EqualFold(c.Args[3], "TIMEOUT"):
+		c.Err(ErrUnblockReason)
+		return
+	}
+	id, ok := ParseInt(c.Args[2])
+	if !ok {
+		c.Err(ErrNotInt)
+		return
+	}
+	if cl, found := c.E.clients.Load(uint64(id)); found && cl.unblock(withError) {
+		c.Int(1)
+		return
+	}
+	c.Int(0)
 }
 
 // CLIENT HELP

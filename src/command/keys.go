@@ -145,10 +145,21 @@ func renameGeneric(c *Ctx, nx bool) {
 	case !moveEntry(ks, e, c.KS(dst), dst, c.Now, !nx):
 		c.Int(0)
 	case nx:
+		signalCreated(c, c.DB, dst)
 		c.Int(1)
 	default:
+		signalCreated(c, c.DB, dst)
 		c.OK()
 	}
+}
+
+// signalCreated wakes clients blocked on key in db, which a command just created by moving or
+// copying a value there (Redis signals every key dbAdd creates).
+func signalCreated(c *Ctx, db int, key []byte) {
+	saved := c.DB
+	c.DB = db
+	c.SignalReady(key)
+	c.DB = saved
 }
 
 // moveEntry moves e (live in from) to key in to, with its expiry, unless key is live in to and
@@ -179,7 +190,11 @@ func move(c *Ctx) {
 	default:
 		key := c.Args[1]
 		e := c.Find(key)
-		replyBool01(c, e != nil && moveEntry(c.KS(key), e, c.KSIn(db, key), key, c.Now, false))
+		moved := e != nil && moveEntry(c.KS(key), e, c.KSIn(db, key), key, c.Now, false)
+		if moved {
+			signalCreated(c, db, key)
+		}
+		replyBool01(c, moved)
 	}
 }
 
@@ -258,6 +273,7 @@ func copyCmd(c *Ctx) {
 		n.B = bytes.Clone(e.B)
 	}
 	to.CopyExpire(n, c.KS(src), e)
+	signalCreated(c, db, dst)
 	c.Int(1)
 }
 

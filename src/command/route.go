@@ -70,6 +70,9 @@ func (e *Engine) routeKeys(cl *Client, spec *Spec, args [][]byte) pipeline.Targe
 		same = same && sh == first
 	}
 	if same {
+		// One entry: a blocking command runs as a barrier that locks cl.shards, and Group.Lock
+		// spins forever on a repeated shard.
+		cl.shards = cl.shards[:1]
 		return pipeline.Target(first)
 	}
 	slices.Sort(cl.shards)

@@ -13,6 +13,9 @@ var families = [][]*Spec{
 	keyCommands,
 	expireCommands,
 	stringCommands,
+	hashCommands,
+	listCommands,
+	setCommands,
 }
 
 // table maps lower-case command names to their specs. It is built in init so that handlers may

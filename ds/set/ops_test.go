@@ -1,0 +1,115 @@
+package set
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// Inter, Union and Diff agree with maps over random sets of every encoding.
+func TestOpsModel(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 5))
+	for round := range 200 {
+		k := 1 + r.IntN(4)
+		sets := make([]*Set, k)
+		models := make([]map[string]bool, k)
+		for i := range k {
+			if r.IntN(8) == 0 {
+				continue // a missing key
+			}
+			sets[i], models[i] = New(), map[string]bool{}
+			size := []int{3, 50, 700}[r.IntN(3)]
+			for range size {
+				m := fmt.Sprint(r.IntN(800))
+				if r.IntN(3) == 0 {
+					m = "s" + m
+				}
+				sets[i].Add([]byte(m), &defaultLimits)
+				models[i][m] = true
+			}
+		}
+		if k > 1 && r.IntN(5) == 0 {
+			sets[k-1], models[k-1] = sets[0], models[0] // a key given twice
+		}
+		checkOps(t, round, sets, models)
+	}
+}
+
+func checkOps(t *testing.T, round int, sets []*Set, models []map[string]bool) {
+	inUnion, inInter, inDiff := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for i, m := range models {
+		for x := range m {
+			inUnion[x] = true
+			all := !slices.Contains(sets, nil)
+			for _, o := range models {
+				all = all && o[x]
+			}
+			inInter[x] = all
+			if i == 0 {
+				none := true
+				for j, o := range models[1:] {
+					none = none && (o == nil || !o[x]) && sets[j+1] != sets[0]
+				}
+				inDiff[x] = none
+			}
+		}
+	}
+	want := func(in map[string]bool) []string {
+		var out []string
+		for x, ok := range in {
+			if ok {
+				out = append(out, x)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	sorted := func(s *Set) []string { out := members(t, s); slices.Sort(out); return out }
+	if got := sorted(Union(sets, &defaultLimits)); !slices.Equal(got, want(inUnion)) {
+		t.Fatalf("round %d: union %v, want %v", round, got, want(inUnion))
+	}
+	if got := sorted(Diff(sets, &defaultLimits)); !slices.Equal(got, want(inDiff)) {
+		t.Fatalf("round %d: diff %v, want %v", round, got, want(inDiff))
+	}
+	if slices.Contains(sets, nil) {
+		return
+	}
+	got := interMembers(sets, 0)
+	slices.Sort(got)
+	if !slices.Equal(got, want(inInter)) {
+		t.Fatalf("round %d: inter %v, want %v", round, got, want(inInter))
+	}
+}
+
+// Inter walks the smallest set, the first of equal ones, so an intset gives ascending order.
+func TestInterOrder(t *testing.T) {
+	a, b := New(), New()
+	for _, m := range []string{"x", "3", "1", "2"} {
+		a.Add([]byte(m), &defaultLimits)
+	}
+	for _, m := range []string{"3", "2", "1", "x"} {
+		b.Add([]byte(m), &defaultLimits)
+	}
+	got := interMembers([]*Set{a, b}, 0)
+	if !slices.Equal(got, []string{"x", "3", "1", "2"}) {
+		t.Fatalf("order %v, want a's insertion order", got)
+	}
+	c := New()
+	for _, m := range []string{"9", "2", "1"} {
+		c.Add([]byte(m), &defaultLimits)
+	}
+	got = interMembers([]*Set{a, c}, 1)
+	if !slices.Equal(got, []string{"1"}) {
+		t.Fatalf("stopped inter %v, want the intset's first common member", got)
+	}
+}
+
+// interMembers collects Inter's members in order, stopping after limit (0: all).
+func interMembers(sets []*Set, limit int) []string {
+	var got []string
+	add := func(m string) bool { got = append(got, m); return limit == 0 || len(got) < limit }
+	Inter(slices.Clone(sets), func(v int64) bool { return add(fmt.Sprint(v)) },
+		func(m []byte) bool { return add(string(m)) })
+	return got
+}

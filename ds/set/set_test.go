@@ -1,0 +1,204 @@
+package set
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+var defaultLimits = Limits{Intset: 512, Listpack: 128, ListpackValue: 64}
+
+// members returns the set's members in iteration order, failing on a duplicate.
+func members(t testing.TB, s *Set) []string {
+	t.Helper()
+	var out []string
+	seen := map[string]bool{}
+	s.Each(func(m []byte) bool {
+		if seen[string(m)] {
+			t.Fatalf("member %q iterated twice", m)
+		}
+		seen[string(m)] = true
+		out = append(out, string(m))
+		return true
+	})
+	return out
+}
+
+// genMember draws members that exercise every encoding boundary: small and wide integers,
+// integers outside uint32 and int64, non-canonical integers (distinct strings), short and long
+// strings, and members too large to share an arena chunk.
+func genMember(r *rand.Rand) string {
+	switch r.IntN(12) {
+	case 0, 1, 2:
+		return strconv.Itoa(r.IntN(300))
+	case 3:
+		return strconv.FormatInt(r.Int64N(1<<40)-1<<39, 10)
+	case 4:
+		return []string{"01", "+1", "-0", " 1", "9223372036854775808", "-9223372036854775808",
+			"4294967295", "4294967296", "-1", "0", ""}[r.IntN(11)]
+	case 5:
+		return string(bytes.Repeat([]byte{'x'}, 60+r.IntN(10)))
+	case 6:
+		if r.IntN(20) == 0 {
+			return fmt.Sprintf("%d%s", r.IntN(5), bytes.Repeat([]byte{'L'}, 5000))
+		}
+		return strconv.Itoa(r.IntN(1 << 20))
+	default:
+		return fmt.Sprintf("m%d", r.IntN(400))
+	}
+}
+
+// TestSetModel runs random operations against a map and checks every answer, the iteration
+// contents and the encoding Redis would report, under several limits.
+func TestSetModel(t *testing.T) {
+	for _, lim := range []Limits{defaultLimits, {Intset: 4, Listpack: 3, ListpackValue: 8},
+		{Intset: 0, Listpack: 0, ListpackValue: 0}, {Intset: 2000, Listpack: 1000, ListpackValue: 1 << 20}} {
+		t.Run(fmt.Sprintf("%+v", lim), func(t *testing.T) {
+			for seed := range uint64(20) {
+				runModel(t, lim, seed)
+			}
+		})
+	}
+}
+
+func runModel(t *testing.T, lim Limits, seed uint64) {
+	r := rand.New(rand.NewPCG(seed, 7))
+	s, model := New(), map[string]bool{}
+	intsOnly := true
+	for op := range 3000 {
+		m := genMember(r)
+		switch r.IntN(10) {
+		case 0, 1, 2, 3, 4:
+			if got, want := s.Add([]byte(m), &lim), !model[m]; got != want {
+				t.Fatalf("seed %d op %d: Add(%q) = %v, want %v", seed, op, m, got, want)
+			}
+			model[m] = true
+			_, isInt := parseInt([]byte(m))
+			intsOnly = intsOnly && isInt && len(model) <= lim.Intset
+		case 5, 6, 7:
+			if got, want := s.Remove([]byte(m)), model[m]; got != want {
+				t.Fatalf("seed %d op %d: Remove(%q) = %v, want %v", seed, op, m, got, want)
+			}
+			delete(model, m)
+		default:
+			if got := s.Has([]byte(m)); got != model[m] {
+				t.Fatalf("seed %d op %d: Has(%q) = %v", seed, op, m, got)
+			}
+		}
+		if s.Len() != len(model) {
+			t.Fatalf("seed %d op %d: Len %d, want %d", seed, op, s.Len(), len(model))
+		}
+		if want := map[bool]string{true: "intset", false: "hashtable"}[intsOnly]; s.Encoding() != want {
+			t.Fatalf("seed %d op %d: encoding %s, want %s", seed, op, s.Encoding(), want)
+		}
+		if op%200 == 0 {
+			checkContents(t, s, model)
+		}
+	}
+	checkContents(t, s, model)
+}
+
+func checkContents(t *testing.T, s *Set, model map[string]bool) {
+	t.Helper()
+	got := members(t, s)
+	if len(got) != len(model) {
+		t.Fatalf("iterated %d members, want %d", len(got), len(model))
+	}
+	for _, m := range got {
+		if !model[m] {
+			t.Fatalf("iterated %q, not a member", m)
+		}
+	}
+}
+
+// An intset iterates in ascending order and keeps Redis's memory: one width for all members.
+func TestIntsetOrderAndWidth(t *testing.T) {
+	s := New()
+	f := func(m string, width int) {
+		t.Helper()
+		s.Add([]byte(m), &defaultLimits)
+		if w := s.is().w(); w != width {
+			t.Fatalf("after %s: width %d, want %d", m, w, width)
+		}
+		if len(s.b) != s.Len()*width {
+			t.Fatalf("after %s: %d bytes for %d members", m, len(s.b), s.Len())
+		}
+	}
+	f("5", 2)
+	f("-3", 2)
+	f("70000", 4)
+	f("-9223372036854775808", 8)
+	f("12", 8)
+	s.Remove([]byte("-9223372036854775808")) // Redis never narrows an intset
+	f("13", 8)
+	want := []string{"-3", "5", "12", "13", "70000"}
+	if got := members(t, s); !slices.Equal(got, want) {
+		t.Fatalf("order %v, want %v", got, want)
+	}
+}
+
+// A small set of strings iterates in insertion order; passing a limit converts it.
+func TestListpackOrderAndConversion(t *testing.T) {
+	s := New()
+	lim := Limits{Intset: 512, Listpack: 4, ListpackValue: 10}
+	for _, m := range []string{"1", "b", "a", "2"} {
+		s.Add([]byte(m), &lim)
+	}
+	if s.enc != encListpack {
+		t.Fatalf("encoding %d, want listpack", s.enc)
+	}
+	if got := members(t, s); !slices.Equal(got, []string{"1", "b", "a", "2"}) {
+		t.Fatalf("order %v", got)
+	}
+	s.Add([]byte("c"), &lim)
+	if s.enc != encBig || s.Len() != 5 {
+		t.Fatalf("after the fifth member: encoding %d, len %d", s.enc, s.Len())
+	}
+	s2 := New()
+	s2.Add([]byte("a"), &lim)
+	s2.Add([]byte("12345678901"), &lim)
+	if s2.enc != encBig {
+		t.Fatalf("a long member did not convert the listpack")
+	}
+}
+
+func TestClone(t *testing.T) {
+	for _, n := range []int{3, 100, 5000} {
+		s := New()
+		for i := range n {
+			s.Add([]byte(fmt.Sprint("k", i)), &defaultLimits)
+			s.Add([]byte(fmt.Sprint(i)), &defaultLimits)
+		}
+		c := s.Clone().(*Set)
+		c.Add([]byte("new"), &defaultLimits)
+		c.Remove([]byte("k0"))
+		c.Remove([]byte("0"))
+		if !s.Has([]byte("k0")) || !s.Has([]byte("0")) || s.Has([]byte("new")) || s.Len() != 2*n {
+			t.Fatalf("n=%d: the clone shares state with the original", n)
+		}
+		if c.Len() != 2*n-1 || c.Encoding() != s.Encoding() {
+			t.Fatalf("n=%d: clone len %d encoding %s", n, c.Len(), c.Encoding())
+		}
+	}
+}
+
+func TestParseInt(t *testing.T) {
+	for in, want := range map[string]bool{"0": true, "-1": true, "123": true, "01": false, "-0": false,
+		"+1": false, "": false, "-": false, "1a": false, " 1": false, "9223372036854775807": true,
+		"9223372036854775808": false, "-9223372036854775808": true, "-9223372036854775809": false,
+		"99999999999999999999": false} {
+		v, ok := parseInt([]byte(in))
+		if ok != want || (ok && strconv.FormatInt(v, 10) != in) {
+			t.Errorf("parseInt(%q) = %d, %v", in, v, ok)
+		}
+	}
+	for in, want := range map[string]bool{"0": true, "4294967295": true, "4294967296": false,
+		"-1": false, "007": false, "12345678901": false} {
+		if _, ok := parseUint32([]byte(in)); ok != want {
+			t.Errorf("parseUint32(%q) ok = %v", in, ok)
+		}
+	}
+}

@@ -1,0 +1,237 @@
+package command
+
+import (
+	"github.com/hotkv/hotkv/ds/hash"
+	"github.com/hotkv/hotkv/ds/keyspace"
+)
+
+// hashCommands are Redis 7.0's hash commands plus Redis 7.4's per-field expiry. Every command
+// first reclaims the hash's expired fields (deleting a hash they leave empty), so none sees
+// them: Redis 7.4 does the same through hashTypeExpireIfNeeded and its field lookups.
+var hashCommands = []*Spec{
+	{Name: "hset", Arity: -4, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: hset},
+	{Name: "hmset", Arity: -4, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: hset},
+	{Name: "hsetnx", Arity: 4, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: hsetnx},
+	{Name: "hget", Arity: 3, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: hget},
+	{Name: "hmget", Arity: -3, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: hmget},
+	{Name: "hdel", Arity: -3, Flags: Write | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: hdel},
+	{Name: "hlen", Arity: 2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: hlen},
+	{Name: "hstrlen", Arity: 3, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: hstrlen},
+	{Name: "hexists", Arity: 3, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: hexists},
+	{Name: "hkeys", Arity: 2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: hkeys},
+	{Name: "hvals", Arity: 2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: hvals},
+	{Name: "hgetall", Arity: 2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: hgetall},
+	{Name: "hincrby", Arity: 4, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: hincrby},
+	{Name: "hincrbyfloat", Arity: 4, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: hincrbyfloat},
+	{Name: "hrandfield", Arity: -2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: hrandfield},
+	{Name: "hscan", Arity: -3, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: hscan},
+	{Name: "hexpire", Arity: -6, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: hexpire},
+	{Name: "hpexpire", Arity: -6, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: hpexpire},
+	{Name: "hexpireat", Arity: -6, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: hexpireat},
+	{Name: "hpexpireat", Arity: -6, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: hpexpireat},
+	{Name: "httl", Arity: -5, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: httl},
+	{Name: "hpttl", Arity: -5, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: hpttl},
+	{Name: "hexpiretime", Arity: -5, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: hexpiretime},
+	{Name: "hpexpiretime", Arity: -5, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: hpexpiretime},
+	{Name: "hpersist", Arity: -5, Flags: Write | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: hpersist},
+}
+
+// hashScratch sizes the stack buffers small-hash values are rebuilt into: the default
+// hash-max-listpack-value, so only a raised setting makes a read allocate.
+const hashScratch = 64
+
+// hashLimits returns the listpack thresholds of the current configuration.
+func hashLimits(c *Ctx) hash.Limits {
+	s := c.E.Settings()
+	return hash.Limits{MaxEntries: int(s.HashMaxListpackEntries), MaxValue: int(s.HashMaxListpackValue)}
+}
+
+// nowMs is the call's time in unix milliseconds, the unit of field expiry.
+func nowMs(c *Ctx) int64 { return c.Now / 1e6 }
+
+// readHash finds key's hash for a read command, counting a keyspace hit or miss. It returns nil
+// when there is no such key; ok is false when it replied WRONGTYPE.
+func readHash(c *Ctx, key []byte) (h *hash.Hash, ok bool) {
+	_, h, ok = hashEntry(c, key, c.FindRead(key))
+	return h, ok
+}
+
+// writeHash is readHash for a write command: it also returns the entry, to delete the key when
+// the command empties the hash.
+func writeHash(c *Ctx, key []byte) (*keyspace.Entry, *hash.Hash, bool) {
+	return hashEntry(c, key, c.Find(key))
+}
+
+// hashEntry checks e's type and reclaims its expired fields, deleting a hash left empty.
+func hashEntry(c *Ctx, key []byte, e *keyspace.Entry) (*keyspace.Entry, *hash.Hash, bool) {
+	if e == nil {
+		return nil, nil, true
+	}
+	if e.Kind != keyspace.KindHash {
+		c.WrongType()
+		return nil, nil, false
+	}
+	h := e.Obj.(*hash.Hash)
+	if h.NextExpiry() != 0 && h.Expire(nowMs(c)) > 0 && h.Len() == 0 {
+		c.KS(key).Remove(e)
+		return nil, nil, true
+	}
+	return e, h, true
+}
+
+// createHash stores a new empty hash at key, which the caller found absent.
+func createHash(c *Ctx, key []byte) (*keyspace.Entry, *hash.Hash) {
+	e, _ := c.Upsert(key)
+	h := hash.New()
+	e.Kind, e.Enc, e.B, e.Obj = keyspace.KindHash, 0, nil, h
+	return e, h
+}
+
+// deleteIfEmpty deletes key when a command removed its hash's last field.
+func deleteIfEmpty(c *Ctx, key []byte, e *keyspace.Entry, h *hash.Hash) {
+	if h.Len() == 0 {
+		c.KS(key).Remove(e)
+	}
+}
+
+// HSET key field value [field value ...] and HMSET, which replies OK.
+func hset(c *Ctx) {
+	if len(c.Args)%2 != 0 {
+		c.ArityErr()
+		return
+	}
+	key := c.Args[1]
+	_, h, ok := writeHash(c, key)
+	if !ok {
+		return
+	}
+	if h == nil {
+		_, h = createHash(c, key)
+	}
+	lim := hashLimits(c)
+	h.ConvertFor(lim, c.Args[2:])
+	added := 0
+	for i := 2; i < len(c.Args); i += 2 {
+		if h.Set(c.Args[i], c.Args[i+1], false, lim) {
+			added++
+		}
+	}
+	if c.Spec.Name == "hmset" {
+		c.OK()
+	} else {
+		c.Int(int64(added))
+	}
+}
+
+// HSETNX key field value
+func hsetnx(c *Ctx) {
+	key := c.Args[1]
+	_, h, ok := writeHash(c, key)
+	if !ok {
+		return
+	}
+	if h == nil {
+		_, h = createHash(c, key)
+	}
+	if h.Has(c.Args[2]) {
+		c.Int(0)
+		return
+	}
+	lim := hashLimits(c)
+	h.ConvertFor(lim, c.Args[2:4])
+	h.Set(c.Args[2], c.Args[3], false, lim)
+	c.Int(1)
+}
+
+// HGET key field
+func hget(c *Ctx) {
+	h, ok := readHash(c, c.Args[1])
+	if !ok {
+		return
+	}
+	var buf [hashScratch]byte
+	if v, found := hashGet(h, c.Args[2], buf[:0]); found {
+		c.Bulk(v)
+	} else {
+		c.Null()
+	}
+}
+
+// hashGet is Get on a hash that may be nil (a missing key).
+func hashGet(h *hash.Hash, field, scratch []byte) ([]byte, bool) {
+	if h == nil {
+		return nil, false
+	}
+	return h.Get(field, scratch)
+}
+
+// HMGET key field [field ...]
+func hmget(c *Ctx) {
+	h, ok := readHash(c, c.Args[1])
+	if !ok {
+		return
+	}
+	c.ArrayLen(len(c.Args) - 2)
+	var buf [hashScratch]byte
+	for _, f := range c.Args[2:] {
+		if v, found := hashGet(h, f, buf[:0]); found {
+			c.Bulk(v)
+		} else {
+			c.Null()
+		}
+	}
+}
+
+// HDEL key field [field ...]
+func hdel(c *Ctx) {
+	key := c.Args[1]
+	e, h, ok := writeHash(c, key)
+	if !ok {
+		return
+	}
+	n := 0
+	for _, f := range c.Args[2:] {
+		if h != nil && h.Delete(f) {
+			n++
+			if h.Len() == 0 { // Redis stops at the last field and deletes the key
+				break
+			}
+		}
+	}
+	if h != nil {
+		deleteIfEmpty(c, key, e, h)
+	}
+	c.Int(int64(n))
+}
+
+// HLEN key
+func hlen(c *Ctx) {
+	if h, ok := readHash(c, c.Args[1]); ok {
+		c.Int(int64(hashLen(h)))
+	}
+}
+
+func hashLen(h *hash.Hash) int {
+	if h == nil {
+		return 0
+	}
+	return h.Len()
+}
+
+// HSTRLEN key field
+func hstrlen(c *Ctx) {
+	h, ok := readHash(c, c.Args[1])
+	if !ok {
+		return
+	}
+	var buf [hashScratch]byte
+	v, _ := hashGet(h, c.Args[2], buf[:0])
+	c.Int(int64(len(v)))
+}
+
+// HEXISTS key field
+func hexists(c *Ctx) {
+	if h, ok := readHash(c, c.Args[1]); ok {
+		c.Int(boolInt(h != nil && h.Has(c.Args[2])))
+	}
+}

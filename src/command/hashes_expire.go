@@ -1,0 +1,116 @@
+package command
+
+import (
+	"sync"
+
+	"github.com/hotkv/hotkv/ds/hash"
+	"github.com/hotkv/hotkv/ds/keyspace"
+)
+
+// Active expiry of hash fields. Commands reclaim a hash's expired fields whenever they touch it;
+// the active cycle reclaims those of hashes nobody touches, and deletes a hash whose last field
+// expired, so that it leaves the keyspace (EXISTS, DBSIZE, SCAN) soon after, as in Redis.
+//
+// Each keyspace with such hashes has a queue of (time, key) holding, for every hash with an
+// expiring field, an entry at or before its next field expiry. HEXPIRE adds one only when it
+// makes that expiry earlier; the cycle pops the entries whose time has come, reclaims the
+// hash's expired fields and queues it again at its new next expiry. Entries whose key was
+// deleted or replaced are dropped when they come up. A hash moved to another key (RENAME, MOVE,
+// COPY) is not queued under its new name until HEXPIRE touches it there; until then only
+// commands reclaim its fields.
+
+// hfeQueues maps a keyspace to its queue. The map itself is shared by the shards; a queue is
+// touched only by the holder of its keyspace's shard token.
+var hfeQueues sync.Map // *keyspace.Keyspace -> *hfeQueue
+
+type hfeEntry struct {
+	at  int64 // unix ms
+	key string
+}
+
+// hfeQueue is a min-heap of entries by time.
+type hfeQueue struct{ heap []hfeEntry }
+
+// Active expiry bounds, per keyspace and cycle: hashes visited and fields reclaimed in each.
+const (
+	hfeSweepKeys   = 64
+	hfeSweepFields = 1024
+)
+
+// hfeTrack queues key's hash for active expiry after a command changed its field expiries;
+// before and after are its NextExpiry around the change.
+func hfeTrack(ks *keyspace.Keyspace, key []byte, before, after int64) {
+	if after == 0 || (before != 0 && after >= before) {
+		return // an entry at or before after is queued already
+	}
+	v, ok := hfeQueues.Load(ks)
+	if !ok {
+		v, _ = hfeQueues.LoadOrStore(ks, &hfeQueue{})
+	}
+	v.(*hfeQueue).push(hfeEntry{after, string(key)})
+}
+
+// expireHashFieldsLocked is one step of active field expiry in a keyspace whose shard token the
+// caller holds; now is in unix ns.
+func expireHashFieldsLocked(ks *keyspace.Keyspace, now int64) {
+	v, ok := hfeQueues.Load(ks)
+	if !ok {
+		return
+	}
+	q := v.(*hfeQueue)
+	ms := now / 1e6
+	for range hfeSweepKeys {
+		if len(q.heap) == 0 || q.heap[0].at > ms {
+			return
+		}
+		key := q.pop().key
+		e := ks.FindQuiet(keyBytes(key), now)
+		if e == nil || e.Kind != keyspace.KindHash {
+			continue
+		}
+		h := e.Obj.(*hash.Hash)
+		h.ExpireSome(ms, hfeSweepFields)
+		if h.Len() == 0 {
+			ks.Remove(e)
+		} else if next := h.NextExpiry(); next != 0 {
+			q.push(hfeEntry{next, key})
+		}
+	}
+}
+
+func (q *hfeQueue) push(e hfeEntry) {
+	q.heap = append(q.heap, e)
+	h := q.heap
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p].at <= h[i].at {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+}
+
+func (q *hfeQueue) pop() hfeEntry {
+	h := q.heap
+	top := h[0]
+	last := len(h) - 1
+	h[0], h[last] = h[last], hfeEntry{}
+	h = h[:last]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= len(h) {
+			break
+		}
+		if c+1 < len(h) && h[c+1].at < h[c].at {
+			c++
+		}
+		if h[i].at <= h[c].at {
+			break
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+	q.heap = h
+	return top
+}

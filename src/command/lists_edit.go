@@ -1,0 +1,172 @@
+package command
+
+import (
+	"math"
+
+	"github.com/hotkv/hotkv/ds/list"
+)
+
+// LINSERT key BEFORE|AFTER pivot element
+func linsert(c *Ctx) {
+	after := EqualFold(c.Args[2], "AFTER")
+	if !after && !EqualFold(c.Args[2], "BEFORE") {
+		c.Err(ErrSyntax)
+		return
+	}
+	_, l, ok := writeList(c, c.Args[1])
+	switch {
+	case !ok:
+		return
+	case l == nil:
+		c.Int(0)
+		return
+	}
+	i := l.Find(c.Args[3])
+	if i < 0 {
+		c.Int(-1)
+		return
+	}
+	if after {
+		i++
+	}
+	l.Insert(i, c.Args[4])
+	c.Int(int64(l.Len()))
+}
+
+// LREM key count element
+func lrem(c *Ctx) {
+	count, ok := ParseInt(c.Args[2])
+	if !ok {
+		c.Err(ErrNotInt)
+		return
+	}
+	key := c.Args[1]
+	e, l, ok := writeList(c, key)
+	switch {
+	case !ok:
+		return
+	case l == nil:
+		c.Int(0)
+		return
+	}
+	// Clamping keeps the meaning (a count past the length removes every match) and turns
+	// LONG_MIN, which Redis cannot negate, into "all from the tail" as Redis ends up doing.
+	count = max(min(count, int64(l.Len())), -int64(l.Len()))
+	removed := l.Remove(c.Args[3], int(count))
+	dropIfEmpty(c, key, e, l)
+	c.Int(int64(removed))
+}
+
+// LTRIM key start stop
+func ltrim(c *Ctx) {
+	start, stop, ok := parseRange(c)
+	if !ok {
+		return
+	}
+	key := c.Args[1]
+	e, l, ok := writeList(c, key)
+	switch {
+	case !ok:
+		return
+	case l == nil:
+		c.OK()
+		return
+	}
+	first, n := listRange(start, stop, l.Len())
+	if n == 0 {
+		c.KS(key).Remove(e)
+	} else {
+		l.DeleteRange(first+n, l.Len()-first-n)
+		l.DeleteRange(0, first)
+	}
+	c.OK()
+}
+
+// lposArgs are LPOS's options; count < 0 means COUNT was not given.
+type lposArgs struct {
+	q     list.PosQuery
+	count int64
+}
+
+// parseLPos reads [RANK rank] [COUNT num-matches] [MAXLEN len] in order, the last of a repeated
+// option winning; the first error ends the parse, as in Redis.
+func parseLPos(args [][]byte) (lposArgs, string) {
+	o := lposArgs{count: -1}
+	for i := 0; i < len(args); i += 2 {
+		if i+1 >= len(args) {
+			return o, ErrSyntax
+		}
+		n, isInt := ParseInt(args[i+1])
+		switch opt := args[i]; {
+		case EqualFold(opt, "RANK"):
+			if !isInt {
+				return o, ErrNotInt
+			}
+			if n == 0 {
+				return o, ErrLPosRank
+			}
+			o.q.Reverse, o.q.Skip = n < 0, rankSkip(n)
+		case EqualFold(opt, "COUNT"):
+			if !isInt || n < 0 {
+				return o, ErrLPosCount
+			}
+			o.count, o.q.Count = n, int(n)
+		case EqualFold(opt, "MAXLEN"):
+			if !isInt || n < 0 {
+				return o, ErrLPosMaxLen
+			}
+			o.q.MaxLen = int(n)
+		default:
+			return o, ErrSyntax
+		}
+	}
+	return o, ""
+}
+
+// rankSkip is how many matches RANK passes over. Redis negates a negative rank, which leaves
+// LONG_MIN negative, so every match then satisfies it: RANK LONG_MIN behaves as -1.
+func rankSkip(rank int64) int {
+	switch {
+	case rank == math.MinInt64:
+		return 0
+	case rank < 0:
+		return int(-rank - 1)
+	}
+	return int(rank - 1)
+}
+
+// LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]
+func lpos(c *Ctx) {
+	o, msg := parseLPos(c.Args[3:])
+	if msg != "" {
+		c.Err(msg)
+		return
+	}
+	l, ok := readList(c, c.Args[1])
+	switch {
+	case !ok:
+		return
+	case l == nil && o.count >= 0:
+		c.ArrayLen(0)
+		return
+	case l == nil:
+		c.Null()
+		return
+	}
+	if o.count < 0 {
+		o.q.Count = 1
+	}
+	var buf [8]int
+	pos := l.Pos(c.Args[2], o.q, buf[:0])
+	switch {
+	case o.count >= 0:
+		c.ArrayLen(len(pos))
+		for _, p := range pos {
+			c.Int(int64(p))
+		}
+	case len(pos) == 0:
+		c.Null()
+	default:
+		c.Int(int64(pos[0]))
+	}
+}

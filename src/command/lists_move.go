@@ -1,0 +1,149 @@
+package command
+
+import "github.com/hotkv/hotkv/ds/list"
+
+// parseEnd reads LEFT or RIGHT; front is true for LEFT.
+func parseEnd(b []byte) (front, ok bool) {
+	switch {
+	case EqualFold(b, "LEFT"):
+		return true, true
+	case EqualFold(b, "RIGHT"):
+		return false, true
+	}
+	return false, false
+}
+
+// LMOVE source destination LEFT|RIGHT LEFT|RIGHT
+func lmove(c *Ctx) {
+	srcFront, ok1 := parseEnd(c.Args[3])
+	dstFront, ok2 := parseEnd(c.Args[4])
+	if !ok1 || !ok2 {
+		c.Err(ErrSyntax)
+		return
+	}
+	if !listMove(c, srcFront, dstFront) {
+		c.Null()
+	}
+}
+
+// RPOPLPUSH source destination
+func rpoplpush(c *Ctx) {
+	if !listMove(c, false, true) {
+		c.Null()
+	}
+}
+
+// listMove is LMOVE on c.Args[1] (source) and c.Args[2] (destination, possibly the same key). It
+// replies the moved element, or WRONGTYPE for either key (checked before anything moves), and
+// returns true; it returns false without replying when the source does not exist.
+func listMove(c *Ctx, srcFront, dstFront bool) bool {
+	src, dst := c.Args[1], c.Args[2]
+	se, sl, ok := writeList(c, src)
+	switch {
+	case !ok:
+		return true
+	case sl == nil:
+		return false
+	}
+	_, dl, ok := writeList(c, dst)
+	if !ok {
+		return true
+	}
+	if dl == nil {
+		dl = createList(c, dst)
+	}
+	var buf [512]byte // a rotation copies the element: elements this size stay off the heap
+	v, _ := list.Move(sl, dl, srcFront, dstFront, buf[:0])
+	c.Bulk(v)
+	dropIfEmpty(c, src, se, sl)
+	return true
+}
+
+// mpopArgs are LMPOP's and BLMPOP's arguments after the timeout.
+type mpopArgs struct {
+	keys  [][]byte
+	front bool
+	count int64
+}
+
+// parseMPop reads numkeys key [key ...] LEFT|RIGHT [COUNT count] from args[at:], in Redis's
+// order of checks.
+func parseMPop(args [][]byte, at int) (mpopArgs, string) {
+	var o mpopArgs
+	n, ok := ParseInt(args[at])
+	switch {
+	case !ok || n <= 0:
+		return o, ErrListNumKeys
+	case n > int64(len(args)-at-2):
+		return o, ErrSyntax
+	}
+	end := at + 1 + int(n)
+	o.keys = args[at+1 : end]
+	if o.front, ok = parseEnd(args[end]); !ok {
+		return o, ErrSyntax
+	}
+	o.count = -1
+	for i := end + 1; i < len(args); i++ {
+		if o.count != -1 || !EqualFold(args[i], "COUNT") || i+1 == len(args) {
+			return o, ErrSyntax
+		}
+		i++
+		if o.count, ok = ParseInt(args[i]); !ok || o.count <= 0 {
+			return o, ErrListCount
+		}
+	}
+	o.count = max(o.count, 1)
+	return o, ""
+}
+
+// mpopKeys finds the keys of LMPOP (numkeys at 1) and BLMPOP (numkeys at 2). Arguments that do
+// not parse yield no keys; the handler then replies the error without touching any.
+func mpopKeys(at int) func(args [][]byte, dst []int) []int {
+	return func(args [][]byte, dst []int) []int {
+		n, ok := ParseInt(args[at])
+		if !ok || n <= 0 || n > int64(len(args)-at-2) {
+			return dst
+		}
+		for i := range int(n) {
+			dst = append(dst, at+1+i)
+		}
+		return dst
+	}
+}
+
+// LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]
+func lmpop(c *Ctx) {
+	o, msg := parseMPop(c.Args, 1)
+	if msg != "" {
+		c.Err(msg)
+		return
+	}
+	for _, key := range o.keys {
+		if mpopFrom(c, key, o.front, o.count) {
+			return
+		}
+	}
+	c.NullArray()
+}
+
+// mpopFrom pops up to count elements of key's list and replies [key, [element ...]], or replies
+// WRONGTYPE; it returns false without replying when key does not exist.
+func mpopFrom(c *Ctx, key []byte, front bool, count int64) bool {
+	e, l, ok := writeList(c, key)
+	switch {
+	case !ok:
+		return true
+	case l == nil:
+		return false
+	}
+	n := int(min(count, int64(l.Len())))
+	c.ArrayLen(2)
+	c.Bulk(key)
+	c.ArrayLen(n)
+	var sc [24]byte
+	for range n {
+		c.Bulk(popEnd(l, front, sc[:0]))
+	}
+	dropIfEmpty(c, key, e, l)
+	return true
+}
