@@ -16,6 +16,7 @@ var families = [][]*Spec{
 	hashCommands,
 	listCommands,
 	setCommands,
+	zsetCommands,
 }
 
 // table maps lower-case command names to their specs. It is built in init so that handlers may

@@ -1,0 +1,6 @@
+//go:build !race
+
+package command
+
+// zsetRace reports a -race build (see zsets_race_test.go).
+const zsetRace = false
