@@ -182,4 +182,3 @@ func TestZBlockUnblock(t *testing.T) {
 		t.Errorf("unblocked reply %q", got)
 	}
 }
-
