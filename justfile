@@ -24,9 +24,10 @@ fuzz TIME="2m":
 bench:
     go test -run '^$' -bench . -benchmem ./...
 
-# Side-by-side comparison with redis-server (redis-benchmark).
-compare:
-    bash benchmarks/compare.sh
+# Side-by-side comparison with redis-server 7.0.15 using hotkv-benchmark (benchmarks/README.md):
+# just compare, just compare --quick (a minute), just compare --big (5M keys), just compare --proof.
+compare *ARGS:
+    bash benchmarks/run.sh {{ARGS}}
 
 # Format and vet.
 lint:

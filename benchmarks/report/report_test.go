@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fixture writes a manifest and metadata like run.sh's: SET passes on both servers with known
+// numbers, LPUSH fails on HotKV in one run of three, and the proof section compares the generators.
+func fixture(t *testing.T) (manifest, meta string) {
+	t.Helper()
+	dir := t.TempDir()
+	var lines []string
+	add := func(section, server, cmd string, n int, ops uint64, secs, serverCPU, p99 float64, errText string) {
+		res := map[string]any{"ops": ops, "seconds": secs, "ops_per_sec": float64(ops) / secs,
+			"generator_cpu_seconds": secs / 2, "latency_us": map[string]float64{"p50": p99 / 4, "p99": p99, "p99.9": 2 * p99},
+			"error": errText}
+		b, _ := json.Marshal(res)
+		path := filepath.Join(dir, fmt.Sprintf("%s-%s-%s-%d.json", section, server, cmd, n))
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		status := 0
+		if errText != "" {
+			status = 1
+		}
+		lines = append(lines, fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%.3f\t%d", section, server, cmd, n, path, serverCPU, status))
+	}
+	// Redis SET: 1M, 3M, 2M ops in 1s with 2s of CPU: median 2M ops/s, 1.00 CPU-s per 1M.
+	for i, ops := range []uint64{1e6, 3e6, 2e6} {
+		add("throughput", "redis", "SET", i+1, ops, 1, float64(ops)/1e6, 1000*float64(i+1), "")
+		add("throughput", "hotkv", "SET", i+1, 2*ops, 1, float64(ops)/1e6, 500, "")
+	}
+	for i := range 3 {
+		add("throughput", "redis", "LPUSH", i+1, 1e6, 1, 1, 800, "")
+		errText := ""
+		if i == 1 {
+			errText = "error reply to LPUSH: ERR unknown command 'LPUSH', with args beginning with: 'list:1' 'xx'"
+		}
+		add("throughput", "hotkv", "LPUSH", i+1, 1e6, 1, 1, 800, errText)
+	}
+	add("proof", "redis-benchmark", "GET -P 30", 1, 3e6, 3, -1, 900, "")
+	add("proof", "hotkv-benchmark", "GET -P 30", 1, 3e6, 2, -1, 700, "")
+	// A run whose JSON never got written counts as failed, not as a crash of the report.
+	lines = append(lines, "latency\tredis\tGET\t1\t"+filepath.Join(dir, "missing.json")+"\t0.5\t1")
+	manifest, meta = filepath.Join(dir, "manifest.tsv"), filepath.Join(dir, "meta.txt")
+	os.WriteFile(manifest, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	os.WriteFile(meta, []byte("date=2026-01-02\nredis=7.0.15\nkeys=1000000\npipeline=30\nclients=50\n"+
+		"size=256\nruns=3\nrss.redis=102400\nrss.hotkv=51200\nrss.redis=1\n"), 0o644)
+	return manifest, meta
+}
+
+func TestReportTables(t *testing.T) {
+	manifest, meta := fixture(t)
+	dir := t.TempDir()
+	md, png := filepath.Join(dir, "r.md"), filepath.Join(dir, "r.png")
+	if err := build(manifest, meta, md, png); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(b)
+	for _, want := range []string{
+		"# HotKV vs Redis 7.0.15, 2026-01-02",
+		"## Throughput (pipeline 30, 50 connections, 1,000,000 keys, 256-byte values)",
+		"RSS after prefill: Redis 100 MB, HotKV 50 MB.",
+		// medians: ops/s 2M vs 4M, ratio 2.00; CPU per 1M 1.00 vs 0.50; p50 0.500 vs 0.125 ms; p99 2 vs 0.5 ms
+		"| SET | 2,000,000 | 4,000,000 | 2.00 | 1.00 | 0.50 | 0.500 | 0.125 | 2.000 | 0.500 |",
+		"| LPUSH | 1,000,000 | failed | — | 1.00 | failed | 0.200 | failed | 0.800 | failed |",
+		"HotKV LPUSH failed in 1 of 3 runs: LPUSH: ERR unknown command 'LPUSH'\n",
+		"| GET -P 30 | 1,000,000 | 1,500,000 | 1.50 | 0.50 | 0.33 |",
+		"Redis GET failed in 1 of 1 runs: no result",
+		"![HotKV/Redis ratios](r.png)",
+		// the fixture's generator used half the run's wall time
+		"The generator's CPU time was at most 50% of the run's wall time (SET on Redis).",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(out)
+	}
+	img, err := os.ReadFile(png)
+	if err != nil || !bytes.HasPrefix(img, []byte("\x89PNG\r\n\x1a\n")) || len(img) < 1000 {
+		t.Fatalf("no PNG chart (%d bytes, %v)", len(img), err)
+	}
+}
+
+func TestMedian(t *testing.T) {
+	f := func(want float64, v ...float64) {
+		t.Helper()
+		if got := median(v); got != want {
+			t.Fatalf("median(%v) = %v, want %v", v, got, want)
+		}
+	}
+	f(0)
+	f(3, 3)
+	f(2, 3, 1, 2)
+	f(2.5, 4, 1, 2, 3)
+}
+
+func TestManifestErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.tsv")
+	os.WriteFile(bad, []byte("throughput\tredis\tSET\n"), 0o644)
+	if _, err := readManifest(bad); err == nil {
+		t.Fatal("a short manifest line was accepted")
+	}
+	if _, err := readManifest(filepath.Join(dir, "none")); err == nil {
+		t.Fatal("a missing manifest was accepted")
+	}
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestHarnessSmoke runs the whole harness, run.sh --quick (about a minute: small key range, 1s runs,
+// one run each), and checks that the report has a row for every command of every section. It starts
+// servers and pins processes, so it runs only when asked: HOTKV_BENCH_SMOKE=1 go test ./benchmarks/report
+func TestHarnessSmoke(t *testing.T) {
+	if os.Getenv("HOTKV_BENCH_SMOKE") == "" || testing.Short() {
+		t.Skip("set HOTKV_BENCH_SMOKE=1 to run the benchmark harness end to end")
+	}
+	results := t.TempDir()
+	cmd := exec.Command("bash", "../run.sh", "--quick")
+	cmd.Env = append(os.Environ(), "RESULTS="+results, "MACHINE=smoke")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("run.sh --quick: %v\n%s", err, out)
+	}
+	mds, _ := filepath.Glob(filepath.Join(results, "*-smoke-quick.md"))
+	pngs, _ := filepath.Glob(filepath.Join(results, "*-smoke-quick.png"))
+	if len(mds) != 1 || len(pngs) != 1 {
+		t.Fatalf("results: %v %v\n%s", mds, pngs, out)
+	}
+	b, err := os.ReadFile(mds[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := string(b)
+	for _, want := range []string{"## Throughput", "## HotKV --threads 1", "## Latency at pipeline 1"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("the report lacks the section %q", want)
+		}
+	}
+	for _, c := range []string{"SET", "GET", "MGET", "SETNX", "APPEND", "INCR", "LPUSH", "RPUSH", "SADD", "HSET", "MSET", "PING"} {
+		if !strings.Contains(report, "\n| "+c+" | ") {
+			t.Errorf("the report has no row for %s", c)
+		}
+	}
+	// Redis runs every command: none of its cells may say failed.
+	for _, line := range strings.Split(report, "\n") {
+		if strings.HasPrefix(line, "Redis ") && strings.Contains(line, " failed in ") {
+			t.Errorf("Redis failed: %s", line)
+		}
+	}
+	if t.Failed() {
+		t.Log(report)
+	}
+}

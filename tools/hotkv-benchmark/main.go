@@ -1,0 +1,146 @@
+// Command hotkv-benchmark is a load generator for Redis-protocol servers, in the spirit of
+// memtier_benchmark: connections send pipelined batches of command templates over a key range and
+// every reply is parsed; an error reply fails the run (redis-benchmark and memtier count errors as
+// successes). It prints a progress line a second on stderr and a summary on stdout, and writes the
+// whole result as JSON with --json.
+//
+//	hotkv-benchmark --port 6379 --pipeline 30 --keys 1000000 --prefill \
+//	    --command 'SET key:__key__ __data__' --command 'GET key:__key__' --ratio 1:10 --duration 10s
+//
+// Exit status: 0 on success, 1 when the run failed (the error is printed, and recorded in the JSON),
+// 2 for bad flags.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+// commandList collects repeated --command flags.
+type commandList []string
+
+func (c *commandList) String() string     { return strings.Join(*c, "; ") }
+func (c *commandList) Set(s string) error { *c = append(*c, s); return nil }
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hotkv-benchmark:", err)
+		os.Exit(2)
+	}
+	res, err := run(cfg)
+	if res != nil {
+		if err != nil {
+			res.Error = err.Error()
+		}
+		res.printSummary(os.Stdout)
+		if cfg.jsonPath != "" {
+			if jerr := res.writeJSON(cfg.jsonPath); jerr != nil && err == nil {
+				err = jerr
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hotkv-benchmark: FAILED:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("hotkv-benchmark", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := &config{progress: stderr}
+	var cmds commandList
+	var keys int64
+	fs.StringVar(&cfg.host, "host", "127.0.0.1", "server host")
+	fs.IntVar(&cfg.port, "port", 6379, "server port")
+	fs.IntVar(&cfg.threads, "threads", 1, "cores the generator uses (GOMAXPROCS)")
+	fs.IntVar(&cfg.clients, "clients", 50, "connections per thread")
+	fs.IntVar(&cfg.pipeline, "pipeline", 1, "requests per batch; a connection sends a batch in one write and reads all its replies")
+	fs.Int64Var(&keys, "keys", 1_000_000, "key range: __key__ is a number in [0, keys)")
+	fs.IntVar(&cfg.keyWidth, "key-width", 0, "zero-pad __key__ to this many digits (12 gives redis-benchmark -r's key names)")
+	fs.StringVar(&cfg.dist, "distribution", "uniform", "key distribution: uniform, sequential or zipf")
+	fs.Float64Var(&cfg.zipfS, "zipf-s", 0.99, "zipf exponent s > 0 (key k has weight 1/(k+1)^s)")
+	fs.IntVar(&cfg.dataSize, "data-size", 256, "bytes of __data__")
+	fs.BoolVar(&cfg.prefill, "prefill", false, "first run --prefill-command once for every key of the range")
+	fs.BoolVar(&cfg.prefillOnly, "prefill-only", false, "prefill, then exit without a run")
+	fs.StringVar(&cfg.prefillCommand, "prefill-command", "SET key:__key__ __data__", "the command that loads one key")
+	fs.IntVar(&cfg.prefillPipeline, "prefill-pipeline", 64, "pipeline depth of the prefill")
+	fs.DurationVar(&cfg.duration, "duration", 0, "how long to run (default 10s unless --requests)")
+	fs.Int64Var(&cfg.requests, "requests", 0, "total requests over all connections, instead of --duration")
+	fs.Var(&cmds, "command", "command template with __key__ and __data__ (repeatable; default SET and GET 1:10)")
+	fs.StringVar(&cfg.ratio, "ratio", "", "weights of the --command flags, as a:b:c (default equal)")
+	fs.IntVar(&cfg.resp, "resp", 2, "protocol: 2, or 3 (HELLO 3 on every connection)")
+	fs.StringVar(&cfg.jsonPath, "json", "", "write the result to this JSON file")
+	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "fail when no reply arrives for this long")
+	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the key generators and the data")
+	quiet := fs.Bool("quiet", false, "no progress lines")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *quiet {
+		cfg.progress = nil
+	}
+	cfg.commands = cmds
+	if len(cfg.commands) == 0 {
+		cfg.commands = []string{"SET key:__key__ __data__", "GET key:__key__"}
+		if cfg.ratio == "" {
+			cfg.ratio = "1:10"
+		}
+	}
+	if keys <= 0 {
+		return nil, errors.New("--keys must be positive")
+	}
+	cfg.keys = uint64(keys)
+	return cfg, cfg.check()
+}
+
+// check rejects settings that cannot run, and fills the default duration.
+func (cfg *config) check() error {
+	switch {
+	case cfg.threads < 1 || cfg.clients < 1:
+		return errors.New("--threads and --clients must be at least 1")
+	case cfg.pipeline < 1 || cfg.pipeline > 1_000_000 || cfg.prefillPipeline < 1 || cfg.prefillPipeline > 1_000_000:
+		return errors.New("--pipeline and --prefill-pipeline must be in 1..1000000")
+	case cfg.dataSize < 0:
+		return errors.New("--data-size must not be negative")
+	case cfg.keyWidth < 0 || cfg.keyWidth > 1000:
+		return errors.New("--key-width must be in 0..1000")
+	case cfg.resp != 2 && cfg.resp != 3:
+		return errors.New("--resp must be 2 or 3")
+	case cfg.duration < 0 || cfg.requests < 0:
+		return errors.New("--duration and --requests must not be negative")
+	case cfg.duration > 0 && cfg.requests > 0:
+		return errors.New("give --duration or --requests, not both")
+	case cfg.timeout <= 0:
+		return errors.New("--timeout must be positive")
+	case cfg.dist != "uniform" && cfg.dist != "sequential" && cfg.dist != "zipf":
+		return fmt.Errorf("unknown --distribution %q (uniform, sequential or zipf)", cfg.dist)
+	case cfg.dist == "zipf" && !(cfg.zipfS > 0):
+		return errors.New("--zipf-s must be positive")
+	}
+	if cfg.prefillOnly {
+		cfg.prefill = true
+	}
+	if _, err := compileTemplate(cfg.prefillCommand, cfg.dataSize); err != nil {
+		return fmt.Errorf("--prefill-command: %w", err)
+	}
+	if _, _, err := compileCommands(cfg.commands, cfg.ratio, cfg.dataSize); err != nil {
+		return err
+	}
+	if cfg.duration == 0 && cfg.requests == 0 {
+		cfg.duration = 10 * time.Second
+	}
+	return nil
+}

@@ -1,0 +1,273 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The placeholders of a --command. Every __key__ draws a new key number from the distribution, so
+// "MGET k:__key__ k:__key__" reads two (usually different) keys; every __data__ is the --data-size
+// value bytes.
+const (
+	keyHolder  = "__key__"
+	dataHolder = "__data__"
+)
+
+// A template is one --command compiled once into the RESP bytes it sends: runs of constant arguments
+// are stored already encoded, and only arguments holding a placeholder are assembled per request.
+type template struct {
+	text string
+	name string // the command's name, upper case, for reports
+	segs []segment
+}
+
+// A segment is either constant encoded bytes (pieces == nil) or one argument with placeholders.
+type segment struct {
+	lit    []byte
+	pieces []piece
+	fixed  int // the argument's length without its keys' digits
+}
+
+type pieceKind uint8
+
+const (
+	pieceText pieceKind = iota
+	pieceKey
+	pieceData
+)
+
+type piece struct {
+	kind pieceKind
+	text []byte
+}
+
+// keySource hands out key numbers; ok is false once a bounded source (the prefill's) is exhausted.
+type keySource interface {
+	next() (k uint64, ok bool)
+}
+
+// expander holds what expanding templates needs per connection, scratch space included, so that
+// expansion allocates nothing once the scratch has grown to the largest argument.
+type expander struct {
+	keys   keySource
+	data   []byte
+	width  int // zero-pad key numbers to this many digits (redis-benchmark's -r keys have 12)
+	digits []byte
+	ends   []int
+	tmp    [20]byte
+}
+
+// compileTemplate parses a command line: words separated by spaces, a word in double quotes may hold
+// spaces (no escapes).
+func compileTemplate(text string, dataSize int) (*template, error) {
+	words, err := splitWords(text)
+	if err != nil {
+		return nil, err
+	}
+	if len(words) == 0 {
+		return nil, errors.New("empty command")
+	}
+	t := &template{text: text, name: strings.ToUpper(words[0])}
+	var lit []byte
+	lit = append(lit, '*')
+	lit = strconv.AppendInt(lit, int64(len(words)), 10)
+	lit = append(lit, "\r\n"...)
+	for _, w := range words {
+		if !strings.Contains(w, keyHolder) && !strings.Contains(w, dataHolder) {
+			lit = appendBulk(lit, w)
+			continue
+		}
+		if len(lit) > 0 {
+			t.segs = append(t.segs, segment{lit: lit})
+			lit = nil
+		}
+		t.segs = append(t.segs, dynamicSegment(w, dataSize))
+	}
+	if len(lit) > 0 {
+		t.segs = append(t.segs, segment{lit: lit})
+	}
+	return t, nil
+}
+
+// dynamicSegment cuts an argument at its placeholders.
+func dynamicSegment(w string, dataSize int) segment {
+	var s segment
+	for len(w) > 0 {
+		ki, di := strings.Index(w, keyHolder), strings.Index(w, dataHolder)
+		switch {
+		case ki < 0 && di < 0:
+			s.pieces = append(s.pieces, piece{kind: pieceText, text: []byte(w)})
+			s.fixed += len(w)
+			w = ""
+		case ki >= 0 && (di < 0 || ki < di):
+			s = s.withText(w[:ki])
+			s.pieces = append(s.pieces, piece{kind: pieceKey})
+			w = w[ki+len(keyHolder):]
+		default:
+			s = s.withText(w[:di])
+			s.pieces = append(s.pieces, piece{kind: pieceData})
+			s.fixed += dataSize
+			w = w[di+len(dataHolder):]
+		}
+	}
+	return s
+}
+
+func (s segment) withText(text string) segment {
+	if text != "" {
+		s.pieces = append(s.pieces, piece{kind: pieceText, text: []byte(text)})
+		s.fixed += len(text)
+	}
+	return s
+}
+
+func splitWords(text string) ([]string, error) {
+	var words []string
+	for i := 0; i < len(text); {
+		switch {
+		case text[i] == ' ' || text[i] == '\t':
+			i++
+		case text[i] == '"':
+			end := strings.IndexByte(text[i+1:], '"')
+			if end < 0 {
+				return nil, fmt.Errorf("unbalanced quotes in %q", text)
+			}
+			words = append(words, text[i+1:i+1+end])
+			i += end + 2
+		default:
+			end := strings.IndexAny(text[i:], " \t")
+			if end < 0 {
+				end = len(text) - i
+			}
+			words = append(words, text[i:i+end])
+			i += end
+		}
+	}
+	return words, nil
+}
+
+func appendBulk(dst []byte, s string) []byte {
+	dst = append(dst, '$')
+	dst = strconv.AppendInt(dst, int64(len(s)), 10)
+	dst = append(dst, "\r\n"...)
+	dst = append(dst, s...)
+	return append(dst, "\r\n"...)
+}
+
+// appendTo appends one request. ok is false when the key source ran out; dst then comes back at its
+// original length, so a batch never holds half a command.
+func (t *template) appendTo(dst []byte, e *expander) (out []byte, ok bool) {
+	start := len(dst)
+	for i := range t.segs {
+		s := &t.segs[i]
+		if s.pieces == nil {
+			dst = append(dst, s.lit...)
+			continue
+		}
+		if dst, ok = e.appendArg(dst, s); !ok {
+			return dst[:start], false
+		}
+	}
+	return dst, true
+}
+
+// appendArg draws the argument's keys first, since the bulk header must state the length.
+func (e *expander) appendArg(dst []byte, s *segment) ([]byte, bool) {
+	e.digits, e.ends = e.digits[:0], e.ends[:0]
+	for _, p := range s.pieces {
+		if p.kind == pieceKey {
+			k, ok := e.keys.next()
+			if !ok {
+				return dst, false
+			}
+			e.appendKey(k)
+		}
+	}
+	dst = append(dst, '$')
+	dst = strconv.AppendInt(dst, int64(s.fixed+len(e.digits)), 10)
+	dst = append(dst, "\r\n"...)
+	from, key := 0, 0
+	for _, p := range s.pieces {
+		switch p.kind {
+		case pieceText:
+			dst = append(dst, p.text...)
+		case pieceData:
+			dst = append(dst, e.data...)
+		case pieceKey:
+			dst = append(dst, e.digits[from:e.ends[key]]...)
+			from = e.ends[key]
+			key++
+		}
+	}
+	return append(dst, "\r\n"...), true
+}
+
+// appendKey adds k's digits to e.digits, zero-padded to e.width.
+func (e *expander) appendKey(k uint64) {
+	d := strconv.AppendUint(e.tmp[:0], k, 10)
+	for range e.width - len(d) {
+		e.digits = append(e.digits, '0')
+	}
+	e.digits = append(e.digits, d...)
+	e.ends = append(e.ends, len(e.digits))
+}
+
+// maxSize bounds one request's encoded size with keys of at most width digits (and never fewer than
+// 20, a uint64's most), to size write buffers once.
+func (t *template) maxSize(width int) int {
+	n := 0
+	for _, s := range t.segs {
+		n += len(s.lit)
+		if s.pieces != nil {
+			n += 24 + s.fixed // header and CRLF
+			for _, p := range s.pieces {
+				if p.kind == pieceKey {
+					n += max(20, width)
+				}
+			}
+		}
+	}
+	return n
+}
+
+// schedule turns per-command weights into the repeating order in which a connection issues them:
+// weights 1:10 give one of the first command, then ten of the second.
+func schedule(weights []int) []uint8 {
+	var order []uint8
+	for i, w := range weights {
+		for range w {
+			order = append(order, uint8(i))
+		}
+	}
+	return order
+}
+
+// parseRatio reads "a:b:c" for n commands; empty means equal weights.
+func parseRatio(s string, n int) ([]int, error) {
+	weights := make([]int, n)
+	if s == "" {
+		for i := range weights {
+			weights[i] = 1
+		}
+		return weights, nil
+	}
+	parts := strings.Split(s, ":")
+	if len(parts) != n {
+		return nil, fmt.Errorf("--ratio %q has %d weights for %d commands", s, len(parts), n)
+	}
+	total := 0
+	for i, p := range parts {
+		w, err := strconv.Atoi(p)
+		if err != nil || w < 0 || w > 1000 {
+			return nil, fmt.Errorf("--ratio weight %q is not an integer in 0..1000", p)
+		}
+		weights[i] = w
+		total += w
+	}
+	if total == 0 {
+		return nil, errors.New("--ratio weights are all zero")
+	}
+	return weights, nil
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hotkv/hotkv/net/resp"
+)
+
+// listKeys hands out a fixed list of keys, then runs dry.
+type listKeys struct{ keys []uint64 }
+
+func (l *listKeys) next() (uint64, bool) {
+	if len(l.keys) == 0 {
+		return 0, false
+	}
+	k := l.keys[0]
+	l.keys = l.keys[1:]
+	return k, true
+}
+
+func TestTemplateExpands(t *testing.T) {
+	f := func(text string, keys []uint64, want ...string) {
+		t.Helper()
+		tpl, err := compileTemplate(text, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := expander{keys: &listKeys{keys: keys}, data: []byte("xxxxx")}
+		buf, ok := tpl.appendTo([]byte("prefix"), &e)
+		if !ok {
+			t.Fatalf("%q: keys ran out", text)
+		}
+		if len(buf)-len("prefix") > tpl.maxSize(0) {
+			t.Fatalf("%q: %d bytes, more than maxSize %d", text, len(buf)-6, tpl.maxSize(0))
+		}
+		// The server's own parser must read back exactly the expected arguments.
+		args, n, _, err := resp.Parse(nil, buf[len("prefix"):], nil)
+		if err != nil || n != len(buf)-len("prefix") {
+			t.Fatalf("%q: Parse consumed %d of %d bytes, err %v", text, n, len(buf)-6, err)
+		}
+		var got []string
+		for _, a := range args {
+			got = append(got, string(a))
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%q expanded to %q, want %q", text, got, want)
+		}
+	}
+	f("PING", nil, "PING")
+	f("SET key:__key__ __data__", []uint64{42}, "SET", "key:42", "xxxxx")
+	f("MGET k:__key__ k:__key__ k:__key__", []uint64{0, 7, 18446744073709551615},
+		"MGET", "k:0", "k:7", "k:18446744073709551615")
+	f("HSET h:__key__ f__key__v __data____data__", []uint64{1, 22}, "HSET", "h:1", "f22v", "xxxxxxxxxx")
+	f(`SET "a b" "__key__ c"`, []uint64{3}, "SET", "a b", "3 c")
+	f("  LPUSH\tl __data__ ", nil, "LPUSH", "l", "xxxxx")
+}
+
+func TestTemplatePadsKeys(t *testing.T) {
+	tpl, err := compileTemplate("GET key:__key__", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := expander{keys: &listKeys{keys: []uint64{42, 123456789012345}}, width: 12}
+	buf, _ := tpl.appendTo(nil, &e)
+	buf, _ = tpl.appendTo(buf, &e)
+	want := "*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000042\r\n*2\r\n$3\r\nGET\r\n$19\r\nkey:123456789012345\r\n"
+	if string(buf) != want {
+		t.Fatalf("padded keys: %q, want %q", buf, want)
+	}
+}
+
+func TestTemplateKeepsWholeCommands(t *testing.T) {
+	tpl, err := compileTemplate("MSET a:__key__ __data__ b:__key__ __data__", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := expander{keys: &listKeys{keys: []uint64{1}}, data: []byte("abc")}
+	buf, ok := tpl.appendTo([]byte("*1\r\n$4\r\nPING\r\n"), &e)
+	if ok || string(buf) != "*1\r\n$4\r\nPING\r\n" {
+		t.Fatalf("a command cut short by the keys left %q (ok %v)", buf, ok)
+	}
+}
+
+func TestTemplateErrors(t *testing.T) {
+	for _, text := range []string{"", "   ", `GET "unclosed`} {
+		if _, err := compileTemplate(text, 1); err == nil {
+			t.Fatalf("%q compiled", text)
+		}
+	}
+}
+
+func TestTemplateAllocatesNothing(t *testing.T) {
+	tpl, err := compileTemplate("MSET key:__key__ __data__ key:__key__ __data__", 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := expander{keys: &uniformKeys{n: 1 << 40}, data: []byte(strings.Repeat("d", 256))}
+	buf := make([]byte, 0, tpl.maxSize(0))
+	allocs := testing.AllocsPerRun(1000, func() {
+		buf, _ = tpl.appendTo(buf[:0], &e)
+	})
+	if allocs != 0 {
+		t.Fatalf("appendTo allocates %v times per request", allocs)
+	}
+}
+
+func TestRatioSchedule(t *testing.T) {
+	w, err := parseRatio("1:3:0", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := schedule(w); !slices.Equal(got, []uint8{0, 1, 1, 1}) {
+		t.Fatalf("schedule(1:3:0) = %v", got)
+	}
+	if w, _ := parseRatio("", 2); !slices.Equal(schedule(w), []uint8{0, 1}) {
+		t.Fatalf("empty ratio gives %v", schedule(w))
+	}
+	for _, bad := range []string{"1", "1:x", "0:0", "1:-1", "1:" + strconv.Itoa(1001)} {
+		if _, err := parseRatio(bad, 2); err == nil {
+			t.Fatalf("parseRatio(%q) accepted", bad)
+		}
+	}
+}
