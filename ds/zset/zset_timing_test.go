@@ -59,7 +59,8 @@ func BenchmarkLarge(b *testing.B) {
 	b.Run("Range10", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
-			z.Walk(i%(len(members)-10), false, func([]byte, float64) bool { return true })
+			n := 0
+			z.Walk(i%(len(members)-10), false, func([]byte, float64) bool { n++; return n < 10 })
 		}
 	})
 	b.Run("CountInScore", func(b *testing.B) {
