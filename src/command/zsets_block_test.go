@@ -9,50 +9,6 @@ import (
 // Blocking sorted set pops with real waits: each blocked client is a test connection whose
 // command runs in its own goroutine while other connections change the keys.
 
-// zBlocked sends a command that must block and returns its reply channel once the client is
-// waiting.
-func zBlocked(t *testing.T, tc *testConn, args ...string) <-chan string {
-	t.Helper()
-	ch := make(chan string, 1)
-	go func() {
-		out, _ := tc.send(encodeCommand(args))
-		ch <- string(out)
-	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for tc.client.blockedOn.Load() == nil {
-		select {
-		case r := <-ch:
-			t.Fatalf("%q did not block: %q", args, r)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%q never blocked", args)
-		}
-		time.Sleep(time.Millisecond)
-	}
-	return ch
-}
-
-func zRecv(t *testing.T, ch <-chan string) string {
-	t.Helper()
-	select {
-	case r := <-ch:
-		return r
-	case <-time.After(5 * time.Second):
-		t.Fatal("no reply from the blocked client")
-		return ""
-	}
-}
-
-func zPending(t *testing.T, ch <-chan string) {
-	t.Helper()
-	select {
-	case r := <-ch:
-		t.Fatalf("blocked client replied %q", r)
-	case <-time.After(30 * time.Millisecond):
-	}
-}
-
 // zKeysOnShards returns two keys on different shards.
 func zKeysOnShards(e *Engine) (string, string) {
 	a := "zk-a"
@@ -82,18 +38,18 @@ func TestZBlockFIFO(t *testing.T) {
 		if i == 1 {
 			cmd = "BZPOPMAX"
 		}
-		chs = append(chs, zBlocked(t, tc, cmd, "z", "0"))
+		chs = append(chs, blockedDo(t, tc, cmd, "z", "0"))
 	}
 	if got := cs[3].do("ZADD", "z", "1", "a", "2", "b", "3", "c"); got != ":3\r\n" {
 		t.Fatalf("ZADD: %q", got)
 	}
-	if got := zRecv(t, chs[0]); got != "*3\r\n$1\r\nz\r\n$1\r\na\r\n$1\r\n1\r\n" {
+	if got := recv(t, chs[0]); got != "*3\r\n$1\r\nz\r\n$1\r\na\r\n$1\r\n1\r\n" {
 		t.Errorf("first waiter: %q", got)
 	}
-	if got := zRecv(t, chs[1]); got != "*3\r\n$1\r\nz\r\n$1\r\nc\r\n$1\r\n3\r\n" {
+	if got := recv(t, chs[1]); got != "*3\r\n$1\r\nz\r\n$1\r\nc\r\n$1\r\n3\r\n" {
 		t.Errorf("second waiter (BZPOPMAX): %q", got)
 	}
-	if got := zRecv(t, chs[2]); got != "*3\r\n$1\r\nz\r\n$1\r\nb\r\n$1\r\n2\r\n" {
+	if got := recv(t, chs[2]); got != "*3\r\n$1\r\nz\r\n$1\r\nb\r\n$1\r\n2\r\n" {
 		t.Errorf("third waiter: %q", got)
 	}
 	if got := cs[3].do("EXISTS", "z"); got != ":0\r\n" {
@@ -125,15 +81,15 @@ func TestZBlockServedFromReadyKey(t *testing.T) {
 	e := newTestEngine()
 	cs := zConns(t, e, 3)
 	k1, k2 := zKeysOnShards(e)
-	ch := zBlocked(t, cs[0], "BZPOPMAX", k1, k2, "0")
+	ch := blockedDo(t, cs[0], "BZPOPMAX", k1, k2, "0")
 	cs[2].do("ZADD", k2, "1", "x", "2", "y")
-	if got, want := zRecv(t, ch), "*3\r\n$"+strconv.Itoa(len(k2))+"\r\n"+k2+"\r\n$1\r\ny\r\n$1\r\n2\r\n"; got != want {
+	if got, want := recv(t, ch), "*3\r\n$"+strconv.Itoa(len(k2))+"\r\n"+k2+"\r\n$1\r\ny\r\n$1\r\n2\r\n"; got != want {
 		t.Errorf("served %q, want %q", got, want)
 	}
-	ch = zBlocked(t, cs[1], "BZMPOP", "0", "2", k1, "nosuch", "MIN", "COUNT", "5")
+	ch = blockedDo(t, cs[1], "BZMPOP", "0", "2", k1, "nosuch", "MIN", "COUNT", "5")
 	cs[2].do("ZADD", k1, "5", "p", "6", "q")
 	want := "*2\r\n$" + strconv.Itoa(len(k1)) + "\r\n" + k1 + "\r\n*2\r\n*2\r\n$1\r\np\r\n$1\r\n5\r\n*2\r\n$1\r\nq\r\n$1\r\n6\r\n"
-	if got := zRecv(t, ch); got != want {
+	if got := recv(t, ch); got != want {
 		t.Errorf("BZMPOP served %q, want %q", got, want)
 	}
 	if got := cs[2].do("ZCARD", k2); got != ":1\r\n" {
@@ -148,23 +104,23 @@ func TestZBlockWokenByStoresNotByOtherTypes(t *testing.T) {
 	cs := zConns(t, e, 3)
 	tc := cs[2]
 	tc.do("ZADD", "src", "1", "a", "2", "b")
-	ch := zBlocked(t, cs[0], "BZPOPMIN", "dst", "0")
+	ch := blockedDo(t, cs[0], "BZPOPMIN", "dst", "0")
 	tc.do("LPUSH", "dst", "x") // a list: BLPOP's kind of ready, not ours
-	zPending(t, ch)
+	pending(t, ch)
 	tc.do("DEL", "dst")
 	tc.do("ZUNIONSTORE", "dst", "1", "src")
-	if got := zRecv(t, ch); got != "*3\r\n$3\r\ndst\r\n$1\r\na\r\n$1\r\n1\r\n" {
+	if got := recv(t, ch); got != "*3\r\n$3\r\ndst\r\n$1\r\na\r\n$1\r\n1\r\n" {
 		t.Errorf("ZUNIONSTORE waiter: %q", got)
 	}
-	ch = zBlocked(t, cs[1], "BZPOPMAX", "r", "0")
+	ch = blockedDo(t, cs[1], "BZPOPMAX", "r", "0")
 	tc.do("ZRANGESTORE", "r", "src", "0", "-1")
-	if got := zRecv(t, ch); got != "*3\r\n$1\r\nr\r\n$1\r\nb\r\n$1\r\n2\r\n" {
+	if got := recv(t, ch); got != "*3\r\n$1\r\nr\r\n$1\r\nb\r\n$1\r\n2\r\n" {
 		t.Errorf("ZRANGESTORE waiter: %q", got)
 	}
 	cs[0].do("HELLO", "3")
-	ch = zBlocked(t, cs[0], "BZPOPMIN", "i", "0")
+	ch = blockedDo(t, cs[0], "BZPOPMIN", "i", "0")
 	tc.do("ZINCRBY", "i", "2.5", "m")
-	if got := zRecv(t, ch); got != "*3\r\n$1\r\ni\r\n$1\r\nm\r\n,2.5\r\n" {
+	if got := recv(t, ch); got != "*3\r\n$1\r\ni\r\n$1\r\nm\r\n,2.5\r\n" {
 		t.Errorf("RESP3 ZINCRBY waiter: %q", got)
 	}
 }
@@ -173,12 +129,12 @@ func TestZBlockWokenByStoresNotByOtherTypes(t *testing.T) {
 func TestZBlockUnblock(t *testing.T) {
 	e := newTestEngine()
 	cs := zConns(t, e, 2)
-	ch := zBlocked(t, cs[0], "BZMPOP", "0", "1", "z", "MIN")
+	ch := blockedDo(t, cs[0], "BZMPOP", "0", "1", "z", "MIN")
 	id := cs[0].client.ID
 	if got := cs[1].do("CLIENT", "UNBLOCK", strconv.FormatUint(id, 10)); got != ":1\r\n" {
 		t.Fatalf("CLIENT UNBLOCK: %q", got)
 	}
-	if got := zRecv(t, ch); got != "*-1\r\n" {
+	if got := recv(t, ch); got != "*-1\r\n" {
 		t.Errorf("unblocked reply %q", got)
 	}
 }
