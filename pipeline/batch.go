@@ -45,6 +45,7 @@ type Batch struct {
 	n       int
 	works   []Work  // indexed by shard
 	touched []int32 // shards with work in the current segment
+	held    []int32 // shards of the segment whose token flush took (run without the mailbox)
 	pending atomic.Int32
 	wake    chan struct{}
 }
@@ -57,6 +58,9 @@ func newBatch(shards int) *Batch {
 	}
 	return b
 }
+
+// Work returns the batch's work for shard id in the segment being flushed.
+func (b *Batch) Work(id int32) *Work { return &b.works[id] }
 
 // Len returns the number of slots in the batch.
 func (b *Batch) Len() int { return b.n }
@@ -109,13 +113,35 @@ func (b *Batch) add(i int, shard int32) {
 }
 
 // flush hands the segment's work to the shards and waits until all of it has run.
+//
+// When the group has a Warm hook, flush first takes every token that is free and runs those
+// shards' work itself, after Warm has loaded what that work will touch: a batch's lookups then
+// wait on memory together instead of one after another (the keys of a pipelined batch spread over
+// the shards, so a single shard's work is too short to overlap anything). Shards whose token is
+// held go through the mailbox as before; nothing waits while holding a token.
 func (b *Batch) flush(g *Group) {
 	if len(b.touched) == 0 {
 		return
 	}
 	b.pending.Store(int32(len(b.touched)) + 1)
+	held := b.held[:0]
 	for _, id := range b.touched {
-		g.Shards[id].submit(&b.works[id])
+		sh := g.Shards[id]
+		if g.Warm != nil && sh.tryLock() {
+			held = append(held, id)
+			continue
+		}
+		sh.submit(&b.works[id])
+	}
+	b.held = held
+	if len(held) > 0 {
+		g.Warm(b, held)
+		for _, id := range held {
+			sh := g.Shards[id]
+			sh.exec(sh, &b.works[id])
+			sh.unlock()
+		}
+		b.pending.Add(-int32(len(held)))
 	}
 	if b.pending.Add(-1) != 0 {
 		<-b.wake

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/hotkv/hotkv/net/resp"
@@ -135,8 +136,34 @@ func cmd(args ...string) []byte {
 
 // Invariant 1: replies leave in request order, for a deep pipeline spanning every shard with
 // barriers in the middle, while other connections hammer the same shards.
-func TestReplyOrderDeepPipeline(t *testing.T) {
+func TestReplyOrderDeepPipeline(t *testing.T) { runDeepPipeline(t, toyEnv(8)) }
+
+// With a Warm hook, flush runs the work of every shard whose token is free itself: order and
+// results stay the same, and Warm sees only shards whose tokens are held.
+func TestWarmRunsHeldShards(t *testing.T) {
 	env := toyEnv(8)
+	var calls, slots atomic.Int64
+	env.Group.Warm = func(b *Batch, held []int32) {
+		calls.Add(1)
+		for _, id := range held {
+			if !env.Group.Shards[id].token.Load() {
+				t.Errorf("Warm called for shard %d without its token", id)
+			}
+			slots.Add(int64(len(b.Work(id).Slots)))
+		}
+	}
+	runDeepPipeline(t, env)
+	if calls.Load() == 0 || slots.Load() == 0 {
+		t.Fatalf("Warm never ran (calls %d, slots %d)", calls.Load(), slots.Load())
+	}
+	for i, sh := range env.Group.Shards {
+		if sh.token.Load() || !sh.mailbox.Empty() {
+			t.Errorf("shard %d left locked or with queued work", i)
+		}
+	}
+}
+
+func runDeepPipeline(t *testing.T, env *Env) {
 	var wg sync.WaitGroup
 	const conns, depth = 4, 3000
 	for c := range conns {

@@ -17,12 +17,57 @@ import (
 //	netpoll, gopool      ~47µs    ~1.4µs   ~1.0µs
 //	netpoll, on poller   ~25µs    ~0.9µs   ~0.9µs
 //
-// A fresh goroutine costs what netpoll's pool costs and allocates less, so it is the runner. Running
-// Serve on the poller goroutine comes closest to std, but a Serve that blocks (in Peek for the rest of a
-// request, or in Write on a full socket) would then stall or deadlock every conn of that poller, so it
-// stays a benchmark variant. With GOMAXPROCS=1 netpoll fares worse still: its pollers block in
-// epoll_wait as ordinary syscalls, holding the only P until the runtime's sysmon takes it back.
-var runTask = func(_ context.Context, f func()) { go f() }
+// Running Serve on the poller goroutine comes closest to std, but a Serve that blocks (in Peek for
+// the rest of a request, in Write on a full socket, or in a blocking command) would then stall
+// every conn of that poller, so it stays a benchmark variant. With GOMAXPROCS=1 netpoll fares
+// worse still: its pollers block in epoll_wait as ordinary syscalls, holding the only P until
+// the runtime's sysmon takes it back.
+//
+// A fresh goroutine per readable event starts on a small stack and grows it on every Serve (a
+// command's call chain is deep): in a server profile under pipelined PING, morestack/copystack
+// took 9% of the CPU. The runner therefore keeps goroutines whose stacks have grown: a finished
+// task parks its goroutine on the idle list for the next one.
+var runTask = workers.run
+
+var workers = &workerPool{}
+
+// maxIdleWorkers bounds the parked goroutines kept for reuse (each holds its grown stack).
+const maxIdleWorkers = 256
+
+// workerPool runs tasks on reused goroutines.
+type workerPool struct {
+	mu   sync.Mutex
+	idle []chan func()
+}
+
+func (p *workerPool) run(_ context.Context, f func()) {
+	p.mu.Lock()
+	if n := len(p.idle); n > 0 {
+		ch := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		ch <- f // buffered: never blocks
+		return
+	}
+	p.mu.Unlock()
+	go p.work(f)
+}
+
+// work runs f and then every task handed to it, until the idle list is full.
+func (p *workerPool) work(f func()) {
+	ch := make(chan func(), 1)
+	for {
+		f()
+		p.mu.Lock()
+		if len(p.idle) >= maxIdleWorkers {
+			p.mu.Unlock()
+			return
+		}
+		p.idle = append(p.idle, ch)
+		p.mu.Unlock()
+		f = <-ch
+	}
+}
 
 var runnerOnce sync.Once
 

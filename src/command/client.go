@@ -57,9 +57,11 @@ type Client struct {
 	// blockedOn is the waiter of the client's blocked command, for CLIENT UNBLOCK.
 	blockedOn atomic.Pointer[waiter]
 
-	lastSpec *Spec // the previous command: pipelines repeat one, so route checks it first
-	ctx      Ctx   // for connection and barrier commands
-	keyPos   []int // scratch for key extraction
+	lastSpec *Spec  // the previous command: pipelines repeat one, so route checks it first
+	ctx      Ctx    // for connection and barrier commands
+	batchNow int64  // the running batch's time (unix ns), for connection commands
+	connRuns uint32 // connection commands run, for sampling their duration (see timeSample)
+	keyPos   []int  // scratch for key extraction
 	shards   []int32
 	limitsV  limitsView
 }

@@ -2,6 +2,7 @@ package command
 
 import (
 	"math/bits"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -57,12 +58,13 @@ type Hooks struct {
 
 // shardData is one shard's databases.
 type shardData struct {
-	id    int32
-	dbs   []*keyspace.Keyspace
-	ctx   Ctx // for the shard's own work
-	serve Ctx // for serving blocked clients while ctx is in use
-	block blockState
-	stats shardStats
+	id       int32
+	dbs      []*keyspace.Keyspace
+	ctx      Ctx // for the shard's own work
+	serve    Ctx // for serving blocked clients while ctx is in use
+	block    blockState
+	stats    shardStats
+	warmSink uint64 // keeps warm's loads from being optimised away
 }
 
 // Engine is the command layer of one server: the table, the shards' data, the clients.
@@ -111,6 +113,10 @@ func NewEngine(o Options) *Engine {
 		d.ctx.stats, d.serve.stats = &d.stats, &d.stats
 		return d
 	})
+	// HOTKV_NOWARM=1 runs batches without warming, for A/B benchmarks (benchmarks/README.md).
+	if os.Getenv("HOTKV_NOWARM") == "" {
+		e.Group.Warm = e.warm
+	}
 	return e
 }
 
@@ -203,7 +209,11 @@ func (e *Engine) Env() *pipeline.Env {
 		Barrier:          e.barrier,
 		Limits:           func(client any) *resp.Limits { return e.Limits(client.(*Client)) },
 		QueryBufferLimit: func() int { return int(e.Settings().QueryBufLimit) },
-		BeginBatch:       func(client any, now int64) { client.(*Client).lastSeen.Store(now) },
-		Closing:          func(client any) bool { cl := client.(*Client); return cl.closeAfter || cl.killed.Load() },
+		BeginBatch: func(client any, now int64) {
+			cl := client.(*Client)
+			cl.batchNow = now
+			cl.lastSeen.Store(now)
+		},
+		Closing: func(client any) bool { cl := client.(*Client); return cl.closeAfter || cl.killed.Load() },
 	}
 }

@@ -1,0 +1,65 @@
+package command
+
+import (
+	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/pipeline"
+)
+
+// warmChunk is how many lookups warm overlaps at a time (arrays on the stack).
+const warmChunk = 64
+
+// warm is the Group's Warm hook (pipeline.Group.Warm): for every command of the held shards' work
+// that names a key, it loads that key's bucket, entry, key bytes and value bytes, one level for
+// all keys before the next level, so that the lookups' cache misses overlap. It reads only; a
+// command then finds its data in the cache. Measured on pipelined GET over 1,000,000 keys, the
+// lookup was half of the server's CPU time before.
+func (e *Engine) warm(b *pipeline.Batch, held []int32) {
+	var w warmer
+	for _, id := range held {
+		d := e.data(id)
+		for _, i := range b.Work(id).Slots {
+			s := &b.Slots[i]
+			spec := s.Cmd.(*Spec)
+			if spec.FirstKey <= 0 || spec.FirstKey >= len(s.Args) || int(s.DB) >= len(d.dbs) {
+				continue
+			}
+			w.add(d.dbs[s.DB], keyspace.Hash(s.Args[spec.FirstKey]))
+		}
+	}
+	w.run()
+	d := e.data(held[0])
+	d.warmSink += w.sink
+}
+
+// warmer collects a chunk of lookups and runs them level by level.
+type warmer struct {
+	n      int
+	hashes [warmChunk]uint64
+	ks     [warmChunk]*keyspace.Keyspace
+	ents   [warmChunk]*keyspace.Entry
+	sink   uint64
+}
+
+func (w *warmer) add(ks *keyspace.Keyspace, h uint64) {
+	w.ks[w.n], w.hashes[w.n] = ks, h
+	w.n++
+	if w.n == warmChunk {
+		w.run()
+	}
+}
+
+func (w *warmer) run() {
+	n := w.n
+	for i := range n {
+		w.ents[i] = w.ks[i].Head(w.hashes[i])
+	}
+	for i := range n {
+		w.ents[i] = keyspace.Match(w.ents[i], w.hashes[i])
+	}
+	for i := range n {
+		if e := w.ents[i]; e != nil {
+			w.sink += e.Touch()
+		}
+	}
+	w.n = 0
+}
