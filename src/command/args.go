@@ -1,10 +1,8 @@
 package command
 
 import (
-	"math"
-	"strconv"
-
 	"github.com/hotkv/hotkv/ds/strs"
+	"github.com/hotkv/hotkv/ds/zset"
 )
 
 // Args parses a command's arguments after the name. The first failure latches: later calls
@@ -116,39 +114,14 @@ func EqualFold(b []byte, word string) bool {
 // '+', within int64.
 func ParseInt(b []byte) (int64, bool) { return strs.ParseInt(b) }
 
-// ParseFloat parses b like Redis's string2ld/strtod checks for float arguments: no spaces, not
-// empty, no trailing garbage; "inf", "-inf", "+inf" accepted, NaN rejected.
-func ParseFloat(b []byte) (float64, bool) {
-	if len(b) == 0 || len(b) > 5000 || isSpace(b[0]) || isSpace(b[len(b)-1]) {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil {
-		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-			// strtod returns ±HUGE_VAL with ERANGE; Redis rejects overflow but accepts underflow.
-			if math.IsInf(f, 0) {
-				return 0, false
-			}
-			return f, true
-		}
-		return 0, false
-	}
-	if math.IsNaN(f) || hasHexOrUnderscore(b) {
-		return 0, false
-	}
-	return f, true
-}
+// ParseFloat parses b like Redis's getDoubleFromObject (util.c string2d): strtod must read all
+// of b, which must not start with a space; hex ("0x10"), "inf" and "infinity" are accepted; NaN,
+// overflow to ±inf and underflow to zero are refused. Sorted sets' scores and weights are parsed
+// by exactly this rule, so it is theirs. Arguments Redis reads as long double (INCRBYFLOAT,
+// HINCRBYFLOAT, timeouts) use strs.ParseLongDouble, and score ranges zset.ParseScoreRange.
+func ParseFloat(b []byte) (float64, bool) { return zset.ParseScore(b) }
 
+// isSpace is C's isspace in the "C" locale.
 func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
-}
-
-// hasHexOrUnderscore rejects Go-only float syntax that strtod would parse differently.
-func hasHexOrUnderscore(b []byte) bool {
-	for _, c := range b {
-		if c == '_' {
-			return true
-		}
-	}
-	return false
 }

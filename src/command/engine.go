@@ -64,7 +64,8 @@ type shardData struct {
 	serve    Ctx // for serving blocked clients while ctx is in use
 	block    blockState
 	stats    shardStats
-	warmSink uint64 // keeps warm's loads from being optimised away
+	warmSink uint64    // keeps warm's loads from being optimised away
+	hfe      hfeQueues // hash field expiry queues (hashes_expire.go)
 }
 
 // Engine is the command layer of one server: the table, the shards' data, the clients.
@@ -103,7 +104,7 @@ func NewEngine(o Options) *Engine {
 	s := o.Settings
 	e.settings.Store(&s)
 	e.Group = pipeline.NewGroup(1<<bitsN, e.execWork, func(i int) any {
-		d := &shardData{id: int32(i), dbs: make([]*keyspace.Keyspace, o.Databases)}
+		d := &shardData{id: int32(i), dbs: make([]*keyspace.Keyspace, o.Databases), hfe: hfeQueues{}}
 		for i := range d.dbs {
 			d.dbs[i] = keyspace.New()
 			d.dbs[i].OnExpire = e.countExpired // INFO expired_keys (expire.go)

@@ -306,7 +306,7 @@ func expireShardLocked(d *shardData, limit time.Duration) (total int, stale bool
 	start := time.Now()
 	now := start.UnixNano()
 	for _, ks := range d.dbs {
-		expireHashFieldsLocked(ks, now) // hashes_expire.go
+		d.expireHashFieldsLocked(ks, now) // hashes_expire.go
 		for ks.Volatile() > 0 {
 			// Entries to visit so that about expireSample volatile ones are met: the sweep
 			// walks all keys, and only some of them have an expiry.

@@ -1,8 +1,6 @@
 package command
 
 import (
-	"sync"
-
 	"github.com/hotkv/hotkv/ds/hash"
 	"github.com/hotkv/hotkv/ds/keyspace"
 )
@@ -19,9 +17,10 @@ import (
 // COPY) is not queued under its new name until HEXPIRE touches it there; until then only
 // commands reclaim its fields.
 
-// hfeQueues maps a keyspace to its queue. The map itself is shared by the shards; a queue is
-// touched only by the holder of its keyspace's shard token.
-var hfeQueues sync.Map // *keyspace.Keyspace -> *hfeQueue
+// hfeQueues holds a shard's queues, one per keyspace with such hashes (keyed by the keyspace, not
+// its database number, so that a queue follows its keyspace through SWAPDB). It lives in the
+// shard's data and is touched only by the holder of the shard's token.
+type hfeQueues map[*keyspace.Keyspace]*hfeQueue
 
 type hfeEntry struct {
 	at  int64 // unix ms
@@ -37,27 +36,27 @@ const (
 	hfeSweepFields = 1024
 )
 
-// hfeTrack queues key's hash for active expiry after a command changed its field expiries;
-// before and after are its NextExpiry around the change.
-func hfeTrack(ks *keyspace.Keyspace, key []byte, before, after int64) {
+// trackLocked queues key's hash in ks for active expiry after a command changed its field
+// expiries; before and after are its NextExpiry around the change.
+func (qs hfeQueues) trackLocked(ks *keyspace.Keyspace, key []byte, before, after int64) {
 	if after == 0 || (before != 0 && after >= before) {
 		return // an entry at or before after is queued already
 	}
-	v, ok := hfeQueues.Load(ks)
-	if !ok {
-		v, _ = hfeQueues.LoadOrStore(ks, &hfeQueue{})
+	q := qs[ks]
+	if q == nil {
+		q = &hfeQueue{}
+		qs[ks] = q
 	}
-	v.(*hfeQueue).push(hfeEntry{after, string(key)})
+	q.push(hfeEntry{after, string(key)})
 }
 
-// expireHashFieldsLocked is one step of active field expiry in a keyspace whose shard token the
-// caller holds; now is in unix ns.
-func expireHashFieldsLocked(ks *keyspace.Keyspace, now int64) {
-	v, ok := hfeQueues.Load(ks)
-	if !ok {
+// expireHashFieldsLocked is one step of active field expiry in ks, one of the held shard d's
+// keyspaces; now is in unix ns.
+func (d *shardData) expireHashFieldsLocked(ks *keyspace.Keyspace, now int64) {
+	q := d.hfe[ks]
+	if q == nil {
 		return
 	}
-	q := v.(*hfeQueue)
 	ms := now / 1e6
 	for range hfeSweepKeys {
 		if len(q.heap) == 0 || q.heap[0].at > ms {

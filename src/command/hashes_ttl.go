@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/hotkv/hotkv/ds/hash"
+	"github.com/hotkv/hotkv/ds/keyspace"
 )
 
 // Per-field expiry, with Redis 7.4's syntax, checks and replies: an array with one code per
@@ -51,25 +52,31 @@ func hexpireGeneric(c *Ctx, relative bool, unit int64) {
 		cond, pos = f, 4
 	}
 	fields, msg := hfeFields(c.Args, pos, ErrHashExpireFields)
-	if msg != "" {
+	switch {
+	case msg != "":
 		c.Err(msg)
-		return
+	case h == nil:
+		hfeEachField(c, nil, fields, nil)
+	default:
+		hexpireFields(c, e, h, fields, at, cond)
 	}
-	c.ArrayLen(len(fields))
-	if h == nil {
-		replyCodes(c, len(fields), hfeNoField)
-		return
-	}
+}
+
+// hexpireFields sets the expiry of fields of the hash h at entry e to at under cond, deletes the
+// hash if that emptied it, and otherwise queues it for active expiry.
+func hexpireFields(c *Ctx, e *keyspace.Entry, h *hash.Hash, fields [][]byte, at int64, cond int) {
 	h.EnableTTL() // Redis converts a listpack to listpackex before looking at the fields
 	before, now := h.NextExpiry(), nowMs(c)
-	for _, f := range fields {
-		c.Int(hfeSetField(h, f, at, cond, now))
-	}
+	hfeEachField(c, h, fields, func(f []byte, prev int64) int64 {
+		return hfeSetField(h, f, prev, at, cond, now)
+	})
+	key := c.Args[1]
+	d := c.E.data(c.E.shardOf(key))
 	if h.Len() == 0 {
-		c.KS(key).Remove(e)
+		d.dbs[c.DB].Remove(e)
 		return
 	}
-	hfeTrack(c.KS(key), key, before, h.NextExpiry())
+	d.hfe.trackLocked(d.dbs[c.DB], key, before, h.NextExpiry())
 }
 
 // hfeTime parses the time argument into an absolute unix ms time.
@@ -131,13 +138,11 @@ func hfeFields(args [][]byte, pos int, countMsg string) ([][]byte, string) {
 	return fields, ""
 }
 
-// hfeSetField sets one field's expiry under cond and returns its code. A field without an
-// expiry counts as expiring never: GT fails and LT succeeds, as in Redis.
-func hfeSetField(h *hash.Hash, f []byte, at int64, cond int, now int64) int64 {
-	prev, exists := h.TTL(f)
+// hfeSetField sets the expiry of f, an existing field expiring at prev (0: never), under cond
+// and returns its code. A field without an expiry counts as expiring never: GT fails and LT
+// succeeds, as in Redis.
+func hfeSetField(h *hash.Hash, f []byte, prev, at int64, cond int, now int64) int64 {
 	switch {
-	case !exists:
-		return hfeNoField
 	case prev == 0 && cond&(expireXX|expireGT) != 0:
 		return hfeNotMet
 	case prev != 0 && (cond == expireNX || (cond == expireGT && prev >= at) || (cond == expireLT && prev <= at)):
@@ -150,10 +155,42 @@ func hfeSetField(h *hash.Hash, f []byte, at int64, cond int, now int64) int64 {
 	return hfeSet
 }
 
-func replyCodes(c *Ctx, n int, code int64) {
-	for range n {
+// hfeEachField replies an array with one code per field: hfeNoField for a field h does not have
+// (h nil: no such key), otherwise op's code for the field and its current expiry (0: none),
+// which op may change. This is the one per-field loop of every HFE command.
+func hfeEachField(c *Ctx, h *hash.Hash, fields [][]byte, op func(f []byte, at int64) int64) {
+	c.ArrayLen(len(fields))
+	for _, f := range fields {
+		code := int64(hfeNoField)
+		if h != nil {
+			if at, exists := h.TTL(f); exists {
+				code = op(f, at)
+			}
+		}
 		c.Int(code)
 	}
+}
+
+// hfeFieldsOnly is the start of the commands whose only argument after the key is FIELDS: it
+// finds the hash (for writing when write) and parses the fields, replying the error when it
+// returns false.
+func hfeFieldsOnly(c *Ctx, write bool) (*hash.Hash, [][]byte, bool) {
+	var h *hash.Hash
+	var ok bool
+	if write {
+		_, h, ok = writeHash(c, c.Args[1])
+	} else {
+		h, ok = readHash(c, c.Args[1])
+	}
+	if !ok {
+		return nil, nil, false
+	}
+	fields, msg := hfeFields(c.Args, 2, ErrHashNumFields)
+	if msg != "" {
+		c.Err(msg)
+		return nil, nil, false
+	}
+	return h, fields, true
 }
 
 // HTTL key FIELDS numfields field [field ...]
@@ -171,65 +208,36 @@ func hpexpiretime(c *Ctx) { httlGeneric(c, unitMs, true) }
 // httlGeneric replies each field's remaining time (abs: its expiry time). Seconds round up, as
 // Redis's (expire + 999 - base) / 1000 does.
 func httlGeneric(c *Ctx, unit int64, abs bool) {
-	h, ok := readHash(c, c.Args[1])
+	h, fields, ok := hfeFieldsOnly(c, false)
 	if !ok {
-		return
-	}
-	fields, msg := hfeFields(c.Args, 2, ErrHashNumFields)
-	if msg != "" {
-		c.Err(msg)
-		return
-	}
-	c.ArrayLen(len(fields))
-	if h == nil {
-		replyCodes(c, len(fields), hfeNoField)
 		return
 	}
 	base := nowMs(c)
 	if abs {
 		base = 0
 	}
-	for _, f := range fields {
-		at, exists := h.TTL(f)
+	hfeEachField(c, h, fields, func(_ []byte, at int64) int64 {
 		switch {
-		case !exists:
-			c.Int(hfeNoField)
 		case at == 0:
-			c.Int(hfeNoTTL)
+			return hfeNoTTL
 		case unit == unitSec:
-			c.Int((at + 999 - base) / 1000)
-		default:
-			c.Int(at - base)
+			return (at + 999 - base) / 1000
 		}
-	}
+		return at - base
+	})
 }
 
 // HPERSIST key FIELDS numfields field [field ...]
 func hpersist(c *Ctx) {
-	_, h, ok := writeHash(c, c.Args[1])
+	h, fields, ok := hfeFieldsOnly(c, true)
 	if !ok {
 		return
 	}
-	fields, msg := hfeFields(c.Args, 2, ErrHashNumFields)
-	if msg != "" {
-		c.Err(msg)
-		return
-	}
-	c.ArrayLen(len(fields))
-	if h == nil {
-		replyCodes(c, len(fields), hfeNoField)
-		return
-	}
-	for _, f := range fields {
-		at, exists := h.TTL(f)
-		switch {
-		case !exists:
-			c.Int(hfeNoField)
-		case at == 0:
-			c.Int(hfeNoTTL)
-		default:
-			h.SetTTL(f, 0)
-			c.Int(hfeSet)
+	hfeEachField(c, h, fields, func(f []byte, at int64) int64 {
+		if at == 0 {
+			return hfeNoTTL
 		}
-	}
+		h.SetTTL(f, 0)
+		return hfeSet
+	})
 }
