@@ -58,15 +58,18 @@ func (l *List) relayout(at int32) int32 {
 		inPlace = false
 		size = n + n/4 + 4
 		if n == 0 {
-			size = 1 // most lists stay in one node
+			ns = l.first[:] // most lists stay in one node: no allocation of its own
+		} else {
+			ns = make([]node, size)
 		}
-		ns = make([]node, size)
 	}
 	lo := (len(ns) - n) / 2
 	copy(ns[lo:], l.ns[l.lo:l.hi])
 	if inPlace { // moved in place: drop the stale copies so their buffers can be freed
 		clear(ns[:lo])
 		clear(ns[lo+n:])
+	} else if len(l.ns) > 0 && &l.ns[0] == &l.first[0] {
+		l.first = [1]node{} // nor may the inline slot keep a moved node's buffer alive
 	}
 	at += int32(lo) - l.lo
 	l.ns, l.lo, l.hi = ns, int32(lo), int32(lo+n)

@@ -30,6 +30,7 @@ type List struct {
 	lo, hi int32
 	fill   int32
 	count  int
+	first  [1]node // the node slot of a one-node list, so ns needs no allocation of its own
 }
 
 // New returns an empty list whose nodes follow the list-max-listpack-size value fill.

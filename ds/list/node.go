@@ -92,7 +92,13 @@ func (nd *node) makeRoom(k int, front bool, limit int) {
 	free := c - used
 	buf := nd.b[:c]
 	if free < k || (c < limit && free-k < used/4) {
-		buf = slices.Grow([]byte(nil), growCap(used+k, limit))
+		want := growCap(used+k, limit)
+		if used == 0 {
+			// A node's first entry gets no slack: most lists of a big keyspace hold one or two
+			// elements, and slack there doubled their memory (and the bytes the pushes touched).
+			want = k
+		}
+		buf = slices.Grow([]byte(nil), want)
 		buf = buf[:cap(buf)]
 		free = len(buf) - used
 	}
@@ -113,7 +119,7 @@ func (nd *node) makeRoom(k int, front bool, limit int) {
 func growCap(need, limit int) int {
 	c := need * 2
 	if need > 256 {
-		c = need + need/4 + 192
+		c = need + need/4 + 64
 	}
 	return max(need, min(c, limit))
 }
