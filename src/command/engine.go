@@ -71,6 +71,7 @@ type shardData struct {
 // Engine is the command layer of one server: the table, the shards' data, the clients.
 type Engine struct {
 	Group     *pipeline.Group
+	warmOn    bool // warm.go; off with HOTKV_NOWARM=1
 	shardBits int
 	dbCount   int
 	settings  atomic.Pointer[Settings]
@@ -115,7 +116,7 @@ func NewEngine(o Options) *Engine {
 		return d
 	})
 	// HOTKV_NOWARM=1 runs batches without warming, for A/B benchmarks (benchmarks/README.md).
-	if os.Getenv("HOTKV_NOWARM") == "" {
+	if e.warmOn = os.Getenv("HOTKV_NOWARM") == ""; e.warmOn {
 		e.Group.Warm = e.warm
 	}
 	return e

@@ -31,6 +31,25 @@ func (e *Engine) warm(b *pipeline.Batch, held []int32) {
 	d.warmSink += w.sink
 }
 
+// warmKeys warms the keys at positions pos of a multi-key command (MGET, MSET, ...) whose shards
+// the caller holds.
+func (e *Engine) warmKeys(s *pipeline.Slot, pos []int) {
+	if !e.warmOn {
+		return
+	}
+	var w warmer
+	var d *shardData
+	for _, i := range pos {
+		h := keyspace.Hash(s.Args[i])
+		d = e.data(e.shardOfHash(h))
+		w.add(d.dbs[s.DB], h)
+	}
+	w.run()
+	if d != nil {
+		d.warmSink += w.sink
+	}
+}
+
 // warmer collects a chunk of lookups and runs them level by level.
 type warmer struct {
 	n      int
