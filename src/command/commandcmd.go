@@ -337,9 +337,11 @@ func (d *cmdDoc) keyFlags(argv [][]byte, pos []int) [][]string {
 				break
 			}
 		}
-		for j := range d.KeySpecs {
-			if spec < 0 && d.KeySpecs[j].BeginSearch == "unknown" {
-				spec = j // the last one wins: Redis lists the STORE-like spec last
+		if spec < 0 {
+			for j := range d.KeySpecs {
+				if d.KeySpecs[j].BeginSearch == "unknown" {
+					spec = j // the last one wins: Redis lists the STORE-like spec last
+				}
 			}
 		}
 		if spec < 0 {

@@ -17,6 +17,7 @@ var families = [][]*Spec{
 	listCommands,
 	setCommands,
 	zsetCommands,
+	sortCommands,
 }
 
 // table maps lower-case command names to their specs. It is built in init so that handlers may
