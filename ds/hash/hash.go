@@ -89,6 +89,10 @@ func (h *Hash) ConvertFor(lim Limits, args [][]byte) {
 	if h.t != nil {
 		return
 	}
+	if h.Len() == 0 && exceeds(lim, args) {
+		h.lp, h.t = nil, newTable(len(args)/2) // nothing to move: skip the listpack's rebuild
+		return
+	}
 	sum := len(h.lp)
 	for _, a := range args {
 		if len(a) > lim.MaxValue {
@@ -100,6 +104,16 @@ func (h *Hash) ConvertFor(lim Limits, args [][]byte) {
 	if sum > listpackSafety {
 		h.convert()
 	}
+}
+
+// exceeds reports whether one of args is longer than the listpack allows.
+func exceeds(lim Limits, args [][]byte) bool {
+	for _, a := range args {
+		if len(a) > lim.MaxValue {
+			return true
+		}
+	}
+	return false
 }
 
 // Delete removes field and reports whether it existed.

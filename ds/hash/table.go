@@ -21,7 +21,7 @@ type table struct {
 const (
 	tagBits  = 24
 	tagMask  = 1<<tagBits - 1
-	minSlots = 8
+	minSlots = 4
 )
 
 var seed = maphash.MakeSeed()
