@@ -29,6 +29,10 @@ type Stream interface {
 	Skip(n int) error
 	Release() error
 	Write(p []byte) error
+	// Inline reports whether Serve runs where it must not block (a netpoll poller): a batch
+	// that may wait is then left unrun and Serve returns ErrWouldBlock, to be called again
+	// where waiting is allowed.
+	Inline() bool
 }
 
 // Env is what the stages need from the command layer and the server.
@@ -46,6 +50,9 @@ type Env struct {
 	QueryBufferLimit func() int
 	// BeginBatch, when set, is called before a batch is routed.
 	BeginBatch func(client any, now int64)
+	// MayBlock, when set, reports whether a command may wait inside Serve (a blocking command,
+	// a paused client). Inline streams do not run a batch holding one (see Stream.Inline).
+	MayBlock func(client any, args [][]byte) bool
 	// Closing reports whether the client must be closed once its replies are written (QUIT,
 	// CLIENT KILL, a panicking command). It is checked after each command: later commands of
 	// the batch are then dropped.
@@ -54,6 +61,10 @@ type Env struct {
 
 // ErrClose asks the transport to close the connection after its replies were written.
 var ErrClose = errors.New("connection closed by command")
+
+// ErrWouldBlock is returned by Serve on an inline stream when the next batch may wait: nothing
+// of it ran, and its bytes stay buffered for the next Serve.
+var ErrWouldBlock = errors.New("batch may block")
 
 // ErrQueryBuffer is returned when a client's pending request exceeds client-query-buffer-limit.
 var ErrQueryBuffer = errors.New("client reached max query buffer length")
@@ -88,6 +99,11 @@ func (c *Conn) Serve() error {
 			return err
 		}
 		consumed, need, perr := c.parse(buf)
+		if c.batch.n > 0 && c.mayBlock() {
+			c.batch.truncate(0)
+			c.stream.Release()
+			return ErrWouldBlock
+		}
 		if err := c.stream.Skip(consumed); err != nil {
 			return err
 		}
@@ -116,6 +132,20 @@ func (c *Conn) Serve() error {
 		}
 	}
 	return nil
+}
+
+// mayBlock reports whether the parsed batch holds a command that may wait while the stream is
+// served inline.
+func (c *Conn) mayBlock() bool {
+	if c.env.MayBlock == nil || !c.stream.Inline() {
+		return false
+	}
+	for i := range c.batch.Slots[:c.batch.n] {
+		if c.env.MayBlock(c.Client, c.batch.Slots[i].Args) {
+			return true
+		}
+	}
+	return false
 }
 
 // parse fills the batch from buf. need > 0 when buf ends in a partial command that needs at

@@ -124,6 +124,7 @@ func (m *chanStream) Peek(n int) ([]byte, error) {
 }
 func (m *chanStream) Skip(n int) error     { m.off += n; return nil }
 func (m *chanStream) Release() error       { m.in, m.off = m.in[m.off:], 0; return nil }
+func (*chanStream) Inline() bool           { return false }
 func (m *chanStream) Write(p []byte) error { m.out.Write(p); return nil }
 
 func cmd(args ...string) []byte {

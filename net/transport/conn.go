@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"errors"
 	"log"
 	"net"
 	"runtime/debug"
@@ -75,13 +76,22 @@ func (c *core) open() (ok bool) {
 }
 
 // serve calls Handler.Serve; false means Serve failed and the conn is closed.
-func (c *core) serve() (ok bool) {
-	defer c.recoverPanic(&ok)
-	ok = c.srv.h.Serve(c.self) == nil
-	if !ok {
+func (c *core) serve() (ok bool) { return c.serveErr() == nil }
+
+// serveErr is serve that returns Serve's error. ErrOffload (see offload.go) leaves the conn open.
+func (c *core) serveErr() (err error) {
+	ok := true
+	defer func() {
+		if !ok {
+			err = ErrClosed
+		}
+	}()
+	defer c.recoverPanic(&ok) // runs first; deferred directly so that its recover works
+	err = c.srv.h.Serve(c.self)
+	if err != nil && !errors.Is(err, ErrOffload) {
 		c.self.Close()
 	}
-	return ok
+	return err
 }
 
 // recoverPanic, deferred by open and serve, turns a handler panic into the loss of this connection

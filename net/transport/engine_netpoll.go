@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -15,9 +14,12 @@ import (
 // netpollEngine reads every connection with netpoll pollers. Per connection:
 //   - OnPrepare (on the accepting poller, before the fd is polled) registers the npConn, dups the fd for
 //     writing and calls Handler.Open. Open must not wait on anything slow.
-//   - OnRequest (on a runner goroutine, whenever netpoll's buffer is non-empty) moves the bytes into the
-//     conn's own buffer and calls Handler.Serve.
-//   - the close callback (after the last OnRequest returned) calls Handler.Closed.
+//   - OnRequest (on the poller goroutine itself, whenever netpoll's buffer is non-empty) moves the bytes
+//     into the conn's own buffer and calls Handler.Serve there, inline (see offload.go): no goroutine
+//     hand-off per readable event. A Serve that would block returns ErrOffload and the conn moves to a
+//     worker goroutine until it has caught up.
+//   - the close callback (after the last OnRequest returned) calls Handler.Closed, or leaves that to
+//     the worker when one is serving the conn.
 //
 // Open runs in OnPrepare rather than OnConnect because netpoll drops a conn whose peer sends and closes
 // before OnConnect started: its close callback then runs and OnConnect never does.
@@ -86,23 +88,23 @@ func (e *netpollEngine) stop() {
 type npConn struct {
 	core
 	nc     netpoll.Connection
+	fd     int      // netpoll's fd: non-blocking writes from the poller
 	w      *os.File // set in OnPrepare unless the conn was refused
 	opened bool     // Open was called; set in OnPrepare, before netpoll polls the fd
 
-	preparing atomic.Bool // inside OnPrepare, where Close must leave netpoll's conn alone (see refuse)
+	off offload // inline serving and the worker that takes over (offload.go)
 }
 
 func (e *netpollEngine) onPrepare(nc netpoll.Connection) context.Context {
-	c := &npConn{nc: nc}
+	fd := nc.(netpoll.Conn).Fd()
+	c := &npConn{nc: nc, fd: fd}
+	c.off.more = make(chan struct{}, 1)
 	c.srv, c.self, c.local, c.remote = e.s, c, nc.LocalAddr(), nc.RemoteAddr()
 	ctx := context.WithValue(context.Background(), connKey{}, c)
-	fd := nc.(netpoll.Conn).Fd()
 	if err := c.configure(fd); err != nil {
 		refuse(fd)
 		return ctx
 	}
-	c.preparing.Store(true) // before add: from then on Server.Close may call Close
-	defer c.preparing.Store(false)
 	if !e.s.reg.add(&c.core) {
 		c.w.Close()
 		refuse(fd)
@@ -148,11 +150,14 @@ func (e *netpollEngine) onRequest(ctx context.Context, _ netpoll.Connection) err
 		c.discard() // netpoll calls again until its buffer is empty, even after Close
 		return nil
 	}
+	if c.stash() {
+		return nil // a worker serves the conn; it takes the stashed bytes when it is done
+	}
 	if err := c.pull(); err != nil {
 		c.Close()
 		return nil
 	}
-	c.serve()
+	c.serveInline()
 	return nil
 }
 
@@ -199,8 +204,11 @@ func (c *npConn) Peek(n int) ([]byte, error) {
 	if n < 0 {
 		return nil, errNegative
 	}
+	if c.off.inline.Load() && (c.in.Len() < n || c.off.mustOff) {
+		return nil, ErrOffload // waiting would stall the poller, or replies wait to be written
+	}
 	for c.in.Len() < n {
-		if err := c.read(max(c.nc.Reader().Len(), 1)); err != nil {
+		if err := c.awaitStash(); err != nil {
 			return nil, err
 		}
 	}
@@ -210,6 +218,11 @@ func (c *npConn) Peek(n int) ([]byte, error) {
 func (c *npConn) Write(p []byte) error {
 	if c.closed.Load() || c.w == nil {
 		return ErrClosed
+	}
+	c.off.wmu.Lock()
+	defer c.off.wmu.Unlock()
+	if c.off.inline.Load() {
+		return c.writeInline(p)
 	}
 	if _, err := c.w.Write(p); err != nil {
 		return c.ioErr(err)
@@ -224,23 +237,29 @@ func (c *npConn) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	c.off.wake()
 	if c.w != nil {
 		if rc, err := c.w.SyscallConn(); err == nil {
 			rc.Control(func(fd uintptr) { refuse(int(fd)) })
 		}
 		c.w.Close()
 	}
-	if c.preparing.Load() {
-		return nil // the shut-down socket hangs up once polled
-	}
-	return c.nc.Close()
+	// The shut-down socket hangs up; netpoll sees that in its poller and closes the conn from a
+	// goroutine of its own. Closing netpoll's conn here instead would make netpoll run the close
+	// callbacks on the poller whenever a Serve was running there (inline, or just finishing), and
+	// they wait for the poller to let go of the fd: a poller waiting for itself (offload.go).
+	return nil
 }
 
 // onClosed is netpoll's close callback: it runs once, after the last OnRequest returned.
 func (c *npConn) onClosed(netpoll.Connection) error {
 	c.closed.Store(true)
+	c.off.wake()
 	if c.w != nil {
 		c.w.Close()
+	}
+	if c.endLater() {
+		return nil // the worker serving the conn calls end when its Serve returns
 	}
 	c.end(c.opened)
 	return nil

@@ -110,6 +110,9 @@ func (c *stdConn) ioErr(err error) error {
 	return err
 }
 
+// Inline is false: a std conn has a goroutine of its own, which may block.
+func (c *stdConn) Inline() bool { return false }
+
 func (c *stdConn) Peek(n int) ([]byte, error) {
 	if n < 0 {
 		return nil, errNegative

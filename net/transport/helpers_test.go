@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -51,8 +52,18 @@ func (h *lineHandler) Closed(c Conn) {
 	h.closes.Add(1) // last, so that a test seeing the count also sees the map
 }
 
+// Serve counts its calls, except those that end in ErrOffload: such a Serve is called again, off
+// the poller, for the same bytes (offload.go).
 func (h *lineHandler) Serve(c Conn) error {
 	h.serves.Add(1)
+	err := h.serve(c)
+	if errors.Is(err, ErrOffload) {
+		h.serves.Add(-1)
+	}
+	return err
+}
+
+func (h *lineHandler) serve(c Conn) error {
 	st := c.State().(*lineState)
 	for {
 		buf, err := c.Peek(c.Len())

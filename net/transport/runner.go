@@ -27,9 +27,18 @@ import (
 // command's call chain is deep): in a server profile under pipelined PING, morestack/copystack
 // took 9% of the CPU. The runner therefore keeps goroutines whose stacks have grown: a finished
 // task parks its goroutine on the idle list for the next one.
+//
+// netpoll's own tasks run inline on the poller (see offload.go); the pool runs the workers that take
+// over a conn whose Serve would block.
 var runTask = workers.run
 
+// runInline is the netpoll runner: a readable conn is served on the poller goroutine.
+func runInline(_ context.Context, f func()) { f() }
+
 var workers = &workerPool{}
+
+// pollerTask runs netpoll's tasks; a variable so that benchmarks can compare runners.
+var pollerTask = runInline
 
 // maxIdleWorkers bounds the parked goroutines kept for reuse (each holds its grown stack).
 const maxIdleWorkers = 256
@@ -73,6 +82,6 @@ var runnerOnce sync.Once
 
 // configureNetpoll sets netpoll's process-wide options: the runner once, the poller count every time.
 func configureNetpoll(loops int) error {
-	runnerOnce.Do(func() { netpoll.SetRunner(func(ctx context.Context, f func()) { runTask(ctx, f) }) })
+	runnerOnce.Do(func() { netpoll.SetRunner(func(ctx context.Context, f func()) { pollerTask(ctx, f) }) })
 	return netpoll.SetNumLoops(loops)
 }

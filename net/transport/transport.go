@@ -2,26 +2,29 @@
 // of RESP or commands, and it is the only package that imports cloudwego/netpoll.
 //
 // Two engines serve the same Conn semantics (and pass the same tests):
-//   - "netpoll" (default): netpoll pollers read every socket; a readable connection runs Handler.Serve on
-//     a fresh goroutine. Idle connections hold no goroutine. Writes go through a dup of the socket in Go's
-//     own poller (see npConn), so each conn uses two fds. netpoll keeps reading a socket while Serve is
-//     blocked, so this engine has no input backpressure.
+//   - "netpoll" (default): netpoll pollers read every socket and run Handler.Serve inline, on the poller
+//     goroutine, like an event loop; a Serve that would block moves the conn to a worker goroutine until
+//     it caught up (offload.go). Idle connections hold no goroutine. Blocking writes go through a dup of
+//     the socket in Go's own poller (see npConn), so each conn uses two fds. Input that arrives while a
+//     worker serves a conn is stashed, up to a bound, so this engine has no input backpressure.
 //   - "std": the net package, one goroutine per connection. Used by BenchmarkPing as the baseline, and
-//     the base for TLS. On the 2-vCPU development VM it costs less CPU per request than netpoll in every
-//     case measured (see runner.go).
+//     the base for TLS.
 //
 // Guarantees to the Handler, for every connection:
 //  1. Open returns before the first Serve; Serve calls never overlap; Closed runs exactly once, after the
 //     connection is closed and after the last Serve returned.
-//  2. Serve is called only when bytes arrived that no earlier Serve saw. Serve may block in Peek for the
-//     rest of a request, or return leaving a partial request buffered; either way nothing busy-loops.
+//  2. Serve is called only when bytes arrived that no earlier Serve saw, or again after it returned
+//     ErrOffload. Serve may block in Peek for the rest of a request (off the poller: on the poller Peek
+//     returns ErrOffload instead, which Serve returns), or return leaving a partial request buffered;
+//     either way nothing busy-loops.
 //  3. Input is copied once, from the socket (std) or netpoll's buffer (netpoll) into the connection's own
 //     buffer. Peeked slices stay valid until Release, whatever Peek, Skip or reads happen in between.
 //     (netpoll's own Peek does not promise that: a later Peek may reuse or free an earlier one's copy.)
 //  4. Memory follows bytes that arrived: Peek(n) for a large n reserves nothing until bytes come, and the
 //     buffer grows to at most about twice the unread bytes. A drained buffer over 64KB is dropped.
-//  5. Write is safe from any goroutine and returns once p is handed to the kernel (p may be reused). It
-//     blocks while the socket is full; with std that also stops reading the conn (backpressure).
+//  5. Write returns once p is handed to the kernel, or kept for a worker to write in order (p may be
+//     reused). Off the poller it blocks while the socket is full; with std that also stops reading the
+//     conn (backpressure). Writes come from the goroutine inside Serve (or Open).
 //  6. Close is idempotent and safe from any goroutine; a Peek or Write blocked in another goroutine
 //     returns ErrClosed. A peer's FIN does not cut replies short: what it sent before is served.
 package transport
@@ -45,6 +48,7 @@ type Conn interface {
 	Skip(n int) error           // consume n buffered bytes
 	Release() error             // free skipped bytes; earlier slices become invalid
 	Write(p []byte) error       // write p and flush; p may be reused on return
+	Inline() bool               // Serve runs on a poller: nothing may block (ErrOffload, offload.go)
 	Close() error               // idempotent
 	IsActive() bool
 	RemoteAddr() net.Addr

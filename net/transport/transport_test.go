@@ -159,6 +159,9 @@ func TestLargePeekAllocatesOnArrival(t *testing.T) {
 		res := make(chan result, 2)
 		h := &funcHandler{serve: func(c Conn) error {
 			p, err := c.Peek(big)
+			if errors.Is(err, ErrOffload) {
+				return err // served inline: called again where Peek may block
+			}
 			if err != nil {
 				res <- result{err: err}
 				return err

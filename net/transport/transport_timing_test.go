@@ -14,20 +14,19 @@ import (
 )
 
 // Runner variants for the netpoll engine, compared against std in BenchmarkPing. "netpoll" is the engine
-// as shipped (a fresh goroutine per readable event). "netpoll-gopool" is netpoll's default worker pool.
-// "netpoll-inline" runs Serve on the poller itself: only valid here because the benchmark handler never
-// blocks (a blocking Peek on a poller would deadlock every conn of that poller).
+// as shipped (Serve inline on the poller, see offload.go). "netpoll-pool" hands every readable event to a
+// pooled goroutine, "netpoll-gopool" to netpoll's default worker pool.
 var benchLoops = 0
 
 var benchRunners = map[string]func(context.Context, func()){
 	"netpoll-gopool": bgopool.CtxGo,
-	"netpoll-inline": func(_ context.Context, f func()) { f() },
+	"netpoll-pool":   workers.run,
 }
 
 // BenchmarkPing: N clients over loopback each send P pipelined "PING\r\n" and read P "+PONG\r\n";
 // one op is one request. Client and server share the process (and the machine's cores).
 func BenchmarkPing(b *testing.B) {
-	for _, engine := range []string{"std", "netpoll", "netpoll-gopool", "netpoll-inline"} {
+	for _, engine := range []string{"std", "netpoll", "netpoll-pool", "netpoll-gopool"} {
 		for _, pipe := range []int{1, 30} {
 			for _, clients := range []int{1, 16} {
 				name := fmt.Sprintf("%s/P%d/C%d", engine, pipe, clients)
@@ -39,9 +38,9 @@ func BenchmarkPing(b *testing.B) {
 
 func benchPing(b *testing.B, engine string, pipe, clients int) {
 	if run, ok := benchRunners[engine]; ok {
-		saved := runTask
-		runTask = run
-		defer func() { runTask = saved }()
+		saved := pollerTask
+		pollerTask = run
+		defer func() { pollerTask = saved }()
 		engine = "netpoll"
 	}
 	s := startServer(b, Options{Engine: engine, Loops: benchLoops}, &lineHandler{})

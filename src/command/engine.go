@@ -216,6 +216,7 @@ func (e *Engine) Env() *pipeline.Env {
 			cl.batchNow = now
 			cl.lastSeen.Store(now)
 		},
-		Closing: func(client any) bool { cl := client.(*Client); return cl.closeAfter || cl.killed.Load() },
+		MayBlock: func(client any, args [][]byte) bool { return e.mayBlock(client.(*Client), args) },
+		Closing:  func(client any) bool { cl := client.(*Client); return cl.closeAfter || cl.killed.Load() },
 	}
 }

@@ -67,6 +67,22 @@ func (e *Engine) callConn(cl *Client, s *pipeline.Slot) {
 	spec.stats.nsec.Add(int64(time.Since(start)) * timeSample)
 }
 
+// mayBlock reports whether the command in args may wait when it runs: a blocking command, DEBUG
+// (SLEEP), or any command while CLIENT PAUSE is in effect. The transport then serves the batch
+// where waiting does not stall other connections (see pipeline.Env.MayBlock).
+func (e *Engine) mayBlock(cl *Client, args [][]byte) bool {
+	if e.pause.active.Load() {
+		return true
+	}
+	spec := cl.lastSpec
+	if spec == nil || !sameName(args[0], spec.Name) {
+		if spec = lookup(args[0]); spec == nil {
+			return false
+		}
+	}
+	return spec.Flags&Blocking != 0 || spec.Name == "debug"
+}
+
 // routeKeys returns the one shard of the command's keys, or a barrier when they span shards
 // (the shard set is left sorted in cl.shards for the barrier to lock).
 func (e *Engine) routeKeys(cl *Client, spec *Spec, args [][]byte) pipeline.Target {

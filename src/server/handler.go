@@ -56,6 +56,9 @@ func (h *handler) Serve(c transport.Conn) error {
 		return refused("no state")
 	}
 	err := st.pc.Serve()
+	if errors.Is(err, pipeline.ErrWouldBlock) || errors.Is(err, transport.ErrOffload) {
+		return transport.ErrOffload // the transport serves the conn again where it may block
+	}
 	if err != nil && !errors.Is(err, pipeline.ErrClose) {
 		h.s.log.Debug("closing client", "id", st.client.ID, "addr", st.client.Addr, "reason", err.Error())
 	}
