@@ -15,15 +15,33 @@ var (
 	diffSeed    = flag.Uint64("diff.seed", 0, "differential test: random seed (0 picks one from the clock)")
 	diffConns   = flag.Int("diff.conns", 4, "differential test: concurrent connections")
 	diffMaxFail = flag.Int("diff.maxfail", 1, "differential test: mismatches to report before stopping")
+	diffOnly    = flag.String("diff.only", "", "differential test: comma-separated command families to generate "+
+		"(strings, lists, hashes, sets, zsets); empty means all")
 )
 
-// TestDifferential sends the same random key/string command stream to HotKV and redis-server and
-// compares every reply byte for byte, once per transport engine and protocol version.
+// familyOn reports whether -diff.only lets the generator use the named family.
+func familyOn(name string) bool {
+	if *diffOnly == "" {
+		return true
+	}
+	for _, f := range strings.Split(*diffOnly, ",") {
+		if strings.TrimSpace(f) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDifferential sends the same random command stream (keys, strings, lists, hashes, sets and
+// sorted sets, on keys the families share) to HotKV and redis-server and compares every reply
+// byte for byte, once per transport engine and protocol version. A few replies are compared
+// after normalization (see replyNorm): remaining TTLs, members in hash-table order, random picks.
 //
 // Each round, every connection pipelines a batch of 1..50 commands over its own keys, all
 // connections at once (HotKV sees real concurrency, and cross-shard commands race each other);
-// then, with all connections quiet, connection 0 checks the shared state: DBSIZE, EXISTS and MGET
-// over every connection's keys. Reruns with -diff.seed reproduce a failure.
+// then, with all connections quiet, connection 0 checks the shared state: DBSIZE, EXISTS, MGET and
+// TYPE over every connection's keys, and every collection's whole content and OBJECT ENCODING.
+// Reruns with -diff.seed reproduce a failure; -diff.only narrows the stream to some families.
 func TestDifferential(t *testing.T) {
 	seed := *diffSeed
 	if seed == 0 {
@@ -32,7 +50,9 @@ func TestDifferential(t *testing.T) {
 	forEachEngine(t, func(t *testing.T) {
 		for _, proto := range []int{2, 3} {
 			t.Run("resp"+strconv.Itoa(proto), func(t *testing.T) {
-				redis := startRedis(t)
+				// hz 100: Redis checks blocked clients' timeouts once per event-loop tick, so at
+				// the default 10 a BLPOP with a 10 ms timeout would stall its connection 100 ms.
+				redis := startRedis(t, "--hz", "100")
 				hotkv, _ := startHotKV(t)
 				d := newDiffRun(t, seed, proto, hotkv, redis)
 				d.run(*diffOps)
@@ -48,16 +68,17 @@ type diffPair struct {
 }
 
 type diffRun struct {
-	t        *testing.T
-	seed     uint64
-	pairs    []diffPair
-	allKeys  []string
-	last     [][]genCmd // the previous round's batches, to explain a state mismatch
-	failures int
+	t         *testing.T
+	seed      uint64
+	pairs     []diffPair
+	allKeys   []string
+	last      [][]genCmd        // the previous round's batches, to explain a state mismatch
+	lastTypes map[string]string // each key's TYPE reply at the latest state check
+	failures  int
 }
 
 func newDiffRun(t *testing.T, seed uint64, proto int, hotkvAddr, redisAddr string) *diffRun {
-	d := &diffRun{t: t, seed: seed}
+	d := &diffRun{t: t, seed: seed, lastTypes: map[string]string{}}
 	now := time.Now().Unix()
 	for i := range max(1, *diffConns) {
 		p := diffPair{hotkv: dial(t, hotkvAddr), redis: dial(t, redisAddr), gen: newGen(seed, i, now)}
@@ -177,6 +198,28 @@ func (d *diffRun) checkShared(round int) bool {
 	if p.gen.chance(0.01) {
 		checks = append(checks, exact(p.gen.pick([]string{"flushdb", "flushall"})))
 	}
+	if !d.checkBatch(round, checks) {
+		return false
+	}
+	types := make([]genCmd, len(d.allKeys))
+	for i, k := range d.allKeys {
+		types[i] = exact("type", k)
+	}
+	if !d.checkBatch(round, types) {
+		return false
+	}
+	// The content of every collection, by the type both servers agree on.
+	var contents []genCmd
+	for _, k := range d.allKeys {
+		contents = append(contents, contentProbes(k, d.lastTypes[k])...)
+	}
+	return d.checkBatch(round, contents)
+}
+
+// checkBatch sends checks through connection 0 to both servers and compares the replies; on a
+// mismatch it explains the state of the keys that differ. It records TYPE replies in lastTypes.
+func (d *diffRun) checkBatch(round int, checks []genCmd) bool {
+	p := d.pairs[0]
 	hk, hkErr := exchange(p.hotkv, checks)
 	rd, rdErr := exchange(p.redis, checks)
 	for j, c := range checks {
@@ -184,31 +227,72 @@ func (d *diffRun) checkShared(round int) bool {
 			d.explainState()
 			return false
 		}
+		if c.args[0] == "type" {
+			d.lastTypes[c.args[1]] = string(rd[j])
+		}
 	}
 	return true
 }
 
-// explainState logs, for every key whose existence, value or TTL differs between the servers in
-// connection 0's database, the commands of the previous round that named it.
+// contentProbes returns the commands that read a collection's whole content in a comparable
+// form, and its encoding (which HotKV reports as Redis 7.0 would), given its TYPE reply.
+func contentProbes(key, typ string) []genCmd {
+	enc := exact("object", "encoding", key)
+	switch typ {
+	case "+list\r\n":
+		return []genCmd{exact("lrange", key, "0", "-1"), enc}
+	case "+hash\r\n":
+		return []genCmd{exact("hgetall", key), enc} // insertion order: see gen_hashes_test.go
+	case "+set\r\n":
+		return []genCmd{sorted("smembers", key), enc}
+	case "+zset\r\n":
+		return []genCmd{exact("zrange", key, "0", "-1", "withscores"), enc}
+	}
+	return nil
+}
+
+// explainState logs, for every key whose existence, value, TTL, type or content differs between
+// the servers in connection 0's database, the commands of the previous round that named it.
 func (d *diffRun) explainState() {
 	p := d.pairs[0]
 	for _, k := range d.allKeys {
-		probe := []genCmd{exact("exists", k), exact("get", k), {args: []string{"pttl", k}, norm: normTTL}}
+		typ, err := p.redis.doErr("type", k)
+		if err != nil {
+			d.t.Logf("cannot probe %s: %v", quote(k), err)
+			return
+		}
+		probe := append([]genCmd{exact("exists", k), exact("get", k), {args: []string{"pttl", k}, norm: normTTL},
+			exact("type", k)}, contentProbes(k, typ)...)
 		hk, err1 := exchange(p.hotkv, probe)
 		rd, err2 := exchange(p.redis, probe)
 		if err1 != nil || err2 != nil {
 			d.t.Logf("cannot probe %s: %v %v", quote(k), err1, err2)
 			return
 		}
+		var hkSide, rdSide []string
 		same := true
 		for i := range probe {
-			same = same && string(normalize(hk[i], probe[i].norm)) == string(normalize(rd[i], probe[i].norm))
+			h, r := normalize(hk[i], probe[i].norm), normalize(rd[i], probe[i].norm)
+			same = same && string(h) == string(r)
+			hkSide, rdSide = append(hkSide, quote(h)), append(rdSide, quote(r))
 		}
 		if !same {
-			d.t.Logf("key %s differs: HotKV exists/get/pttl %s %s %s; Redis %s %s %s%s", quote(k),
-				quote(hk[0]), quote(hk[1]), quote(hk[2]), quote(rd[0]), quote(rd[1]), quote(rd[2]), d.history(k))
+			d.t.Logf("key %s differs: %s\n    HotKV: %s\n    Redis: %s%s", quote(k), probeNames(probe),
+				strings.Join(hkSide, " "), strings.Join(rdSide, " "), d.history(k))
 		}
 	}
+}
+
+// probeNames names explainState's probes for its log line.
+func probeNames(probe []genCmd) string {
+	names := make([]string, len(probe))
+	for i, c := range probe {
+		names[i] = c.args[0]
+		if c.args[0] == "object" {
+			names[i] = "object encoding"
+		}
+	}
+	return strings.Join(names, "/")
 }
 
 func (d *diffRun) history(key string) string {
@@ -224,18 +308,6 @@ func (d *diffRun) history(key string) string {
 		}
 	}
 	return b.String()
-}
-
-// normalize applies a command's comparison rule to its reply.
-func normalize(reply []byte, norm replyNorm) []byte {
-	if norm != normTTL || len(reply) < 4 || reply[0] != ':' {
-		return reply
-	}
-	n, err := strconv.ParseInt(string(reply[1:len(reply)-2]), 10, 64)
-	if err != nil || n <= 0 {
-		return reply
-	}
-	return []byte(":<positive>\r\n")
 }
 
 func quoteArgs(args []string) string {

@@ -14,6 +14,13 @@ const (
 	// normTTL collapses positive integers: a remaining TTL (or an expiry time computed from "now")
 	// differs between servers by the milliseconds between their commands; -1 and -2 stay exact.
 	normTTL
+	// normSorted sorts the elements of an array or set reply: SMEMBERS and the set algebra answer
+	// in hash-table order, which is Redis's own and not part of the contract.
+	normSorted
+	// normShape compares only the reply's structure (types, lengths of aggregates, errors and
+	// integers exactly; string and double payloads blanked): SRANDMEMBER, HRANDFIELD and
+	// ZRANDMEMBER pick at random.
+	normShape
 )
 
 // genCmd is one generated request.
@@ -36,7 +43,26 @@ type gen struct {
 	future int64 // unix seconds, two days after the run started
 }
 
-var keyNames = []string{"a", "b", "c", "n", "f", "{t}x", "bin\x00\xff\r\n", ""}
+// Key names, without the connection's prefix. The string commands mostly use strKeys; each
+// collection family mostly uses its own keys (so its values grow, shrink and meet each other in
+// multi-key commands) and sometimes any key, so WRONGTYPE and cross-type RENAME/COPY come up.
+var (
+	strKeys  = []string{"a", "b", "c", "n", "f", "{t}x", "bin\x00\xff\r\n", ""}
+	listKeys = []string{"l", "l2", "l3"}
+	hashKeys = []string{"h", "h2"}
+	setKeys  = []string{"s", "s2", "s3"}
+	zsetKeys = []string{"z", "z2", "z3"}
+	collKeys = concat(listKeys, hashKeys, setKeys, zsetKeys)
+	keyNames = concat(strKeys, collKeys) // every key the state checks look at
+)
+
+func concat(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}
 
 var values = []string{
 	"", "0", "1", "-1", "7", "42", "-100", "+5", "007", " 3", "3 ", "10.5", "-2.25", "3.0", "1e3",
@@ -70,7 +96,31 @@ func newGen(seed uint64, conn int, now int64) *gen {
 
 func (g *gen) pick(from []string) string { return from[g.r.IntN(len(from))] }
 func (g *gen) chance(p float64) bool     { return g.r.Float64() < p }
-func (g *gen) key() string               { return g.prefix + g.pick(keyNames) }
+
+// key returns any key, most often one of the string keys.
+func (g *gen) key() string {
+	if g.chance(0.75) {
+		return g.prefix + g.pick(strKeys)
+	}
+	return g.prefix + g.pick(collKeys)
+}
+
+// fkey returns one of a family's keys, now and then any key.
+func (g *gen) fkey(family []string) string {
+	if g.chance(0.9) {
+		return g.prefix + g.pick(family)
+	}
+	return g.key()
+}
+
+// fkeys returns between min and max family keys.
+func (g *gen) fkeys(family []string, min, max int) []string {
+	out := make([]string, min+g.r.IntN(max-min+1))
+	for i := range out {
+		out[i] = g.fkey(family)
+	}
+	return out
+}
 
 // value is often a small integer (so INCR and friends succeed and build on each other), otherwise
 // one of the awkward values.
@@ -143,18 +193,60 @@ func (g *gen) absExpiry(millis bool) string {
 	return strconv.FormatInt(t, 10)
 }
 
-// next returns one random command.
+// genEntry is one kind of command and how often it comes up within its family.
+type genEntry struct {
+	weight int
+	f      func(*gen) genCmd
+}
+
+// genFamily is one command family's generators and its share of the stream.
+type genFamily struct {
+	name   string
+	weight int
+	table  []genEntry
+}
+
+// genFamilies are the families of the stream; genTable is the key and string commands'.
+var genFamilies = []genFamily{
+	{"strings", 30, genTable},
+	{"lists", 17, listTable},
+	{"hashes", 15, hashTable},
+	{"sets", 17, setTable},
+	{"zsets", 21, zsetTable},
+}
+
+// next returns one random command of the families enabled by -diff.only.
 func (g *gen) next() genCmd {
 	total := 0
-	for _, e := range genTable {
+	for _, f := range genFamilies {
+		if familyOn(f.name) {
+			total += f.weight
+		}
+	}
+	n := g.r.IntN(total)
+	for _, f := range genFamilies {
+		if !familyOn(f.name) {
+			continue
+		}
+		if n -= f.weight; n < 0 {
+			c := g.pickEntry(f.table).f(g)
+			c.args[0] = g.name(c.args[0])
+			return c
+		}
+	}
+	panic("BUG: family weights")
+}
+
+// pickEntry picks one entry of a family's table by weight.
+func (g *gen) pickEntry(table []genEntry) genEntry {
+	total := 0
+	for _, e := range table {
 		total += e.weight
 	}
 	n := g.r.IntN(total)
-	for _, e := range genTable {
+	for _, e := range table {
 		if n -= e.weight; n < 0 {
-			c := e.f(g)
-			c.args[0] = g.name(c.args[0])
-			return c
+			return e
 		}
 	}
 	panic("BUG: weights")
@@ -162,10 +254,26 @@ func (g *gen) next() genCmd {
 
 func exact(args ...string) genCmd { return genCmd{args: args} }
 
-var genTable = []struct {
-	weight int
-	f      func(*gen) genCmd
-}{
+// delOf deletes one of a family's keys: the families' own way back from a key another type took
+// over (which otherwise makes most of the family's commands answer WRONGTYPE for a long time).
+func delOf(family []string) genEntry {
+	return genEntry{1, func(g *gen) genCmd { return exact("del", g.prefix+g.pick(family)) }}
+}
+
+func sorted(args ...string) genCmd { return genCmd{args: args, norm: normSorted} }
+
+func shape(args ...string) genCmd { return genCmd{args: args, norm: normShape} }
+
+// cmd builds a command from a name and argument groups.
+func cmd(name string, groups ...[]string) []string {
+	args := []string{name}
+	for _, g := range groups {
+		args = append(args, g...)
+	}
+	return args
+}
+
+var genTable = []genEntry{
 	{8, func(g *gen) genCmd { return exact("get", g.key()) }},
 	{10, (*gen).set},
 	{2, func(g *gen) genCmd { return exact("setnx", g.key(), g.value()) }},
