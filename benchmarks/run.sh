@@ -7,18 +7,24 @@
 # utime+stime of every thread from /proc/PID/stat, sampled just before and after each run.
 #
 # Usage: benchmarks/run.sh [--quick] [--big] [--proof] [--only SECTIONS]
-#   (default)  throughput of the twelve commands, HotKV --threads 1 vs 2, pipeline-1 latency
+#   (default)  sections throughput (the twelve commands), scaling (HotKV --threads 1 vs 2), latency
+#              (pipeline 1), collections (ten list/set/hash/zset commands on prefilled collections)
+#              and memory (used_memory and RSS after loading six datasets)
 #   --big      p99.9 latency with BIG_KEYS (5,000,000) keys loaded (takes longer)
 #   --proof    hotkv-benchmark vs redis-benchmark, both on CPU 1, against redis-server on CPU 0
-#   --quick    small key range, short runs, one run each: a smoke test of the whole harness in a minute
+#   --only     any of throughput scaling latency collections memory big proof, e.g. --only "memory"
+#   --quick    small key range, short runs, one run each: a smoke test of the whole harness (2 minutes)
 # Env: KEYS (1000000) DURATION (5s) RUNS (3) PIPELINE (30) SIZE (256) CLIENTS (50) COMMANDS (all twelve)
 #      SCALE_COMMANDS (SET GET) LAT_COMMANDS (GET SET) BIG_KEYS (5000000) PROOF_REQUESTS (3000000)
+#      COLL_COMMANDS (all ten) COLL_KEYS (1000) POP_REQUESTS (2000000) MEM_MEMBERS (1000000)
+#      MEM_DATASETS (all six) MEM_SETTLE (150, seconds; 0 skips the settled measurement)
 #      RESULTS (benchmarks/results) MACHINE (from the CPU model) RPORT/HPORT/H2PORT (16379/16380/16381)
+#      MPORT (16390: the memory section uses MPORT..MPORT+11)
 #      KEEP=1 keeps the raw results (manifest, metadata, one JSON per run) in the temporary directory
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-sections="throughput scaling latency"
+sections="throughput scaling latency collections memory"
 quick=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -26,7 +32,7 @@ while [ $# -gt 0 ]; do
     --big) sections="big" ;;
     --proof) sections="proof" ;;
     --only) sections="${2:?--only needs a list}"; shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -34,6 +40,7 @@ done
 
 if [ "$quick" = 1 ]; then
   : "${KEYS:=10000}" "${DURATION:=1s}" "${RUNS:=1}" "${BIG_KEYS:=20000}" "${PROOF_REQUESTS:=200000}"
+  : "${COLL_KEYS:=100}" "${POP_REQUESTS:=100000}" "${MEM_MEMBERS:=20000}" "${MEM_SETTLE:=0}"
 fi
 KEYS=${KEYS:-1000000}
 DURATION=${DURATION:-5s}
@@ -46,10 +53,17 @@ SCALE_COMMANDS=${SCALE_COMMANDS:-SET GET}
 LAT_COMMANDS=${LAT_COMMANDS:-GET SET}
 BIG_KEYS=${BIG_KEYS:-5000000}
 PROOF_REQUESTS=${PROOF_REQUESTS:-3000000}
+COLL_COMMANDS=${COLL_COMMANDS:-LPUSH RPUSH LPOP SADD SISMEMBER HSET HGET ZADD ZRANGE ZSCORE}
+COLL_KEYS=${COLL_KEYS:-1000}
+POP_REQUESTS=${POP_REQUESTS:-2000000}
+MEM_MEMBERS=${MEM_MEMBERS:-1000000}
+MEM_DATASETS=${MEM_DATASETS:-intset intset-random strset hash zset smallhash}
+MEM_SETTLE=${MEM_SETTLE:-150}
 RESULTS=${RESULTS:-benchmarks/results}
 RPORT=${RPORT:-16379}
 HPORT=${HPORT:-16380}
 H2PORT=${H2PORT:-16381}
+MPORT=${MPORT:-16390}
 
 # --- tools: report what is missing, install nothing ---------------------------------------------
 missing=()
@@ -77,12 +91,15 @@ cleanup() {
 trap cleanup EXIT
 manifest=$work/manifest.tsv
 meta=$work/meta.txt
+memtable=$work/memory.tsv
 : >"$manifest"
+: >"$memtable"
 
 echo "building hotkv and hotkv-benchmark..." >&2
 go build -o "$work/hotkv" ./src/cmd/hotkv
 go build -o "$work/hotkv-benchmark" ./tools/hotkv-benchmark
 go build -o "$work/report" ./benchmarks/report
+go build -o "$work/fill" ./benchmarks/fill
 
 # --- servers -------------------------------------------------------------------------------------
 # start_server NAME PORT CPUS [extra hotkv args]: starts redis (NAME redis*) or hotkv pinned to CPUS and
@@ -114,13 +131,16 @@ start_server() {
   exit 1
 }
 
-# stop_server NAME: stops it and forgets its PID, so the exit trap never signals a recycled PID.
+# stop_server NAME: stops it and forgets its PID, so the exit trap never signals a recycled PID and
+# a later section starts it again.
 stop_server() {
   local name=$1 pidvar="pid_$1" p keep=()
+  [ -n "${!pidvar:-}" ] || return 0
   kill "${!pidvar}" 2>/dev/null || true
   wait "${!pidvar}" 2>/dev/null || true
   for p in "${pids[@]}"; do [ "$p" = "${!pidvar}" ] || keep+=("$p"); done
   pids=("${keep[@]}")
+  unset "pid_$name"
 }
 
 cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
@@ -166,40 +186,143 @@ scratch_prefix() {
   case "$1" in APPEND) echo append ;; LPUSH|RPUSH) echo list ;; SADD) echo set ;; HSET) echo hash ;; esac
 }
 
+# The collections section. Every type has COLL_KEYS keys of COLL_KEYS members each (cset:N holds
+# element:0.., chash:N field:0.. with SIZE-byte values, czset:N member:0.. with random scores), so
+# that a template's __key__s, which all draw from [0, COLL_KEYS), always name an existing key and
+# an existing member: SISMEMBER, HGET and ZSCORE always hit. Writes go to copies made for the run
+# (wset, whash, wzset: the same shapes) or to new lists (wlist), deleted after it; their members
+# new:A:B draw twice, so nearly every SADD, HSET and ZADD inserts. LPOP pops from lists (plist)
+# filled before each run with enough elements for all of its POP_REQUESTS requests.
+coll_template() {
+  local new='new:__key__:__key__'
+  case "$1" in
+    LPUSH) echo "LPUSH wlist:__key__ __data__" ;;
+    RPUSH) echo "RPUSH wlist:__key__ __data__" ;;
+    LPOP) echo "LPOP plist:__key__" ;;
+    SADD) echo "SADD wset:__key__ $new" ;;
+    SISMEMBER) echo "SISMEMBER cset:__key__ element:__key__" ;;
+    HSET) echo "HSET whash:__key__ $new __data__" ;;
+    HGET) echo "HGET chash:__key__ field:__key__" ;;
+    ZADD) echo "ZADD wzset:__key__ __key__ $new" ;;
+    ZRANGE) echo "ZRANGE czset:__key__ 0 9" ;;
+    ZSCORE) echo "ZSCORE czset:__key__ member:__key__" ;;
+    *) echo "run.sh: no collections template for $1" >&2; exit 2 ;;
+  esac
+}
+
+coll_scratch() {
+  case "$1" in LPUSH|RPUSH) echo wlist ;; LPOP) echo plist ;; SADD) echo wset ;; HSET) echo whash ;; ZADD) echo wzset ;; esac
+}
+
+# pop_length is how long each list must be for LPOP: its POP_REQUESTS requests pick among COLL_KEYS
+# lists uniformly, so one list is popped m = POP_REQUESTS/COLL_KEYS times on average with a
+# standard deviation below sqrt(m) (binomial); m + 7*sqrt(m) + 10 leaves a list empty with
+# probability under 1e-11. check_run counts what is left anyway and fails the run if a list ran dry.
+pop_length() {
+  awk -v r="$POP_REQUESTS" -v c="$COLL_KEYS" 'BEGIN { m = r / c; printf "%d\n", m + 7 * sqrt(m) + 10 }'
+}
+
+# fill_data PORT DATASET KEY MEMBERS [fill args]: loads COLL_KEYS keys KEY:N of MEMBERS members.
+fill_data() {
+  local port=$1 dataset=$2 key=$3 members=$4; shift 4
+  taskset -c 1 "$work/fill" -port "$port" -dataset "$dataset" -key "$key" -n "$COLL_KEYS" \
+    -members "$members" -size "$SIZE" "$@"
+}
+
+# del_keys PORT PREFIX N: deletes PREFIX:0..N-1.
+del_keys() {
+  gen 1 --port "$1" --keys "$3" --prefill-only --prefill-command "DEL $2:__key__" --quiet >/dev/null
+}
+
+# prefill_coll NAME PORT: the collections every read template touches, then the server's RSS.
+prefill_coll() {
+  local name=$1 port=$2 pidvar="pid_$1" t
+  echo "prefilling $name with $COLL_KEYS sets, hashes and sorted sets of $COLL_KEYS members..." >&2
+  for t in sets:cset hashes:chash zsets:czset; do
+    fill_data "$port" "${t%%:*}" "${t#*:}" "$COLL_KEYS" >/dev/null
+  done
+  echo "rss.$name=$(rss_kb "${!pidvar}")" >>"$meta"
+}
+
+# prepare_run SECTION PORT CMD: the data a run starts from, on the server about to be measured.
+prepare_run() {
+  [ "$1" = collections ] || return 0
+  local port=$2 cmd=$3 prefix
+  prefix=$(coll_scratch "$cmd")
+  [ -n "$prefix" ] && del_keys "$port" "$prefix" "$COLL_KEYS"
+  case "$cmd" in
+    LPOP) fill_data "$port" lists plist "$(pop_length)" -quiet ;;
+    SADD) fill_data "$port" sets wset "$COLL_KEYS" -quiet ;;
+    HSET) fill_data "$port" hashes whash "$COLL_KEYS" -quiet ;;
+    ZADD) fill_data "$port" zsets wzset "$COLL_KEYS" -quiet ;;
+  esac
+}
+
+# check_run SECTION PORT CMD: whether the run measured what it meant to (LPOP: no list ran dry).
+check_run() {
+  [ "$1" = collections ] && [ "$3" = LPOP ] || return 0
+  fill_data "$2" lists plist 1 -check -quiet
+}
+
+# cleanup_run SECTION PORT CMD: deletes what the run wrote.
+cleanup_run() {
+  local section=$1 port=$2 cmd=$3 prefix n=$KEYS
+  if [ "$section" = collections ]; then
+    prefix=$(coll_scratch "$cmd") n=$COLL_KEYS
+  else
+    prefix=$(scratch_prefix "$cmd")
+  fi
+  [ -z "$prefix" ] || del_keys "$port" "$prefix" "$n" || echo "  cleanup of $prefix:* failed" >&2
+}
+
+# fail_json FILE MESSAGE: a result file that says why a run failed, in the generator's JSON shape.
+fail_json() {
+  printf '{"error": "%s"}\n' "$(printf '%s' "$2" | tr -d '"\\' | tr '\n\t' '  ')" >"$1"
+}
+
 # measure SECTION NAME PORT CMD RUN GENCPUS ARGS...: one measured run; appends a manifest line
 # (section, server, command, run, result JSON, server CPU seconds, generator exit status).
 measure() {
   local section=$1 name=$2 port=$3 cmd=$4 run=$5 gcpus=$6; shift 6
-  local pidvar="pid_$name" json="$work/$section-$name-$cmd-$run.json" status=0
+  local pidvar="pid_$name" json="$work/$section-$name-$cmd-$run.json" status=0 tpl
   if ! kill -0 "${!pidvar}" 2>/dev/null; then
     echo "run.sh: $name is not running; restarting it" >&2
     restart "$name"
   fi
   echo "[$section] $cmd on $name, run $run" >&2
-  local before after
-  before=$(cpu_ticks "${!pidvar}")
-  gen "$gcpus" --port "$port" --command "$(template "$cmd")" --json "$json" --quiet "$@" \
-    >"$work/last.out" 2>"$work/last.err" || status=$?
-  after=$(cpu_ticks "${!pidvar}")
+  if [ "$section" = collections ]; then tpl=$(coll_template "$cmd"); else tpl=$(template "$cmd"); fi
+  local before=0 after=0
+  if ! prepare_run "$section" "$port" "$cmd" 2>"$work/last.err"; then
+    status=1
+    fail_json "$json" "preparing the data failed: $(tail -1 "$work/last.err")"
+  else
+    before=$(cpu_ticks "${!pidvar}")
+    gen "$gcpus" --port "$port" --command "$tpl" --json "$json" --quiet "$@" \
+      >"$work/last.out" 2>"$work/last.err" || status=$?
+    after=$(cpu_ticks "${!pidvar}")
+    if [ "$status" = 0 ] && ! check_run "$section" "$port" "$cmd" 2>"$work/last.err"; then
+      status=1
+      fail_json "$json" "$(tail -1 "$work/last.err")"
+    fi
+  fi
   [ "$status" = 0 ] || echo "  failed: $(tail -c 300 "$work/last.err")" >&2
   local cpu
   cpu=$(awk -v a="$after" -v b="$before" -v hz="$hz" 'BEGIN{printf "%.3f", (a-b)/hz}')
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$section" "$name" "$cmd" "$run" "$json" "$cpu" "$status" >>"$manifest"
-  local prefix
-  prefix=$(scratch_prefix "$cmd")
-  if [ -n "$prefix" ] && [ "$status" = 0 ]; then
-    gen "$gcpus" --port "$port" --keys "$KEYS" --prefill-only --prefill-command "DEL $prefix:__key__" \
-      --quiet >/dev/null 2>&1 || echo "  cleanup of $prefix:* failed" >&2
+  # A crashed server is restarted (and refilled) by the next run; there is nothing to delete.
+  if kill -0 "${!pidvar}" 2>/dev/null; then
+    cleanup_run "$section" "$port" "$cmd"
   fi
 }
 
-# Server definitions: name -> port, CPUs, extra args, key count; restart brings one back after a crash.
-declare -A port_of cpus_of args_of keys_of
-define() { port_of[$1]=$2; cpus_of[$1]=$3; keys_of[$1]=$4; args_of[$1]=${5:-}; }
+# Server definitions: name -> port, CPUs, key count, extra args, the function that prefills it
+# (NAME PORT KEYS); restart brings one back after a crash.
+declare -A port_of cpus_of args_of keys_of filler_of
+define() { port_of[$1]=$2; cpus_of[$1]=$3; keys_of[$1]=$4; args_of[$1]=${5:-}; filler_of[$1]=${6:-prefill}; }
 launch() {
   # shellcheck disable=SC2086
   start_server "$1" "${port_of[$1]}" "${cpus_of[$1]}" ${args_of[$1]}
-  prefill "$1" "${port_of[$1]}" "${keys_of[$1]}"
+  "${filler_of[$1]}" "$1" "${port_of[$1]}" "${keys_of[$1]}"
 }
 restart() { stop_server "$1"; launch "$1"; }
 
@@ -238,6 +361,99 @@ latency() {
       done
     done
   done
+}
+
+# The ten collection commands, Redis and HotKV alternating as in throughput. LPOP runs POP_REQUESTS
+# requests instead of DURATION: its lists must hold every element it pops, so its request count
+# has to be known before the run (about 4 s at 500,000 pops/s).
+collections() {
+  local how
+  for cmd in $COLL_COMMANDS; do
+    how=(--duration "$DURATION")
+    [ "$cmd" = LPOP ] && how=(--requests "$POP_REQUESTS")
+    for run in $(seq "$RUNS"); do
+      for name in rediscoll hotkvcoll; do
+        measure collections "$name" "${port_of[$name]}" "$cmd" "$run" 1 --threads 1 --pipeline "$PIPELINE" \
+          --keys "$COLL_KEYS" "${how[@]}"
+      done
+    done
+  done
+}
+
+# --- memory --------------------------------------------------------------------------------------
+# For each dataset a fresh Redis and a fresh HotKV (--threads 1, as everywhere), loaded one at a
+# time by fill on CPU 1 and measured three times: empty, right after the load ("loaded"), and once
+# every HotKV has run a garbage collection after its load ("settled"): until then HotKV's
+# used_memory still counts the garbage of loading (buffers outgrown while collections grew), which
+# Redis frees at once. With no allocation after the load, Go's next collection is the one it forces
+# two minutes after the previous, so the servers of all datasets stay up and share that wait.
+# HotKV runs with GODEBUG=gctrace=1, which only logs a line per collection: the harness's signal.
+declare -A memv
+used_memory() { redis-cli -p "$1" info memory 2>/dev/null | awk -F: '/^used_memory:/{print $2+0}' || true; }
+gc_count() { grep -c '^gc [0-9]' "$work/$1.log" || true; }
+
+# mem_sample NAME PORT WHEN: records used_memory and VmRSS (bytes) of one server.
+mem_sample() {
+  local pidvar="pid_$1"
+  memv[$1.$3.used]=$(used_memory "$2")
+  memv[$1.$3.rss]=$(($(rss_kb "${!pidvar}") * 1024))
+}
+
+memory() {
+  local ds i=0 side name port t0 servers=()
+  for ds in $MEM_DATASETS; do
+    for side in redis hotkv; do
+      name=${side}mem$i port=$((MPORT + 2 * i))
+      [ "$side" = hotkv ] && port=$((port + 1))
+      GODEBUG=gctrace=1 start_server "$name" "$port" 0 --threads 1
+      servers+=("$name")
+      memv[$name.port]=$port memv[$name.ds]=$ds memv[$name.side]=$side memv[$name.error]=""
+      mem_sample "$name" "$port" empty
+      echo "[memory] loading $ds into $side" >&2
+      t0=$(date +%s.%N)
+      if ! taskset -c 1 "$work/fill" -port "$port" -dataset "$ds" -n "$MEM_MEMBERS" 2>&1 | tee "$work/fill.err" >&2; then
+        memv[$name.error]="$(tail -1 "$work/fill.err")"
+      fi
+      memv[$name.seconds]=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN{printf "%.1f", a-b}')
+      mem_sample "$name" "$port" loaded
+      memv[$name.gcs]=$(gc_count "$name")
+    done
+    i=$((i + 1))
+  done
+  mem_settle "${servers[@]}"
+  for name in "${servers[@]}"; do
+    if [ "$MEM_SETTLE" -gt 0 ]; then
+      mem_sample "$name" "${memv[$name.port]}" settled
+    else
+      memv[$name.settled.used]=-1 memv[$name.settled.rss]=-1
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "${memv[$name.ds]}" "${memv[$name.side]}" "$MEM_MEMBERS" \
+      "${memv[$name.empty.used]}" "${memv[$name.empty.rss]}" "${memv[$name.loaded.used]}" "${memv[$name.loaded.rss]}" \
+      "${memv[$name.settled.used]}" "${memv[$name.settled.rss]}" "${memv[$name.seconds]}" "${memv[$name.error]}" >>"$memtable"
+    stop_server "$name"
+  done
+}
+
+# mem_settle NAMES...: waits until every HotKV among them logged a collection after its load, at
+# most MEM_SETTLE seconds, then two more so that the sweeper has freed what it found dead.
+mem_settle() {
+  [ "$MEM_SETTLE" -gt 0 ] || return 0
+  local deadline=$((SECONDS + MEM_SETTLE)) name waiting
+  echo "[memory] waiting for HotKV's garbage collections (at most ${MEM_SETTLE}s)" >&2
+  while :; do
+    waiting=0
+    for name in "$@"; do
+      [ "${memv[$name.side]}" = hotkv ] || continue
+      [ "$(gc_count "$name")" -gt "${memv[$name.gcs]}" ] || waiting=$((waiting + 1))
+    done
+    [ "$waiting" = 0 ] && break
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      echo "run.sh: $waiting HotKV servers collected no garbage within ${MEM_SETTLE}s; measuring anyway" >&2
+      break
+    fi
+    sleep 1
+  done
+  sleep 2
 }
 
 # proof: the same redis-server loaded by redis-benchmark and by hotkv-benchmark, each on CPU 1. Keys
@@ -303,12 +519,18 @@ proof_run() {
   echo "pipeline=$PIPELINE"
   echo "size=$SIZE"
   echo "clients=$CLIENTS"
+  echo "coll_keys=$COLL_KEYS"
+  echo "pop_requests=$POP_REQUESTS"
+  echo "mem_members=$MEM_MEMBERS"
+  echo "mem_settle=$MEM_SETTLE"
   echo "load=$(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$meta"
 
 define redis "$RPORT" 0 "$KEYS"
 define hotkv "$HPORT" 0 "$KEYS" "--threads 1"
 define hotkv2 "$H2PORT" 0,1 "$KEYS" "--threads 2"
+define rediscoll "$RPORT" 0 "$COLL_KEYS" "" prefill_coll
+define hotkvcoll "$HPORT" 0 "$COLL_KEYS" "--threads 1" prefill_coll
 for section in $sections; do
   case "$section" in
     throughput) [ -n "${pid_redis:-}" ] || launch redis; [ -n "${pid_hotkv:-}" ] || launch hotkv; throughput ;;
@@ -319,6 +541,12 @@ for section in $sections; do
       define hotkvbig "$HPORT" 0 "$BIG_KEYS" "--threads 1"
       launch redisbig; launch hotkvbig; latency big redisbig hotkvbig
       stop_server redisbig; stop_server hotkvbig ;;
+    collections)
+      # Their own servers, on the ports of redis and hotkv: stop those (a later section restarts them).
+      stop_server redis; stop_server hotkv
+      launch rediscoll; launch hotkvcoll; collections
+      stop_server rediscoll; stop_server hotkvcoll ;;
+    memory) memory ;;
     proof) start_server redis "$RPORT" 0; proof ;;
     *) echo "run.sh: unknown section $section" >&2; exit 2 ;;
   esac
@@ -327,8 +555,9 @@ echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$meta"
 
 machine=${MACHINE:-$(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo | tr 'A-Z' 'a-z' | tr -cs 'a-z0-9' '-' | sed 's/-$//')-$(nproc)cpu}
 name="$(date -u +%F)-$machine"
-case " $sections " in *" big "*) name="$name-big" ;; *" proof "*) name="$name-proof" ;; esac
+# A run of other sections than the default names them, so it never overwrites the main report.
+[ "$sections" = "throughput scaling latency collections memory" ] || name="$name-$(echo $sections | tr ' ' '-')"
 [ "$quick" = 1 ] && name="$name-quick"
 mkdir -p "$RESULTS"
-"$work/report" -manifest "$manifest" -meta "$meta" -md "$RESULTS/$name.md" -png "$RESULTS/$name.png"
+"$work/report" -manifest "$manifest" -meta "$meta" -memory "$memtable" -md "$RESULTS/$name.md" -png "$RESULTS/$name.png"
 echo "wrote $RESULTS/$name.md" >&2

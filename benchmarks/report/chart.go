@@ -10,18 +10,18 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-// writeChart draws the throughput section as bars per command: HotKV's ops/s over Redis's, and
-// Redis's CPU per request over HotKV's (above 1, HotKV does the same work with less CPU). A failed
-// command has no bar. It reports false when there is nothing to draw.
-func writeChart(path string, runs []run) (bool, error) {
-	cmds := commands(runs, "throughput")
+// writeChart draws a section as bars per command: the candidate's ops/s over the baseline's, and
+// the baseline's CPU per request over the candidate's (above 1, HotKV does the same work with less
+// CPU). A failed command has no bar. It reports false when there is nothing to draw.
+func writeChart(path string, runs []run, sec section) (bool, error) {
+	cmds := commands(runs, sec.name)
 	if len(cmds) == 0 {
 		return false, nil
 	}
 	all := summarize(runs)
 	speed, thrift := make(plotter.Values, len(cmds)), make(plotter.Values, len(cmds))
 	for i, cmd := range cmds {
-		r, h := all[key{"throughput", cmd, "redis"}], all[key{"throughput", cmd, "hotkv"}]
+		r, h := all[key{sec.name, cmd, sec.a.server}], all[key{sec.name, cmd, sec.b.server}]
 		if r.ok() && h.ok() && r.opsPerSec > 0 {
 			speed[i] = h.opsPerSec / r.opsPerSec
 			if r.cpuPerM > 0 && h.cpuPerM > 0 {
@@ -30,7 +30,7 @@ func writeChart(path string, runs []run) (bool, error) {
 		}
 	}
 	p := plot.New()
-	p.Title.Text = "HotKV relative to Redis 7.0.15 (1 = equal, higher favours HotKV)"
+	p.Title.Text = sec.chart
 	p.Y.Label.Text = "ratio"
 	w := vg.Points(12)
 	a, err := plotter.NewBarChart(speed, w)

@@ -1,8 +1,9 @@
 // Command report turns the runs of benchmarks/run.sh into a Markdown report and a PNG chart: medians
 // per command and server, HotKV/Redis ratios, server CPU-seconds per million requests, latency
-// percentiles and RSS. See benchmarks/README.md.
+// percentiles and RSS, and the memory table (bytes per member) of the memory section. See
+// benchmarks/README.md.
 //
-//	report -manifest runs.tsv -meta meta.txt -md results/2026-01-01-box.md -png results/2026-01-01-box.png
+//	report -manifest runs.tsv -meta meta.txt -memory memory.tsv -md results/2026-01-01-box.md -png results/2026-01-01-box.png
 package main
 
 import (
@@ -11,21 +12,23 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 func main() {
 	manifest := flag.String("manifest", "", "run.sh's manifest (one tab-separated line per run)")
 	metaPath := flag.String("meta", "", "run.sh's key=value metadata")
 	md := flag.String("md", "", "Markdown output (default stdout)")
-	png := flag.String("png", "", "PNG chart output (none if empty)")
+	png := flag.String("png", "", "PNG chart of the throughput section (none if empty); other sections' charts get -<section> before .png")
+	memory := flag.String("memory", "", "run.sh's memory table (none if empty)")
 	flag.Parse()
-	if err := build(*manifest, *metaPath, *md, *png); err != nil {
+	if err := build(*manifest, *metaPath, *memory, *md, *png); err != nil {
 		fmt.Fprintln(os.Stderr, "report:", err)
 		os.Exit(1)
 	}
 }
 
-func build(manifest, metaPath, md, png string) error {
+func build(manifest, metaPath, memory, md, png string) error {
 	runs, err := readManifest(manifest)
 	if err != nil {
 		return err
@@ -34,18 +37,16 @@ func build(manifest, metaPath, md, png string) error {
 	if err != nil {
 		return err
 	}
-	chart := ""
-	if png != "" {
-		drawn, err := writeChart(png, runs)
-		if err != nil {
-			return err
-		}
-		if drawn {
-			chart = filepath.Base(png)
-		}
+	mem, err := readMemory(memory)
+	if err != nil {
+		return err
+	}
+	charts, err := writeCharts(png, runs)
+	if err != nil {
+		return err
 	}
 	var buf bytes.Buffer
-	writeMarkdown(&buf, runs, meta, chart)
+	writeMarkdown(&buf, runs, mem, meta, charts)
 	if md == "" {
 		_, err = os.Stdout.Write(buf.Bytes())
 		return err
@@ -55,4 +56,31 @@ func build(manifest, metaPath, md, png string) error {
 	}
 	os.Stdout.Write(buf.Bytes())
 	return nil
+}
+
+// writeCharts draws every section that has a chart: the throughput section into png, another
+// section into png's name with -<section> before the extension. It returns the file names drawn.
+func writeCharts(png string, runs []run) (map[string]string, error) {
+	charts := map[string]string{}
+	if png == "" {
+		return charts, nil
+	}
+	for _, sec := range sections {
+		if sec.chart == "" {
+			continue
+		}
+		path := png
+		if sec.name != "throughput" {
+			ext := filepath.Ext(png)
+			path = strings.TrimSuffix(png, ext) + "-" + sec.name + ext
+		}
+		drawn, err := writeChart(path, runs, sec)
+		if err != nil {
+			return nil, err
+		}
+		if drawn {
+			charts[sec.name] = filepath.Base(path)
+		}
+	}
+	return charts, nil
 }

@@ -13,7 +13,8 @@ type section struct {
 	name, title, note string
 	a, b              side
 	metrics           []metric
-	rss               bool // print the servers' RSS after the prefill
+	rss               bool   // print the servers' RSS after the prefill
+	chart             string // the title of the section's PNG chart of ratios; none if empty
 }
 
 type side struct{ server, label string }
@@ -40,12 +41,19 @@ var redisSide, hotkvSide = side{"redis", "Redis"}, side{"hotkv", "HotKV"}
 // sections in report order; a section without runs is left out.
 var sections = []section{
 	{name: "throughput", title: "Throughput (pipeline {pipeline}, {clients} connections, {keys} keys, {size}-byte values)",
-		a: redisSide, b: hotkvSide, metrics: []metric{opsMetric, cpuMetric, p50Metric, p99Metric}, rss: true},
+		a: redisSide, b: hotkvSide, metrics: []metric{opsMetric, cpuMetric, p50Metric, p99Metric}, rss: true,
+		chart: "HotKV relative to Redis 7.0.15 (1 = equal, higher favours HotKV)"},
 	{name: "scaling", title: "HotKV --threads 1 (CPU 0) against --threads 2 (CPUs 0-1, shared with the generator)",
 		note: "CPU-s per 1M is the server's CPU time per million requests: the number to compare; ops/s of --threads 2 is capped by the generator sharing both cores.",
 		a:    side{"hotkv", "1 thread"}, b: side{"hotkv2", "2 threads"}, metrics: []metric{opsMetric, cpuMetric}},
 	{name: "latency", title: "Latency at pipeline 1 ({clients} connections, {keys} keys)",
 		a: redisSide, b: hotkvSide, metrics: []metric{opsMetric, p50Metric, p99Metric, p999}},
+	{name: "collections", title: "Collections (pipeline {pipeline}, {clients} connections, {coll_keys} keys of each type holding {coll_keys} members, {size}-byte values)",
+		note: "SISMEMBER, HGET and ZSCORE always hit; ZRANGE 0 9 reads 10 of a sorted set's members. SADD, HSET and ZADD insert " +
+			"new members into copies of the prefilled collections made for each run; LPUSH and RPUSH push onto new lists. " +
+			"LPOP runs {pop_requests} requests (not a duration) against lists filled for them before each run and checked non-empty after it.",
+		a: side{"rediscoll", "Redis"}, b: side{"hotkvcoll", "HotKV"}, metrics: []metric{opsMetric, cpuMetric, p50Metric, p99Metric},
+		rss: true, chart: "Collections: HotKV relative to Redis 7.0.15 (1 = equal, higher favours HotKV)"},
 	{name: "big", title: "Latency at pipeline 1 with {big_keys} keys loaded",
 		a: side{"redisbig", "Redis"}, b: side{"hotkvbig", "HotKV"}, metrics: []metric{opsMetric, p50Metric, p99Metric, p999}, rss: true},
 	{name: "proof", title: "The generator: hotkv-benchmark against redis-benchmark, both on CPU 1, redis-server on CPU 0",
@@ -54,10 +62,10 @@ var sections = []section{
 		metrics: []metric{opsMetric, genMetric, p50Metric, p99Metric}},
 }
 
-// writeMarkdown writes the whole report.
-func writeMarkdown(w io.Writer, runs []run, meta map[string]string, chart string) {
+// writeMarkdown writes the whole report; charts maps a section to its chart's file name.
+func writeMarkdown(w io.Writer, runs []run, mem []memRow, meta map[string]string, charts map[string]string) {
 	all := summarize(runs)
-	onlyProof := !slices.ContainsFunc(runs, func(r run) bool { return r.section != "proof" })
+	onlyProof := len(runs) > 0 && !slices.ContainsFunc(runs, func(r run) bool { return r.section != "proof" })
 	if onlyProof {
 		fmt.Fprintf(w, "# hotkv-benchmark vs redis-benchmark against Redis %s, %s\n\n", meta["redis"], meta["date"])
 	} else {
@@ -65,10 +73,13 @@ func writeMarkdown(w io.Writer, runs []run, meta map[string]string, chart string
 	}
 	fmt.Fprintf(w, "Machine: %s, %s CPUs, %s; Go %s; HotKV %s. Load average at start %s, at end %s.\n",
 		meta["cpu"], meta["cpus"], meta["kernel"], meta["go"], meta["hotkv_commit"], meta["load"], meta["load_end"])
-	if onlyProof {
+	switch {
+	case len(runs) == 0:
+		fmt.Fprintf(w, "Each dataset was loaded once into fresh servers pinned to CPU 0, the loader on CPU 1.\n")
+	case onlyProof:
 		fmt.Fprintf(w, "Each number is the median of %s run(s) of %s requests (a tenth of that at pipeline 1).\n",
 			meta["runs"], expand("{proof_requests}", meta))
-	} else {
+	default:
 		fmt.Fprintf(w, "Each number is the median of %s run(s) of %s; servers pinned to CPU 0, hotkv-benchmark to CPU 1.\n",
 			meta["runs"], meta["duration"])
 	}
@@ -79,17 +90,18 @@ func writeMarkdown(w io.Writer, runs []run, meta map[string]string, chart string
 		}
 		fmt.Fprintf(w, "\n## %s\n\n", expand(sec.title, meta))
 		if sec.note != "" {
-			fmt.Fprintf(w, "%s\n\n", sec.note)
+			fmt.Fprintf(w, "%s\n\n", expand(sec.note, meta))
 		}
 		if sec.rss {
 			fmt.Fprintf(w, "RSS after prefill: %s %s, %s %s.\n\n", sec.a.label, rssMB(meta["rss."+sec.a.server]),
 				sec.b.label, rssMB(meta["rss."+sec.b.server]))
 		}
 		writeTable(w, sec, cmds, all)
+		if c := charts[sec.name]; c != "" {
+			fmt.Fprintf(w, "![HotKV/Redis ratios](%s)\n", c)
+		}
 	}
-	if chart != "" {
-		fmt.Fprintf(w, "\n![HotKV/Redis ratios](%s)\n", chart)
-	}
+	writeMemory(w, mem, meta)
 }
 
 func writeTable(w io.Writer, sec section, cmds []string, all map[key]stats) {
@@ -151,7 +163,7 @@ func ratio(a, b stats, m metric) string {
 // expand fills {name} with meta values, numbers with thousands separators.
 func expand(s string, meta map[string]string) string {
 	for k, v := range meta {
-		if n, err := strconv.ParseFloat(v, 64); err == nil && n >= 10000 {
+		if n, err := strconv.ParseFloat(v, 64); err == nil && n >= 1000 {
 			v = thousands(n)
 		}
 		s = strings.ReplaceAll(s, "{"+k+"}", v)

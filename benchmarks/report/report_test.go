@@ -11,7 +11,8 @@ import (
 )
 
 // fixture writes a manifest and metadata like run.sh's: SET passes on both servers with known
-// numbers, LPUSH fails on HotKV in one run of three, and the proof section compares the generators.
+// numbers, LPUSH fails on HotKV in one run of three, LPOP runs in the collections section, and the
+// proof section compares the generators.
 func fixture(t *testing.T) (manifest, meta string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -44,6 +45,9 @@ func fixture(t *testing.T) (manifest, meta string) {
 		}
 		add("throughput", "hotkv", "LPUSH", i+1, 1e6, 1, 1, 800, errText)
 	}
+	// LPOP in the collections section: 1M ops/s on Redis, 3M on HotKV, in the one run.
+	add("collections", "rediscoll", "LPOP", 1, 2e6, 2, 2, 400, "")
+	add("collections", "hotkvcoll", "LPOP", 1, 6e6, 2, 1, 100, "")
 	add("proof", "redis-benchmark", "GET -P 30", 1, 3e6, 3, -1, 900, "")
 	add("proof", "hotkv-benchmark", "GET -P 30", 1, 3e6, 2, -1, 700, "")
 	// A run whose JSON never got written counts as failed, not as a crash of the report.
@@ -51,7 +55,8 @@ func fixture(t *testing.T) (manifest, meta string) {
 	manifest, meta = filepath.Join(dir, "manifest.tsv"), filepath.Join(dir, "meta.txt")
 	os.WriteFile(manifest, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	os.WriteFile(meta, []byte("date=2026-01-02\nredis=7.0.15\nkeys=1000000\npipeline=30\nclients=50\n"+
-		"size=256\nruns=3\nrss.redis=102400\nrss.hotkv=51200\nrss.redis=1\n"), 0o644)
+		"size=256\nruns=3\nrss.redis=102400\nrss.hotkv=51200\nrss.redis=1\ncoll_keys=1000\npop_requests=2000000\n"+
+		"rss.rediscoll=20480\nrss.hotkvcoll=10240\n"), 0o644)
 	return manifest, meta
 }
 
@@ -59,7 +64,7 @@ func TestReportTables(t *testing.T) {
 	manifest, meta := fixture(t)
 	dir := t.TempDir()
 	md, png := filepath.Join(dir, "r.md"), filepath.Join(dir, "r.png")
-	if err := build(manifest, meta, md, png); err != nil {
+	if err := build(manifest, meta, "", md, png); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(md)
@@ -78,6 +83,12 @@ func TestReportTables(t *testing.T) {
 		"| GET -P 30 | 1,000,000 | 1,500,000 | 1.50 | 0.50 | 0.33 |",
 		"Redis GET failed in 1 of 1 runs: no result",
 		"![HotKV/Redis ratios](r.png)",
+		"## Collections (pipeline 30, 50 connections, 1,000 keys of each type holding 1,000 members, 256-byte values)",
+		"LPOP runs 2,000,000 requests (not a duration)",
+		"RSS after prefill: Redis 20 MB, HotKV 10 MB.",
+		// 2M ops in 2 s against 6M: ratio 3.00; CPU per 1M 1.00 against 0.17
+		"| LPOP | 1,000,000 | 3,000,000 | 3.00 | 1.00 | 0.17 | 0.100 | 0.025 | 0.400 | 0.100 |",
+		"![HotKV/Redis ratios](r-collections.png)",
 		// the fixture's generator used half the run's wall time
 		"The generator's CPU time was at most 50% of the run's wall time (SET on Redis).",
 	} {
@@ -88,9 +99,11 @@ func TestReportTables(t *testing.T) {
 	if t.Failed() {
 		t.Log(out)
 	}
-	img, err := os.ReadFile(png)
-	if err != nil || !bytes.HasPrefix(img, []byte("\x89PNG\r\n\x1a\n")) || len(img) < 1000 {
-		t.Fatalf("no PNG chart (%d bytes, %v)", len(img), err)
+	for _, path := range []string{png, filepath.Join(dir, "r-collections.png")} {
+		img, err := os.ReadFile(path)
+		if err != nil || !bytes.HasPrefix(img, []byte("\x89PNG\r\n\x1a\n")) || len(img) < 1000 {
+			t.Fatalf("no PNG chart %s (%d bytes, %v)", path, len(img), err)
+		}
 	}
 }
 

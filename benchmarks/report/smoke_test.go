@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-// TestHarnessSmoke runs the whole harness, run.sh --quick (about a minute: small key range, 1s runs,
-// one run each), and checks that the report has a row for every command of every section. It starts
+// TestHarnessSmoke runs the whole harness, run.sh --quick (a minute or two: small key range, 1s runs,
+// one run each, small memory datasets), and checks that the report has a row for every command of
+// every section and every memory dataset. It starts
 // servers and pins processes, so it runs only when asked: HOTKV_BENCH_SMOKE=1 go test ./benchmarks/report
 func TestHarnessSmoke(t *testing.T) {
 	if os.Getenv("HOTKV_BENCH_SMOKE") == "" || testing.Short() {
@@ -32,19 +33,26 @@ func TestHarnessSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	report := string(b)
-	for _, want := range []string{"## Throughput", "## HotKV --threads 1", "## Latency at pipeline 1"} {
+	for _, want := range []string{"## Throughput", "## HotKV --threads 1", "## Latency at pipeline 1", "## Collections",
+		"## Memory after loading"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the report lacks the section %q", want)
 		}
 	}
-	for _, c := range []string{"SET", "GET", "MGET", "SETNX", "APPEND", "INCR", "LPUSH", "RPUSH", "SADD", "HSET", "MSET", "PING"} {
+	for _, c := range []string{"SET", "GET", "MGET", "SETNX", "APPEND", "INCR", "LPUSH", "RPUSH", "SADD", "HSET", "MSET", "PING",
+		"LPOP", "SISMEMBER", "HGET", "ZADD", "ZRANGE", "ZSCORE"} {
 		if !strings.Contains(report, "\n| "+c+" | ") {
 			t.Errorf("the report has no row for %s", c)
 		}
 	}
-	// Redis runs every command: none of its cells may say failed.
+	for _, ds := range []string{"intset", "intset-random", "strset", "hash", "zset", "smallhash"} {
+		if !strings.Contains(report, "\n| "+ds+": ") || !strings.Contains(report, "\n| "+ds+" | ") {
+			t.Errorf("the memory tables have no row for %s", ds)
+		}
+	}
+	// Redis runs every command and loads every dataset: none of its cells may say failed.
 	for _, line := range strings.Split(report, "\n") {
-		if strings.HasPrefix(line, "Redis ") && strings.Contains(line, " failed in ") {
+		if strings.HasPrefix(line, "Redis ") && (strings.Contains(line, " failed in ") || strings.Contains(line, "failed:")) {
 			t.Errorf("Redis failed: %s", line)
 		}
 	}

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+)
+
+// options shape a dataset. For the memory datasets n is the number of members; for the collection
+// shapes (sets, hashes, zsets, lists) n is the number of keys and members the size of each.
+type options struct {
+	n       int64
+	members int64
+	size    int    // value bytes of hashes and lists
+	key     string // the key, or the prefix of "key:N" names
+	seed    uint64
+}
+
+// A dataset loads one shape of data through a pipe. total is the member count the progress line
+// counts to.
+type dataset struct {
+	about string
+	total func(o options) int64
+	load  func(p *pipe, o options) error
+}
+
+// chunk is how many members one variadic command carries: big enough that the command count is
+// small, small enough that no command comes near a server's argument limits.
+const chunk = 256
+
+var datasets = map[string]dataset{
+	"intset": {"one set of the integers 0..n-1", members, func(p *pipe, o options) error {
+		return loadSet(p, o.key, o.n, func(i int64) { p.argInt(i) })
+	}},
+	"intset-random": {"one set of n distinct random integers in [0, 2^63)", members, func(p *pipe, o options) error {
+		return loadSet(p, o.key, o.n, func(i int64) { p.argInt(int64(mix63(uint64(i), o.seed))) })
+	}},
+	"strset": {"one set of n distinct random 16-byte alphanumeric strings", members, func(p *pipe, o options) error {
+		return loadSet(p, o.key, o.n, func(i int64) {
+			p.scratch = appendUniqueWord(p.scratch[:0], uint64(i), o.seed)
+			p.arg(p.scratch)
+		})
+	}},
+	"hash":      {"one hash of n fields field:N with random 16-byte alphanumeric values", members, loadBigHash},
+	"zset":      {"one sorted set of n members member:N with random scores in [0, 1)", members, loadBigZset},
+	"smallhash": {"n/10 hashes key:N of 10 fields field:0..field:9 with random 10-byte values", members, loadSmallHashes},
+	"sets":      {"n sets key:N of the members element:0..members-1", perKey, loadSets},
+	"hashes":    {"n hashes key:N of the fields field:0..members-1 with size-byte values", perKey, loadHashes},
+	"zsets":     {"n sorted sets key:N of the members member:0..members-1, random scores in [0, 1)", perKey, loadZsets},
+	"lists":     {"n lists key:N of members size-byte elements", perKey, loadLists},
+}
+
+func members(o options) int64 { return o.n }
+func perKey(o options) int64  { return o.n * o.members }
+
+// names lists the datasets for the usage text.
+func names() []string {
+	var out []string
+	for name, d := range datasets {
+		out = append(out, fmt.Sprintf("  %-14s %s", name, d.about))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// loadSet SADDs members 0..n-1 of one set, as member(i) encodes them; every SADD must add all of its
+// members, which proves them distinct and the key empty before.
+func loadSet(p *pipe, key string, n int64, member func(i int64)) error {
+	for from := int64(0); from < n; from += chunk {
+		k := min(chunk, n-from)
+		p.begin(2 + int(k))
+		p.argString("SADD")
+		p.argString(key)
+		for i := from; i < from+k; i++ {
+			member(i)
+		}
+		if err := p.end("SADD", k, int(k)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func loadBigHash(p *pipe, o options) error {
+	var value []byte
+	return loadHash(p, o.key, 0, o.n, func(i int64) {
+		p.argNamed("field:", i)
+		value = appendWord(value[:0], uint64(i), o.seed, 16)
+		p.arg(value)
+	})
+}
+
+// loadHash HSETs fields from..to-1 of one hash, as field(i) encodes each field and its value.
+func loadHash(p *pipe, key string, from, to int64, field func(i int64)) error {
+	for ; from < to; from += chunk {
+		k := min(chunk, to-from)
+		p.begin(2 + 2*int(k))
+		p.argString("HSET")
+		p.argString(key)
+		for i := from; i < from+k; i++ {
+			field(i)
+		}
+		if err := p.end("HSET", k, int(k)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func loadBigZset(p *pipe, o options) error {
+	return loadZset(p, o.key, o.n, o.seed)
+}
+
+// loadZset ZADDs member:0..member:n-1 with scores from unitFloat, written in the shortest form that
+// reads back as the same double.
+func loadZset(p *pipe, key string, n int64, seed uint64) error {
+	var score []byte
+	for from := int64(0); from < n; from += chunk {
+		k := min(chunk, n-from)
+		p.begin(2 + 2*int(k))
+		p.argString("ZADD")
+		p.argString(key)
+		for i := from; i < from+k; i++ {
+			score = strconv.AppendFloat(score[:0], unitFloat(uint64(i), seed), 'g', -1, 64)
+			p.arg(score)
+			p.argNamed("member:", i)
+		}
+		if err := p.end("ZADD", k, int(k)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadSmallHashes writes o.n fields as o.n/10 hashes of ten: a hash per command.
+func loadSmallHashes(p *pipe, o options) error {
+	var value []byte
+	for h := int64(0); h < o.n/10; h++ {
+		p.begin(22)
+		p.argString("HSET")
+		p.argNamed(o.key+":", h)
+		for f := range int64(10) {
+			p.argNamed("field:", f)
+			value = appendWord(value[:0], uint64(h*10+f), o.seed, 10)
+			p.arg(value)
+		}
+		if err := p.end("HSET", 10, 10); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The collection shapes of the collections benchmark: every key holds the same members, so that a
+// template drawing a key number and a member number from one range always finds both.
+
+func loadSets(p *pipe, o options) error {
+	for c := range o.n {
+		key := o.key + ":" + strconv.FormatInt(c, 10)
+		if err := loadSet(p, key, o.members, func(i int64) { p.argNamed("element:", i) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func loadHashes(p *pipe, o options) error {
+	value := appendWord(nil, 0, o.seed, o.size)
+	for c := range o.n {
+		key := o.key + ":" + strconv.FormatInt(c, 10)
+		err := loadHash(p, key, 0, o.members, func(i int64) {
+			p.argNamed("field:", i)
+			p.arg(value)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func loadZsets(p *pipe, o options) error {
+	for c := range o.n {
+		if err := loadZset(p, o.key+":"+strconv.FormatInt(c, 10), o.members, o.seed+uint64(c)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadLists RPUSHes o.members elements onto each list; RPUSH answers the new length, which must be
+// the count pushed so far (so the list was empty).
+func loadLists(p *pipe, o options) error {
+	value := appendWord(nil, 0, o.seed, o.size)
+	for c := range o.n {
+		key := o.key + ":" + strconv.FormatInt(c, 10)
+		for from := int64(0); from < o.members; from += chunk {
+			k := min(chunk, o.members-from)
+			p.begin(2 + int(k))
+			p.argString("RPUSH")
+			p.argString(key)
+			for range k {
+				p.arg(value)
+			}
+			if err := p.end("RPUSH", from+k, int(k)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fillFake loads a dataset into a fresh fake server and returns the server.
+func fillFake(t *testing.T, dataset string, o options) *fakeServer {
+	t.Helper()
+	s := startFake(t)
+	if o.key == "" {
+		o.key = dataset
+	}
+	if err := load(&config{addr: s.addr, dataset: dataset, opts: o, timeout: 10 * time.Second}, nil); err != nil {
+		t.Fatalf("%s: %v", dataset, err)
+	}
+	s.mu.Lock() // the test reads the maps the server's goroutine wrote
+	defer s.mu.Unlock()
+	return s
+}
+
+func TestMemoryDatasets(t *testing.T) {
+	const n = 3000 // more than one chunk, and not a multiple of it
+	s := fillFake(t, "intset", options{n: n})
+	for i := range n {
+		if !s.sets["intset"][strconv.Itoa(i)] {
+			t.Fatalf("intset lacks %d", i)
+		}
+	}
+	if len(s.sets["intset"]) != n {
+		t.Fatalf("intset has %d members", len(s.sets["intset"]))
+	}
+
+	s = fillFake(t, "intset-random", options{n: n, seed: 1})
+	for m := range s.sets["intset-random"] {
+		if v, err := strconv.ParseInt(m, 10, 64); err != nil || v < 0 {
+			t.Fatalf("intset-random member %q is not a non-negative int64", m)
+		}
+	}
+	if len(s.sets["intset-random"]) != n {
+		t.Fatalf("intset-random has %d members", len(s.sets["intset-random"]))
+	}
+
+	s = fillFake(t, "strset", options{n: n, seed: 1})
+	for m := range s.sets["strset"] {
+		if len(m) != 16 || strings.Trim(m, alphabet) != "" {
+			t.Fatalf("strset member %q", m)
+		}
+	}
+	if len(s.sets["strset"]) != n {
+		t.Fatalf("strset has %d members", len(s.sets["strset"]))
+	}
+}
+
+func TestHashAndZsetDatasets(t *testing.T) {
+	const n = 1000
+	s := fillFake(t, "hash", options{n: n, seed: 1})
+	h := s.hashes["hash"]
+	if len(h) != n || len(h["field:0"]) != 16 || len(h["field:999"]) != 16 || h["field:0"] == h["field:1"] {
+		t.Fatalf("hash: %d fields, field:0=%q field:1=%q", len(h), h["field:0"], h["field:1"])
+	}
+
+	s = fillFake(t, "zset", options{n: n, seed: 1})
+	z := s.zsets["zset"]
+	if len(z) != n {
+		t.Fatalf("zset has %d members", len(z))
+	}
+	for i := range n {
+		score, ok := z["member:"+strconv.Itoa(i)]
+		f, err := strconv.ParseFloat(score, 64)
+		if !ok || err != nil || f < 0 || f >= 1 {
+			t.Fatalf("member:%d has score %q", i, score)
+		}
+	}
+
+	s = fillFake(t, "smallhash", options{n: n, seed: 1})
+	if len(s.hashes) != n/10 {
+		t.Fatalf("smallhash made %d hashes", len(s.hashes))
+	}
+	for key, fields := range s.hashes {
+		if len(fields) != 10 || len(fields["field:9"]) != 10 || !strings.HasPrefix(key, "smallhash:") {
+			t.Fatalf("%s: %v", key, fields)
+		}
+	}
+}
+
+// The collection shapes give every key the same members, which the benchmark's templates rely on.
+func TestCollectionShapes(t *testing.T) {
+	o := options{n: 3, members: 300, size: 7, seed: 1}
+	s := fillFake(t, "sets", o)
+	h := fillFake(t, "hashes", o)
+	z := fillFake(t, "zsets", o)
+	l := fillFake(t, "lists", o)
+	for c := range 3 {
+		k := strconv.Itoa(c)
+		if len(s.sets["sets:"+k]) != 300 || !s.sets["sets:"+k]["element:299"] {
+			t.Errorf("sets:%s: %d members", k, len(s.sets["sets:"+k]))
+		}
+		if len(h.hashes["hashes:"+k]) != 300 || len(h.hashes["hashes:"+k]["field:299"]) != 7 {
+			t.Errorf("hashes:%s: %d fields", k, len(h.hashes["hashes:"+k]))
+		}
+		if _, ok := z.zsets["zsets:"+k]["member:299"]; !ok || len(z.zsets["zsets:"+k]) != 300 {
+			t.Errorf("zsets:%s: %d members", k, len(z.zsets["zsets:"+k]))
+		}
+		if l.lists["lists:"+k] != 300 {
+			t.Errorf("lists:%s holds %d", k, l.lists["lists:"+k])
+		}
+	}
+}
+
+func TestLoadFailures(t *testing.T) {
+	f := func(dataset, failOn, want string, prepare func(s *fakeServer)) {
+		t.Helper()
+		s := startFake(t)
+		s.mu.Lock()
+		s.failOn = failOn
+		if prepare != nil {
+			prepare(s)
+		}
+		s.mu.Unlock()
+		cfg := &config{addr: s.addr, dataset: dataset, opts: options{n: 2000, members: 10, key: dataset}, timeout: 10 * time.Second}
+		err := load(cfg, nil)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%s: error %v, want %q", dataset, err, want)
+		}
+	}
+	f("strset", "SADD", "error reply to SADD: ERR injected failure", nil)
+	// a key that already held members makes the counts disagree
+	f("intset", "", "SADD replied 255, want 256", func(s *fakeServer) { s.sets["intset"] = map[string]bool{"7": true} })
+	f("lists", "", "RPUSH replied 11, want 10", func(s *fakeServer) { s.lists["lists:0"] = 1 })
+	if err := load(&config{addr: "127.0.0.1:1", dataset: "intset", opts: options{n: 1}, timeout: time.Second}, nil); err == nil {
+		t.Fatal("loading into a closed port worked")
+	}
+}
+
+func TestCheckLists(t *testing.T) {
+	s := startFake(t)
+	s.mu.Lock()
+	s.lists["plist:0"], s.lists["plist:1"], s.lists["plist:2"] = 5, 2, 9
+	s.mu.Unlock()
+	cfg := &config{addr: s.addr, dataset: "lists", opts: options{n: 3, key: "plist"}, check: true, timeout: 10 * time.Second, quiet: true}
+	if err := checkLists(cfg); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	s.lists["plist:1"] = 0
+	s.mu.Unlock()
+	err := checkLists(cfg)
+	if err == nil || !strings.Contains(err.Error(), "a list ran dry: the shortest of plist:0..2 holds 0 elements") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestFlags(t *testing.T) {
+	f := func(want string, args ...string) {
+		t.Helper()
+		_, err := parseFlags(args, &strings.Builder{})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%v: error %v, want %q", args, err, want)
+		}
+	}
+	f("unknown -dataset", "-dataset", "nope")
+	f("-n and -members must be positive", "-dataset", "intset", "-n", "0")
+	f("-check works with -dataset lists only", "-dataset", "sets", "-check")
+	f("unexpected arguments", "-dataset", "intset", "extra")
+	cfg, err := parseFlags([]string{"-dataset", "zset", "-port", "7000"}, &strings.Builder{})
+	if err != nil || cfg.opts.key != "zset" || cfg.addr != "127.0.0.1:7000" || cfg.opts.n != 1_000_000 {
+		t.Fatalf("%+v %v", cfg, err)
+	}
+}

@@ -1,0 +1,190 @@
+// Command fill loads a fixed dataset into a Redis-protocol server as fast as one pipelined
+// connection allows, checking every reply (an error reply or an unexpected count fails it), with a
+// progress line a second on stderr. benchmarks/run.sh uses it for the memory table and to prefill
+// the collections benchmark. Every dataset is a function of -seed, so Redis and HotKV get the same
+// bytes.
+//
+//	fill -port 6379 -dataset strset -n 1000000
+//	fill -port 6379 -dataset lists -key plist -n 1000 -members 2500 -size 256
+//	fill -port 6379 -dataset lists -key plist -n 1000 -check   # fails if one of the lists is empty
+//
+// Exit status: 0 on success, 1 when loading or the check failed, 2 for bad flags.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+type config struct {
+	addr    string
+	dataset string
+	opts    options
+	check   bool
+	timeout time.Duration
+	quiet   bool
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fill:", err)
+		os.Exit(2)
+	}
+	var progress io.Writer = os.Stderr
+	if cfg.quiet {
+		progress = nil
+	}
+	if cfg.check {
+		err = checkLists(cfg)
+	} else {
+		err = load(cfg, progress)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fill: FAILED:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("fill", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: fill [flags] -dataset NAME\ndatasets:\n%s\nflags:\n", strings.Join(names(), "\n"))
+		fs.PrintDefaults()
+	}
+	cfg := &config{}
+	host := fs.String("host", "127.0.0.1", "server host")
+	port := fs.Int("port", 6379, "server port")
+	fs.StringVar(&cfg.dataset, "dataset", "", "what to load (see the list above)")
+	fs.Int64Var(&cfg.opts.n, "n", 1_000_000, "members (memory datasets) or keys (sets, hashes, zsets, lists)")
+	fs.Int64Var(&cfg.opts.members, "members", 1000, "members of each key (sets, hashes, zsets, lists)")
+	fs.IntVar(&cfg.opts.size, "size", 256, "value bytes (hashes, lists)")
+	fs.StringVar(&cfg.opts.key, "key", "", "the key, or the prefix of key:N (default: the dataset's name)")
+	fs.Uint64Var(&cfg.opts.seed, "seed", 1, "seed of the random members and values")
+	fs.BoolVar(&cfg.check, "check", false, "with -dataset lists: load nothing, fail if one of the n lists is empty")
+	fs.DurationVar(&cfg.timeout, "timeout", time.Minute, "fail when a reply takes longer than this")
+	fs.BoolVar(&cfg.quiet, "quiet", false, "no progress lines")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	cfg.addr = net.JoinHostPort(*host, strconv.Itoa(*port))
+	return cfg, cfg.validate(fs.NArg())
+}
+
+func (cfg *config) validate(extra int) error {
+	o := &cfg.opts
+	if _, ok := datasets[cfg.dataset]; !ok {
+		return fmt.Errorf("unknown -dataset %q; one of:\n%s", cfg.dataset, strings.Join(names(), "\n"))
+	}
+	switch {
+	case extra > 0:
+		return errors.New("unexpected arguments")
+	case o.n < 1 || o.members < 1:
+		return errors.New("-n and -members must be positive")
+	case o.size < 0:
+		return errors.New("-size must not be negative")
+	case cfg.check && cfg.dataset != "lists":
+		return errors.New("-check works with -dataset lists only")
+	case cfg.timeout <= 0:
+		return errors.New("-timeout must be positive")
+	}
+	if o.key == "" {
+		o.key = cfg.dataset
+	}
+	return nil
+}
+
+// load runs the dataset's commands and waits for every reply.
+func load(cfg *config, progress io.Writer) error {
+	d := datasets[cfg.dataset]
+	p, err := dial(cfg.addr, cfg.timeout)
+	if err != nil {
+		return err
+	}
+	stop := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		report(progress, cfg.dataset, d.total(cfg.opts), &p.acked, stop)
+	}()
+	err = d.load(p, cfg.opts)
+	if cerr := p.close(); err == nil || cerr != nil {
+		err = cerr // the reader's error explains a failed write better than the write does
+	}
+	close(stop)
+	<-finished
+	return err
+}
+
+// report prints a progress line a second, and a last one when stop closes.
+func report(w io.Writer, name string, total int64, acked *atomic.Int64, stop <-chan struct{}) {
+	if w == nil {
+		return
+	}
+	start := time.Now()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	line := func() {
+		n := acked.Load()
+		fmt.Fprintf(w, "fill %s: %s of %s members (%.0f%%) in %.1fs\n", name, thousands(n), thousands(total),
+			100*float64(n)/float64(max(total, 1)), time.Since(start).Seconds())
+	}
+	for {
+		select {
+		case <-tick.C:
+			line()
+		case <-stop:
+			line()
+			return
+		}
+	}
+}
+
+// checkLists asks LLEN of every list key:0..n-1 and fails when one is empty: a benchmark popping
+// from them would have measured empty replies.
+func checkLists(cfg *config) error {
+	p, err := dial(cfg.addr, cfg.timeout)
+	if err != nil {
+		return err
+	}
+	for c := range cfg.opts.n {
+		p.begin(2)
+		p.argString("LLEN")
+		p.argNamed(cfg.opts.key+":", c)
+		if err := p.end("LLEN", anyReply, 0); err != nil {
+			p.close()
+			return err
+		}
+	}
+	if err := p.close(); err != nil {
+		return err
+	}
+	if p.minInt < 1 {
+		return fmt.Errorf("a list ran dry: the shortest of %s:0..%d holds %d elements", cfg.opts.key, cfg.opts.n-1, p.minInt)
+	}
+	if !cfg.quiet {
+		fmt.Fprintf(os.Stderr, "fill: the shortest of %s:0..%d holds %d elements\n", cfg.opts.key, cfg.opts.n-1, p.minInt)
+	}
+	return nil
+}
+
+// thousands formats n as 1,234,567.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
