@@ -69,7 +69,7 @@ func parseZRange(c *Ctx, at int, store bool, kind zrangeKind, rev bool) (zrangeO
 		o.kind = zrangeRank
 	}
 	switch {
-	case o.limitGiven && o.kind == zrangeRank:
+	case o.limitGiven && o.limit != -1 && o.kind == zrangeRank: // Redis ignores LIMIT x -1 by rank
 		c.Err(ErrZLimitRank)
 		return o, false
 	case o.withScores && o.kind == zrangeLex:
