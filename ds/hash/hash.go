@@ -106,6 +106,25 @@ func (h *Hash) ConvertFor(lim Limits, args [][]byte) {
 	}
 }
 
+// Reserve makes room in a small hash for about extra more bytes of pairs, so that a command setting
+// many fields grows the buffer once instead of once per field; Trim gives back what was not used.
+func (h *Hash) Reserve(extra int) {
+	if h.t == nil && cap(h.lp)-len(h.lp) < extra {
+		nb := alloc(len(h.lp) + extra)[:len(h.lp)]
+		copy(nb, h.lp)
+		h.lp = nb
+	}
+}
+
+// Trim releases the unused capacity Reserve left in a small hash.
+func (h *Hash) Trim() {
+	if n := len(h.lp); h.t == nil && cap(h.lp) > n+n/4+32 {
+		nb := alloc(n)
+		copy(nb, h.lp)
+		h.lp = nb
+	}
+}
+
 // exceeds reports whether one of args is longer than the listpack allows.
 func exceeds(lim Limits, args [][]byte) bool {
 	for _, a := range args {

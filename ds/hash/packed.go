@@ -173,11 +173,12 @@ func putPair(dst, pf, pv, f, v []byte, ttl int64, withTTL bool) int {
 }
 
 // splice replaces b[from:to] with n bytes of room (their contents unspecified) and returns the
-// buffer, reallocated when it must grow or would waste much of its capacity.
+// buffer, reallocated when it must grow, or when it shrinks and would waste much of its capacity
+// (a growing edit keeps room that Hash.Reserve made).
 func splice(b []byte, from, to, n int) []byte {
 	oldLen := len(b)
 	newLen := oldLen - (to - from) + n
-	if newLen > cap(b) || cap(b) > newLen+newLen/4+32 {
+	if newLen > cap(b) || newLen < oldLen && cap(b) > newLen+newLen/4+32 {
 		nb := alloc(newLen)
 		copy(nb, b[:from])
 		copy(nb[from+n:], b[to:])

@@ -8,9 +8,9 @@ package keyspace
 // Head returns the first entry of the bucket of hash h.
 func (ks *Keyspace) Head(h uint64) *Entry { return ks.buckets[h&ks.mask()] }
 
-// Match walks the chain from e to the first entry with hash h, reading only hashes and links.
-func Match(e *Entry, h uint64) *Entry {
-	for e != nil && e.hash != h {
+// Match walks the chain from e to the entry of key.
+func Match(e *Entry, key []byte) *Entry {
+	for e != nil && e.key != string(key) {
 		e = e.next
 	}
 	return e

@@ -16,7 +16,7 @@ func TestWarmFindsWhatFindFinds(t *testing.T) {
 	for i := range 6000 {
 		key := []byte("key:" + strconv.Itoa(i))
 		h := Hash(key)
-		got, want := Match(ks.Head(h), h), ks.Peek(key, 1)
+		got, want := Match(ks.Head(h), key), ks.Peek(key, 1)
 		if got != want {
 			t.Fatalf("%s: Match gave %p, Peek %p", key, got, want)
 		}

@@ -110,17 +110,33 @@ func hset(c *Ctx) {
 	}
 	lim := hashLimits(c)
 	h.ConvertFor(lim, c.Args[2:])
+	many := len(c.Args) > 4
+	if many {
+		h.Reserve(argBytes(c.Args[2:]) + 2*len(c.Args))
+	}
 	added := 0
 	for i := 2; i < len(c.Args); i += 2 {
 		if h.Set(c.Args[i], c.Args[i+1], false, lim) {
 			added++
 		}
 	}
+	if many {
+		h.Trim()
+	}
 	if c.Spec.Name == "hmset" {
 		c.OK()
 	} else {
 		c.Int(int64(added))
 	}
+}
+
+// argBytes sums the lengths of args.
+func argBytes(args [][]byte) int {
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	return n
 }
 
 // HSETNX key field value

@@ -23,7 +23,8 @@ func (e *Engine) warm(b *pipeline.Batch, held []int32) {
 			if spec.FirstKey <= 0 || spec.FirstKey >= len(s.Args) || int(s.DB) >= len(d.dbs) {
 				continue
 			}
-			w.add(d.dbs[s.DB], keyspace.Hash(s.Args[spec.FirstKey]))
+			key := s.Args[spec.FirstKey]
+			w.add(d.dbs[s.DB], keyspace.Hash(key), key)
 		}
 	}
 	w.run()
@@ -42,7 +43,7 @@ func (e *Engine) warmKeys(s *pipeline.Slot, pos []int) {
 	for _, i := range pos {
 		h := keyspace.Hash(s.Args[i])
 		d = e.data(e.shardOfHash(h))
-		w.add(d.dbs[s.DB], h)
+		w.add(d.dbs[s.DB], h, s.Args[i])
 	}
 	w.run()
 	if d != nil {
@@ -54,13 +55,14 @@ func (e *Engine) warmKeys(s *pipeline.Slot, pos []int) {
 type warmer struct {
 	n      int
 	hashes [warmChunk]uint64
+	keys   [warmChunk][]byte
 	ks     [warmChunk]*keyspace.Keyspace
 	ents   [warmChunk]*keyspace.Entry
 	sink   uint64
 }
 
-func (w *warmer) add(ks *keyspace.Keyspace, h uint64) {
-	w.ks[w.n], w.hashes[w.n] = ks, h
+func (w *warmer) add(ks *keyspace.Keyspace, h uint64, key []byte) {
+	w.ks[w.n], w.hashes[w.n], w.keys[w.n] = ks, h, key
 	w.n++
 	if w.n == warmChunk {
 		w.run()
@@ -73,7 +75,7 @@ func (w *warmer) run() {
 		w.ents[i] = w.ks[i].Head(w.hashes[i])
 	}
 	for i := range n {
-		w.ents[i] = keyspace.Match(w.ents[i], w.hashes[i])
+		w.ents[i] = keyspace.Match(w.ents[i], w.keys[i])
 	}
 	for i := range n {
 		if e := w.ents[i]; e != nil {
