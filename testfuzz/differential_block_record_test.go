@@ -20,18 +20,14 @@ func (s *blockSession) idle() []int {
 }
 
 // allowedKeys returns the keys a new blocking command (a sorted-set pop when zset, else a list
-// pop) may wait on. Not the source of a waiting cross-key move (see blockCmd.crossMove), and not
-// a key where a waiter of the other kind waits: HotKV serves a key's waiters in order and stops
-// at the first one the key's type cannot serve, so a BLPOP waiting on k keeps a BZPOPMIN queued
-// behind it from the sorted set ZADD k creates, which Redis 7.0 hands it (see the report of
-// issue 3's differential test).
+// pop) may wait on: not the source of a waiting cross-key move (see blockCmd.crossMove).
 func (s *blockSession) allowedKeys(zset bool) []string {
 	var out []string
 	for _, k := range blockKeys {
 		taken := false
 		for _, c := range s.clients {
 			if w := c.waiting; w != nil && slices.Contains(w.keys, k) {
-				taken = taken || (w.crossMove() && w.keys[0] == k) || w.zset != zset
+				taken = taken || (w.crossMove() && w.keys[0] == k)
 			}
 		}
 		if !taken {
@@ -60,7 +56,7 @@ func (s *blockSession) recBlock(g *blockGen) {
 	}
 	ev := s.log(blockEvent{kind: evSend, client: i, args: b.args, timed: b.timed})
 	s.send(i, b.args)
-	if !s.executed(i, b.args[0], 0) {
+	if !s.executed(i, b.args[0]) {
 		s.events[ev].blocks = true
 		s.clients[i].waiting = &b
 		return
@@ -81,61 +77,10 @@ func (s *blockSession) recWrite(g *blockGen) {
 	s.awaitTimed()
 	i := idle[g.r.IntN(len(idle))]
 	args := g.write()
-	for s.zsetOnCrossMoveSource(args) || s.storeOverOtherType(args) {
-		args = g.write()
-	}
 	s.log(blockEvent{kind: evSend, client: i, args: args})
 	s.send(i, args)
 	s.recv(i, s.log(blockEvent{kind: evRecv, client: i}))
 	s.collectServed()
-}
-
-// zsetOnCrossMoveSource reports whether args may create a sorted set on the source key of a
-// client waiting in a cross-key BLMOVE/BRPOPLPUSH. The schedule leaves that out: HotKV wakes such
-// a waiter to rerun whatever type the key got, and the rerun answers WRONGTYPE, where Redis 7.0
-// keeps a list waiter blocked when a sorted set appears on its key (see the report of issue 3's
-// differential test; a list waiter served in place, BLPOP or BLMOVE k k, keeps waiting).
-func (s *blockSession) zsetOnCrossMoveSource(args []string) bool {
-	var dest string
-	switch args[0] {
-	case "ZADD", "ZINCRBY", "ZUNIONSTORE", "ZINTERSTORE", "ZRANGESTORE":
-		dest = args[1]
-	case "RENAME", "COPY":
-		dest = args[2]
-	default:
-		return false
-	}
-	for _, c := range s.clients {
-		if w := c.waiting; w != nil && w.crossMove() && w.keys[0] == dest {
-			return true
-		}
-	}
-	return false
-}
-
-// storeOverOtherType reports whether args is a ZUNIONSTORE, ZINTERSTORE or ZRANGESTORE that
-// replaces a key of another type on which sorted-set pops wait. The schedule leaves that out:
-// Redis 7.0 overwrites an existing key without waking its waiters (they keep waiting although a
-// sorted set is there now; RENAME and COPY, which delete and add, do wake them), and HotKV
-// serves them (see the report of issue 3's differential test).
-func (s *blockSession) storeOverOtherType(args []string) bool {
-	switch args[0] {
-	case "ZUNIONSTORE", "ZINTERSTORE", "ZRANGESTORE":
-	default:
-		return false
-	}
-	waited := false
-	for _, c := range s.clients {
-		waited = waited || (c.waiting != nil && c.waiting.zset && slices.Contains(c.waiting.keys, args[1]))
-	}
-	if !waited {
-		return false
-	}
-	typ, err := s.ctl.doErr("TYPE", args[1]) // a probe, not part of the schedule
-	if err != nil {
-		s.fatalf("TYPE: %v", err)
-	}
-	return typ != "+none\r\n" && typ != "+zset\r\n"
 }
 
 // collectServed reads the reply of every waiting client redis-server no longer shows blocked.

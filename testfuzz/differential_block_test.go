@@ -29,10 +29,8 @@ const blockClients = 6
 // on HotKV, which must answer the same clients at the same points. Timeouts are never raced
 // against writes: every pending timeout is awaited before the next command that may serve.
 //
-// The schedule leaves out a few shapes where HotKV answers differently, each named where it is
-// left out: a waiter queued behind a cross-key BLMOVE (a documented decision) or behind a waiter
-// of the other type, a sorted set created on a cross-key BLMOVE's source, and a Z*STORE replacing
-// a key of another type that sorted-set pops wait on.
+// The schedule leaves out one shape where HotKV answers differently by a documented decision: a
+// waiter queued behind a cross-key BLMOVE (see blockCmd.crossMove).
 func TestDifferentialBlocking(t *testing.T) {
 	seed := *diffSeed
 	if seed == 0 {
@@ -44,12 +42,12 @@ func TestDifferentialBlocking(t *testing.T) {
 				// hz 100: Redis expires blocked clients once per event-loop tick (100 ms at 10).
 				redis := startRedis(t, "--hz", "100")
 				hotkv, _ := startHotKV(t)
-				rec := newBlockSession(t, redis, proto, false)
+				rec := newBlockSession(t, redis, proto)
 				rec.record(seed, *diffBlockSteps)
 				if t.Failed() {
 					return
 				}
-				rep := newBlockSession(t, hotkv, proto, true)
+				rep := newBlockSession(t, hotkv, proto)
 				rep.ref = rec
 				rep.replay(rec.events)
 				compareBlockSessions(t, seed, rec, rep)
@@ -78,7 +76,6 @@ type blockEvent struct {
 // blockSession is one server's run of the schedule.
 type blockSession struct {
 	t       *testing.T
-	hotkv   bool // probe blocking HotKV's way (see executed)
 	ctl     *rawConn
 	clients []*blockClient
 	events  []blockEvent
@@ -96,8 +93,8 @@ type blockClient struct {
 	waiting *blockCmd // recording: the blocking command the client waits in
 }
 
-func newBlockSession(t *testing.T, addr string, proto int, hotkv bool) *blockSession {
-	s := &blockSession{t: t, hotkv: hotkv, ctl: dial(t, addr), replies: map[int]string{},
+func newBlockSession(t *testing.T, addr string, proto int) *blockSession {
+	s := &blockSession{t: t, ctl: dial(t, addr), replies: map[int]string{},
 		seqs: make([][]int, blockClients+1)}
 	for range blockClients {
 		c := &blockClient{conn: dial(t, addr), replies: make(chan []byte, 64)}
@@ -196,7 +193,7 @@ func (s *blockSession) fatalf(format string, args ...any) {
 
 // executed waits until client i's command has run: it replied (the reply is stashed for the next
 // read), or the server shows it blocked. It reports whether the client replied.
-func (s *blockSession) executed(i int, cmdName string, callsBefore int64) bool {
+func (s *blockSession) executed(i int, cmdName string) bool {
 	c := s.clients[i]
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -209,12 +206,6 @@ func (s *blockSession) executed(i int, cmdName string, callsBefore int64) bool {
 		default:
 		}
 		if s.flaggedBlocked(i) {
-			return false
-		}
-		// HotKV shows no b flag in CLIENT LIST (and INFO blocked_clients stays 0); it counts a
-		// blocking command's call when the command runs, so the counter growing means the client
-		// is registered as a waiter. redis-server counts the call only when it unblocks.
-		if s.hotkv && s.calls(cmdName) > callsBefore {
 			return false
 		}
 		time.Sleep(time.Millisecond)
@@ -235,22 +226,6 @@ func (s *blockSession) flaggedBlocked(i int) bool {
 	return strings.Contains(flags, "b")
 }
 
-// calls returns INFO commandstats' call count of a command.
-func (s *blockSession) calls(name string) int64 {
-	info, err := s.ctl.doErr("INFO", "commandstats")
-	if err != nil {
-		s.fatalf("INFO commandstats: %v", err)
-		return 0
-	}
-	_, rest, ok := strings.Cut(info, "cmdstat_"+strings.ToLower(name)+":calls=")
-	if !ok {
-		return 0
-	}
-	n, _, _ := strings.Cut(rest, ",")
-	v, _ := strconv.ParseInt(n, 10, 64)
-	return v
-}
-
 // replay runs the schedule recorded on redis-server against this session's server.
 func (s *blockSession) replay(events []blockEvent) {
 	waiting := make([]bool, blockClients) // blocked at this point of redis-server's run
@@ -260,14 +235,10 @@ func (s *blockSession) replay(events []blockEvent) {
 		case evSend:
 			s.checkEarly(ev, waiting)
 			waiting[e.client] = e.blocks
-			before := int64(0)
-			if e.blocks && s.hotkv {
-				before = s.calls(e.args[0])
-			}
 			s.send(e.client, e.args)
 			// A timed command may well time out while the test looks; only an untimed one
 			// answering at once is a difference (its reply is compared later all the same).
-			if e.blocks && s.executed(e.client, e.args[0], before) && !e.timed {
+			if e.blocks && s.executed(e.client, e.args[0]) && !e.timed {
 				s.fatalf("event %d: %s answered at once on client %d; redis-server blocked it",
 					ev, quoteArgs(e.args), e.client)
 			}

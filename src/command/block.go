@@ -5,23 +5,33 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/ds/strs"
 	"github.com/hotkv/hotkv/pipeline"
 )
 
-// Blocking commands (BLPOP, BRPOP, BLMOVE, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP) follow Redis:
+// Blocking commands (BLPOP, BRPOP, BLMOVE, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP) follow Redis 7.0:
 //
 //  1. They run as barriers with their keys' shards locked. If a key can serve them they reply at
 //     once; otherwise the handler calls Ctx.Block, which registers a waiter on every key in
-//     FIFO order, and the connection waits (holding no token) for the waiter to be served, to
-//     time out, or to be unblocked.
-//  2. A command that creates a key others wait on calls Ctx.SignalReady(key). Before the shard's
-//     token is released, the executor serves that key's waiters in the order they blocked: it runs
-//     the waiter's command on the waiter's behalf with Ctx.Serving set to the ready key, so the
-//     element goes to the first waiter before any later command can take it, as in Redis.
+//     FIFO order and marks the client blocked (CLIENT LIST flag b, INFO blocked_clients), and
+//     the connection waits (holding no token) for the waiter to be served, to time out, or to
+//     be unblocked.
+//  2. A command that creates a key others wait on calls Ctx.SignalReady(key); like Redis's dbAdd,
+//     only creating a key signals it, not overwriting one (a Z*STORE or SORT STORE over an
+//     existing key leaves its waiters blocked, whatever it stores). Before the shard's token is
+//     released, the executor serves that key's waiters in the order they blocked, skipping those
+//     whose kind (list or sorted set) the key's type cannot serve, which keep their place: it
+//     runs the waiter's command on the waiter's behalf with Ctx.Serving set to the ready key, so
+//     the element goes to the first waiter before any later command can take it. It stops when
+//     the key is gone (emptied).
 //  3. A waiter whose command would also touch another shard (BLMOVE to a key elsewhere) cannot be
-//     served in place without that shard's token; it is woken instead and reruns its command as
-//     a barrier, blocking again if another client took the element first.
+//     served in place without that shard's token; when the key holds a list it is woken instead
+//     and reruns its command as a barrier, blocking again if another client took the element
+//     first.
+//  4. A waiter whose connection is gone (closed by the peer, or CLIENT KILL) is never served: the
+//     executor checks before serving it, and the waiting connection polls for it, unregisters
+//     and ends its wait.
 //
 // A waiter's state moves waiting -> serving -> served (or back to waiting when the command found
 // nothing to take), waiting -> timedOut (timeout, CLIENT UNBLOCK, disconnect) or waiting -> retry
@@ -40,10 +50,11 @@ const (
 type waiter struct {
 	client   *Client
 	slot     *pipeline.Slot
+	kind     keyspace.Kind // the type its command takes from: KindList or KindZSet
 	keys     []blockKey
 	extra    []int32 // shards of keys the command touches besides the served one (BLMOVE dst)
-	nullArr  bool    // the timeout reply is a null array (else a null bulk)
 	deadline int64   // unix ns; 0 = forever
+	argvMem  int     // the command's argument bytes, for CLIENT LIST while it waits
 	state    atomic.Int32
 	wake     chan struct{}
 }
@@ -59,19 +70,23 @@ type blockState struct {
 	ready   []blockKey
 }
 
-// Block registers the running command as waiting on keys until deadline (unix ns; 0 = forever),
-// unless blocking is not allowed here (MULTI, scripts) or the command is being served, in which
-// case it replies the timeout reply (a null array when nullArray, else a null bulk) at once.
-// touch lists other keys the command writes when served (BLMOVE's destination).
-func (c *Ctx) Block(keys [][]byte, deadline int64, nullArray bool, touch ...[]byte) {
+// Block registers the running command, which takes from keys of kind (keyspace.KindList or
+// KindZSet), as waiting on keys until deadline (unix ns; 0 = forever), unless blocking is not
+// allowed here (MULTI, scripts), where it replies a null array at once, or the command is being
+// served, where it does nothing (the waiter stays blocked). touch lists other keys the command
+// writes when served (BLMOVE's destination).
+func (c *Ctx) Block(kind keyspace.Kind, keys [][]byte, deadline int64, touch ...[]byte) {
 	if c.Serving != nil {
 		return // nothing to take after all: the waiter stays blocked
 	}
 	if c.noBlock {
-		c.timeoutReply(nullArray)
+		c.NullArray()
 		return
 	}
-	w := &waiter{client: c.Client, slot: c.slot, nullArr: nullArray, deadline: deadline, wake: make(chan struct{}, 1)}
+	w := &waiter{client: c.Client, slot: c.slot, kind: kind, deadline: deadline, wake: make(chan struct{}, 1)}
+	for _, a := range c.Args {
+		w.argvMem += len(a)
+	}
 	for _, k := range touch {
 		w.extra = append(w.extra, c.E.shardOf(k))
 	}
@@ -85,18 +100,14 @@ func (c *Ctx) Block(keys [][]byte, deadline int64, nullArray bool, touch ...[]by
 		st.waiters[bk] = append(st.waiters[bk], w)
 	}
 	c.blocked = w
-}
-
-func (c *Ctx) timeoutReply(nullArray bool) {
-	if nullArray {
-		c.NullArray()
-	} else {
-		c.Null()
-	}
+	// Shown blocked from now on, while the tokens are still held: a command that runs after this
+	// one sees the client blocked, as in Redis.
+	c.Client.blockedOn.Store(w)
 }
 
 // SignalReady tells blocked clients that key (in the selected database) may now serve them. Call
-// it whenever a command creates a list or sorted set key.
+// it whenever a command creates a list or sorted set key, and not when it overwrites an existing
+// key (Redis 7.0 signals in dbAdd only).
 func (c *Ctx) SignalReady(key []byte) {
 	st := c.E.blockStateOf(key)
 	if len(st.waiters) == 0 {
@@ -149,38 +160,94 @@ func (e *Engine) serveReadyLocked(d *shardData, now int64) {
 	d.block.ready = d.block.ready[:0]
 }
 
+// serveKeyLocked serves bk's waiters that its value's type can serve, in the order they
+// blocked, until the key is gone. Waiters of the other kind keep their place in the queue;
+// finished ones (served, timed out, retrying) leave it.
 func (e *Engine) serveKeyLocked(d *shardData, bk blockKey, now int64) {
 	list := d.block.waiters[bk]
-	for len(list) > 0 {
-		w := list[0]
-		if w.state.Load() != waitWaiting {
-			list = list[1:]
-			continue
+	kept := list[:0] // filtered in place: kept never passes the waiter being looked at
+	i := 0
+	for ; i < len(list); i++ {
+		kind := keyKindLocked(d, bk, now)
+		if kind == 0 {
+			break
 		}
-		if !w.servableHere(d) {
-			if w.state.CompareAndSwap(waitWaiting, waitRetry) {
-				w.wake <- struct{}{}
-			}
-			list = list[1:]
-			continue
+		keep, stop := e.offerLocked(d, list[i], bk, kind, now)
+		if stop {
+			break
 		}
-		if !w.state.CompareAndSwap(waitWaiting, waitServing) {
-			list = list[1:]
-			continue
+		if keep {
+			kept = append(kept, list[i])
 		}
-		if !e.serveWaiterLocked(d, w, bk, now) {
-			w.state.Store(waitWaiting)
-			break // the key cannot serve anyone (empty or wrong type)
-		}
-		w.state.Store(waitServed)
-		w.wake <- struct{}{}
-		list = list[1:]
 	}
+	kept = append(kept, list[i:]...)
+	clear(list[len(kept):])
+	e.storeWaiters(d, bk, kept)
+}
+
+// offerLocked serves w from bk, which holds a value of kind, if w can take from it. It reports
+// whether w stays in bk's queue, and whether serving must stop (w stays then too).
+func (e *Engine) offerLocked(d *shardData, w *waiter, bk blockKey, kind keyspace.Kind, now int64) (keep, stop bool) {
+	switch st := w.state.Load(); {
+	case st == waitServing:
+		return true, false // another shard serves it; it may come back to waiting
+	case st != waitWaiting:
+		return false, false
+	case w.kind != kind:
+		return true, false
+	case w.client.gone():
+		w.end(waitTimedOut) // its connection unregisters it; it must not take the element
+		return false, false
+	case !w.servableHere(d):
+		if w.state.CompareAndSwap(waitWaiting, waitRetry) {
+			w.wake <- struct{}{}
+		}
+		return false, false
+	case !w.state.CompareAndSwap(waitWaiting, waitServing):
+		return true, false
+	}
+	if !e.serveWaiterLocked(d, w, bk, now) {
+		w.state.Store(waitWaiting) // nothing taken after all (not expected once types match)
+		return true, true
+	}
+	w.state.Store(waitServed)
+	w.client.blockedOn.CompareAndSwap(w, nil) // no longer blocked for the commands that follow
+	w.wake <- struct{}{}
+	return false, false
+}
+
+func (e *Engine) storeWaiters(d *shardData, bk blockKey, list []*waiter) {
 	if len(list) == 0 {
 		delete(d.block.waiters, bk)
 	} else {
 		d.block.waiters[bk] = list
 	}
+}
+
+// keyKindLocked returns the type of bk's live value on held shard d, 0 when there is none.
+func keyKindLocked(d *shardData, bk blockKey, now int64) keyspace.Kind {
+	if e := d.dbs[bk.db].Peek([]byte(bk.key), now); e != nil {
+		return e.Kind
+	}
+	return 0
+}
+
+// gone reports whether the client's connection is closed or killed: its waiter must not be
+// served, and its wait ends.
+func (cl *Client) gone() bool { return cl.killed.Load() || (cl.Alive != nil && !cl.Alive()) }
+
+// end moves w out of waiting to st (timed out or unblocked), shows its client unblocked and wakes
+// its connection; false if another goroutine moved it first.
+func (w *waiter) end(st int32) bool {
+	if !w.state.CompareAndSwap(waitWaiting, st) {
+		return false
+	}
+	w.client.blockedOn.CompareAndSwap(w, nil)
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	return true
 }
 
 // servableHere reports whether serving w touches only shard d.
@@ -206,62 +273,58 @@ func (e *Engine) serveWaiterLocked(d *shardData, w *waiter, bk blockKey, now int
 
 // waitBlocked waits, holding no token, until the waiter the barrier registered is served, times
 // out or is unblocked, then leaves its reply in s. It reports whether the command must rerun.
+// The client shows blocked (Block set blockedOn) until it returns.
 func (e *Engine) waitBlocked(w *waiter, s *pipeline.Slot, shards []int32) (rerun bool) {
 	cl := w.client
-	cl.blockedOn.Store(w)
-	defer cl.blockedOn.Store(nil)
+	defer cl.blockedOn.CompareAndSwap(w, nil)
 	var timeout <-chan time.Time
 	if w.deadline > 0 {
 		t := time.NewTimer(time.Duration(w.deadline - time.Now().UnixNano()))
 		defer t.Stop()
 		timeout = t.C
 	}
+	// The transport tells no one when a waiting connection closes: poll for it.
 	poll := time.NewTicker(100 * time.Millisecond)
 	defer poll.Stop()
 	for {
 		select {
 		case <-w.wake:
 		case <-timeout:
-			w.state.CompareAndSwap(waitWaiting, waitTimedOut)
+			w.end(waitTimedOut)
 		case <-poll.C:
-			if cl.killed.Load() || (cl.Alive != nil && !cl.Alive()) {
-				w.state.CompareAndSwap(waitWaiting, waitTimedOut)
+			if cl.gone() {
+				w.end(waitTimedOut)
 			}
 		}
 		switch w.state.Load() {
 		case waitServed:
+			if len(w.keys) > 1 {
+				e.unregister(w, shards) // the other keys' queues would keep it until they fill
+			}
 			return false
 		case waitRetry:
 			e.unregister(w, shards)
 			return true
-		case waitTimedOut, waitError:
+		case waitTimedOut:
 			e.unregister(w, shards)
-			s.Reply = s.Reply[:0]
-			if w.state.Load() == waitError {
-				s.Reply = append(s.Reply, "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"...)
-			} else if w.nullArr {
-				s.Reply = append(s.Reply, nullArrayReply(int(s.Proto))...)
-			} else {
-				s.Reply = append(s.Reply, nullReply(int(s.Proto))...)
-			}
+			s.Reply = append(s.Reply[:0], nullArrayReply(int(s.Proto))...)
+			return false
+		case waitError:
+			e.unregister(w, shards)
+			s.Reply = append(s.Reply[:0], "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"...)
 			return false
 		}
 		// waitServing: the server is running our command right now; its wake follows.
 	}
 }
 
+// nullArrayReply is the timeout reply of every blocking command, as Redis's
+// replyToBlockedClientTimedOut answers a client blocked on keys.
 func nullArrayReply(proto int) string {
 	if proto == 3 {
 		return "_\r\n"
 	}
 	return "*-1\r\n"
-}
-
-func nullReply(proto int) string {
-	if proto == 3 {
-		return "_\r\n"
-	}
-	return "$-1\r\n"
 }
 
 // unregister removes w from every key it waits on.
@@ -291,16 +354,22 @@ func (cl *Client) unblock(withError bool) bool {
 	if w == nil {
 		return false
 	}
-	to := waitTimedOut
 	if withError {
-		to = waitError
+		return w.end(waitError)
 	}
-	if !w.state.CompareAndSwap(waitWaiting, to) {
-		return false
-	}
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-	return true
+	return w.end(waitTimedOut)
+}
+
+// blockedCounts returns how many clients are blocked, and how many of them with a timeout (INFO
+// blocked_clients and clients_in_timeout_table).
+func (e *Engine) blockedCounts() (blocked, timed int64) {
+	e.EachClient(func(cl *Client) {
+		if w := cl.blockedOn.Load(); w != nil {
+			blocked++
+			if w.deadline > 0 {
+				timed++
+			}
+		}
+	})
+	return blocked, timed
 }

@@ -72,6 +72,7 @@ type clientView struct {
 	proto    int32
 	argvMem  int
 	closing  bool
+	blocked  bool // waiting in a blocking command (flag b)
 	noEvict  bool
 	sub      int32
 	psub     int32
@@ -86,6 +87,10 @@ func viewOf(cl *Client, self bool, args [][]byte) clientView {
 		db: cl.dbShown.Load(), proto: max(cl.shown.proto.Load(), 2), user: cl.shownUser(),
 		noEvict: cl.shown.noEvict.Load(), sub: cl.shown.sub.Load(), psub: cl.shown.psub.Load(),
 		ssub: cl.shown.ssb.Load(), lastSeen: cl.lastSeen.Load(), closing: cl.killed.Load()}
+	if w := cl.blockedOn.Load(); w != nil {
+		// Redis keeps a blocked command's arguments until it is served: they count in argv-mem.
+		v.blocked, v.argvMem = true, w.argvMem
+	}
 	if self {
 		v.proto, v.user, v.db, v.noEvict = int32(cl.Proto), cl.User, int32(cl.DB), cl.noEvict
 		v.closing = v.closing || cl.closeAfter
@@ -104,6 +109,9 @@ func (v *clientView) appendFlags(dst []byte) []byte {
 	n := len(dst)
 	if v.sub+v.psub+v.ssub > 0 {
 		dst = append(dst, 'P')
+	}
+	if v.blocked {
+		dst = append(dst, 'b')
 	}
 	if v.closing {
 		dst = append(dst, 'c')

@@ -206,8 +206,11 @@ func infoClients(w *infoWriter, c *Ctx) {
 	w.int("connected_clients", int64(c.E.ClientCount()))
 	w.int("cluster_connections", 0)
 	w.int("maxclients", int64(c.E.Settings().MaxClients))
-	w.zeros("client_recent_max_input_buffer", "client_recent_max_output_buffer", "blocked_clients",
-		"tracking_clients", "clients_in_timeout_table")
+	w.zeros("client_recent_max_input_buffer", "client_recent_max_output_buffer")
+	blocked, timed := c.E.blockedCounts()
+	w.int("blocked_clients", blocked)
+	w.int("tracking_clients", 0)
+	w.int("clients_in_timeout_table", timed)
 }
 
 func infoMemory(w *infoWriter, c *Ctx) {

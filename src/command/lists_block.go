@@ -56,7 +56,7 @@ func blockingPop(c *Ctx, front bool) {
 		dropIfEmpty(c, key, e, l)
 		return
 	}
-	c.Block(keys, deadline, true)
+	c.Block(keyspace.KindList, keys, deadline)
 }
 
 // BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout
@@ -84,7 +84,7 @@ func blockingMove(c *Ctx, srcFront, dstFront bool, timeout []byte) {
 		c.Null()
 		return
 	}
-	c.Block(c.Args[1:2], deadline, true, c.Args[2])
+	c.Block(keyspace.KindList, c.Args[1:2], deadline, c.Args[2])
 }
 
 // BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]
@@ -103,5 +103,5 @@ func blmpop(c *Ctx) {
 			return
 		}
 	}
-	c.Block(o.keys, deadline, true)
+	c.Block(keyspace.KindList, o.keys, deadline)
 }

@@ -304,9 +304,11 @@ func (st *sorter) storeList(c *Ctx, start, end int) {
 			l.PushBack(v)
 		}
 	}
-	ks, e, _ := c.UpsertIn(st.store)
+	ks, e, created := c.UpsertIn(st.store)
 	e.Kind, e.Enc, e.B, e.Obj = keyspace.KindList, 0, nil, l
 	ks.SetExpire(e, 0)
-	c.SignalReady(st.store)
+	if created { // Redis 7.0 signals a key its setKey creates, not one it overwrites
+		c.SignalReady(st.store)
+	}
 	c.Int(int64(n))
 }

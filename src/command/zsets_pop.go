@@ -216,7 +216,7 @@ func zblockingPop(c *Ctx, keys [][]byte, max bool, count int64, shape zpopShape,
 		zpopKey(c, ks, e, e.Obj.(*zset.ZSet), key, max, count, shape)
 		return
 	}
-	c.Block(keys, deadline, true)
+	c.Block(keyspace.KindZSet, keys, deadline)
 }
 
 // zsetReplyMax bounds a ZRANDMEMBER reply with a negative count, whose length the client

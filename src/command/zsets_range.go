@@ -3,6 +3,7 @@ package command
 import (
 	"slices"
 
+	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/ds/zset"
 )
 
@@ -298,15 +299,21 @@ func clearNegativeZeros(es []zset.Entry, lim zset.Limits, knownLen bool) {
 
 // storeResult replaces dst with a set of entries (distinct, in order), or deletes it when
 // there are none, and returns the new size. The entries may be views into a source set, even
-// dst's own: the new set copies them before dst is replaced.
+// dst's own: the new set copies them before dst is replaced. Only a dst created here wakes its
+// blocked clients: Redis 7.0 overwrites an existing key (setKey) without signalling it.
 func storeResult(c *Ctx, dst []byte, es []zset.Entry) int {
 	ks := c.KS(dst)
 	var z *zset.ZSet
 	if len(es) > 0 {
 		z = zset.FromSorted(es, zsetLimits(c))
 	}
-	ks.Delete(dst, c.Now)
-	if z != nil {
+	existed := ks.Delete(dst, c.Now)
+	switch {
+	case z == nil:
+	case existed:
+		e := ks.Add(dst)
+		e.Kind, e.Obj, e.Access = keyspace.KindZSet, z, uint32(c.Now/1e9)
+	default:
 		storeZSet(c, ks, dst, z)
 	}
 	return len(es)
