@@ -32,27 +32,16 @@ const blockClients = 6
 // The schedule leaves out one shape where HotKV answers differently by a documented decision: a
 // waiter queued behind a cross-key BLMOVE (see blockCmd.crossMove).
 func TestDifferentialBlocking(t *testing.T) {
-	seed := *diffSeed
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	forEachEngine(t, func(t *testing.T) {
-		for _, proto := range []int{2, 3} {
-			t.Run("resp"+strconv.Itoa(proto), func(t *testing.T) {
-				// hz 100: Redis expires blocked clients once per event-loop tick (100 ms at 10).
-				redis := startRedis(t, "--hz", "100")
-				hotkv, _ := startHotKV(t)
-				rec := newBlockSession(t, redis, proto)
-				rec.record(seed, *diffBlockSteps)
-				if t.Failed() {
-					return
-				}
-				rep := newBlockSession(t, hotkv, proto)
-				rep.ref = rec
-				rep.replay(rec.events)
-				compareBlockSessions(t, seed, rec, rep)
-			})
+	forEachDiffServers(t, func(t *testing.T, seed uint64, proto int, redis, hotkv string) {
+		rec := newBlockSession(t, redis, proto)
+		rec.record(seed, *diffBlockSteps)
+		if t.Failed() {
+			return
 		}
+		rep := newBlockSession(t, hotkv, proto)
+		rep.ref = rec
+		rep.replay(rec.events)
+		compareBlockSessions(t, seed, rec, rep)
 	})
 }
 

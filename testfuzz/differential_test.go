@@ -43,6 +43,14 @@ func familyOn(name string) bool {
 // TYPE over every connection's keys, and every collection's whole content and OBJECT ENCODING.
 // Reruns with -diff.seed reproduce a failure; -diff.only narrows the stream to some families.
 func TestDifferential(t *testing.T) {
+	forEachDiffServers(t, func(t *testing.T, seed uint64, proto int, redis, hotkv string) {
+		newDiffRun(t, seed, proto, hotkv, redis).run(*diffOps)
+	})
+}
+
+// forEachDiffServers runs f for each transport and protocol with a fresh redis-server and HotKV
+// (their addresses), and the seed of -diff.seed or a new one.
+func forEachDiffServers(t *testing.T, f func(t *testing.T, seed uint64, proto int, redis, hotkv string)) {
 	seed := *diffSeed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
@@ -54,8 +62,7 @@ func TestDifferential(t *testing.T) {
 				// the default 10 a BLPOP with a 10 ms timeout would stall its connection 100 ms.
 				redis := startRedis(t, "--hz", "100")
 				hotkv, _ := startHotKV(t)
-				d := newDiffRun(t, seed, proto, hotkv, redis)
-				d.run(*diffOps)
+				f(t, seed, proto, redis, hotkv)
 			})
 		}
 	})

@@ -133,29 +133,21 @@ func (g *blockGen) elems(n int) []string {
 // write returns a random non-blocking command on the shared keys.
 func (g *blockGen) write() []string {
 	g.step++
-	total := 0
-	for _, w := range blockWrites {
-		total += w.weight
-	}
-	n := g.r.IntN(total)
-	for _, w := range blockWrites {
-		if n -= w.weight; n < 0 {
-			return w.f(g)
-		}
-	}
-	panic("BUG: weights")
+	return pickWeighted(g.r, blockWrites, func(w blockWrite) int { return w.weight }).f(g)
 }
 
 func (g *blockGen) lkey() string { return g.key(blockListKeys) }
 func (g *blockGen) zkey() string { return g.key(blockZsetKeys) }
 func (g *blockGen) end() string  { return g.pick([]string{"LEFT", "RIGHT"}) }
 
-// blockWrites keep the elements coming about as fast as the waiters take them, so clients both
-// find elements at once and block.
-var blockWrites = []struct {
+type blockWrite struct {
 	weight int
 	f      func(*blockGen) []string
-}{
+}
+
+// blockWrites keep the elements coming about as fast as the waiters take them, so clients both
+// find elements at once and block.
+var blockWrites = []blockWrite{
 	// Often several elements at once, on a key several clients may wait on: FIFO among them.
 	{4, func(g *blockGen) []string {
 		return append([]string{g.pick([]string{"LPUSH", "RPUSH"}), g.lkey()}, g.elems(1+g.r.IntN(3))...)

@@ -239,14 +239,19 @@ func (g *gen) next() genCmd {
 
 // pickEntry picks one entry of a family's table by weight.
 func (g *gen) pickEntry(table []genEntry) genEntry {
+	return pickWeighted(g.r, table, func(e genEntry) int { return e.weight })
+}
+
+// pickWeighted picks one of items, each as likely as its weight (weights of 0 are never picked).
+func pickWeighted[T any](r *rand.Rand, items []T, weight func(T) int) T {
 	total := 0
-	for _, e := range table {
-		total += e.weight
+	for _, it := range items {
+		total += weight(it)
 	}
-	n := g.r.IntN(total)
-	for _, e := range table {
-		if n -= e.weight; n < 0 {
-			return e
+	n := r.IntN(total)
+	for _, it := range items {
+		if n -= weight(it); n < 0 {
+			return it
 		}
 	}
 	panic("BUG: weights")
