@@ -242,6 +242,14 @@ func (z *ZSet) Rank(member []byte) (int, float64, bool) {
 	return 0, 0, false
 }
 
+// Warm prepares a Walk from rank r that will visit about n members, loading their data ahead so
+// that the walk's cache misses overlap (large sets only; small ones are one buffer).
+func (z *ZSet) Warm(r int, rev bool, n int) {
+	if b := z.large(); b != nil && r >= 0 && n > 1 {
+		b.sink += b.warm(r, rev, n)
+	}
+}
+
 // Walk calls fn for members from rank r (0 <= r < Len) towards the highest rank, or towards
 // rank 0 when rev, until fn returns false.
 func (z *ZSet) Walk(r int, rev bool, fn func(member []byte, score float64) bool) {

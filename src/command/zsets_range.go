@@ -200,6 +200,9 @@ func (s *zrangeSpan) walk(z *zset.ZSet, fn func(m []byte, v float64)) int {
 		return 0
 	}
 	n := 0
+	if want := s.count; want > 1 && (s.limit < 0 || s.limit > int64(want)) {
+		z.Warm(s.start, s.rev, want)
+	}
 	z.Walk(s.start, s.rev, func(m []byte, v float64) bool {
 		if (s.count >= 0 && n >= s.count) || (s.limit >= 0 && int64(n) >= s.limit) || !s.in(m, v) {
 			return false
