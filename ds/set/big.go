@@ -162,3 +162,22 @@ func (b *big) clone() *big {
 	}
 	return out
 }
+
+// WarmMember loads the table slot and the packed bytes that a lookup of m will read, for a batch
+// that looks up many members (see keyspace's warm.go), and returns a value that depends on them.
+// Integers and small encodings need nothing.
+func (s *Set) WarmMember(m []byte) uint64 {
+	if s.enc != encBig || len(s.big.strs.slots) == 0 {
+		return 0
+	}
+	if _, ok := parseUint32(m); ok {
+		return 0
+	}
+	t := &s.big.strs
+	sl := t.slots[hashOf(m)&t.mask()]
+	if sl == 0 {
+		return 0
+	}
+	ref := slotRef(sl)
+	return uint64(t.mem.chunks[ref>>16][ref&0xFFFF])
+}

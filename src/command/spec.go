@@ -75,7 +75,10 @@ type Spec struct {
 	LastKey  int
 	Step     int
 	Scope    Scope
-	Run      func(c *Ctx)
+	// Member, when set, is the position of an argument the command looks up inside its key's
+	// collection (SISMEMBER's member): batch warming loads that lookup's data too (warm.go).
+	Member int
+	Run    func(c *Ctx)
 	// Keys extracts key positions when they are not a simple range (movablekeys); it returns the
 	// indexes of the keys in args.
 	Keys func(args [][]byte, dst []int) []int

@@ -25,6 +25,9 @@ func (e *Engine) warm(b *pipeline.Batch, held []int32) {
 			}
 			key := s.Args[spec.FirstKey]
 			w.add(d.dbs[s.DB], keyspace.Hash(key), key)
+			if spec.Member > 0 && spec.Member < len(s.Args) {
+				w.members[w.n-1] = s.Args[spec.Member]
+			}
 		}
 	}
 	w.run()
@@ -51,14 +54,19 @@ func (e *Engine) warmKeys(s *pipeline.Slot, pos []int) {
 	}
 }
 
+// memberWarmer is a collection that can load what a lookup of one member will read.
+type memberWarmer interface{ WarmMember(m []byte) uint64 }
+
 // warmer collects a chunk of lookups and runs them level by level.
 type warmer struct {
 	n      int
 	hashes [warmChunk]uint64
 	keys   [warmChunk][]byte
-	ks     [warmChunk]*keyspace.Keyspace
-	ents   [warmChunk]*keyspace.Entry
-	sink   uint64
+	// members are the arguments looked up inside the keys' collections (Spec.Member), or nil.
+	members [warmChunk][]byte
+	ks      [warmChunk]*keyspace.Keyspace
+	ents    [warmChunk]*keyspace.Entry
+	sink    uint64
 }
 
 func (w *warmer) add(ks *keyspace.Keyspace, h uint64, key []byte) {
@@ -80,6 +88,15 @@ func (w *warmer) run() {
 	for i := range n {
 		if e := w.ents[i]; e != nil {
 			w.sink += e.Touch()
+		}
+	}
+	for i := range n {
+		m := w.members[i]
+		w.members[i] = nil
+		if m != nil && w.ents[i] != nil {
+			if mw, ok := w.ents[i].Obj.(memberWarmer); ok {
+				w.sink += mw.WarmMember(m)
+			}
 		}
 	}
 	w.n = 0
