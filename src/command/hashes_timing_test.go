@@ -55,45 +55,23 @@ func newHashHotConn(tb testing.TB, cmd []string) *hotConn {
 	if cmd != nil {
 		key = cmd[0]
 	}
-	h := newHotConn(tb, hashSetup(), "PING")
-	h.req = h.req[:0]
-	for i := range hotBatch / 2 {
-		f := fmt.Sprint("new:", i)
-		h.req = append(h.req, encodeCommand([]string{"HSET", key, f, hashValue(i, 40)})...)
-		h.req = append(h.req, encodeCommand([]string{"HDEL", key, f})...)
-	}
-	for range 3 {
-		h.run(tb)
-	}
-	return h
+	return newBatchConn(tb, hashSetup(), churn("HSET", "HDEL", key, func(i int) []string {
+		return []string{fmt.Sprint("new:", i), hashValue(i, 40)}
+	})...)
 }
 
 func TestHashesHotPathAllocatesNothing(t *testing.T) {
 	for _, hc := range hashHotCases {
 		h := newHashHotConn(t, hc.cmd)
-		h.tc.stream.in = h.req
-		out, err := h.tc.send(nil)
-		if err != nil || len(splitReplies(t, out)) != hotBatch || strings.HasPrefix(string(out), "-") {
-			t.Fatalf("%s: bad replies %.100q, %v", hc.name, out, err)
-		}
-		if !hc.noAlloc {
-			continue
-		}
-		if n := testing.AllocsPerRun(200, func() { h.run(t) }); n != 0 {
-			t.Errorf("%s: %v allocations per batch of %d", hc.name, n, hotBatch)
+		hotReplies(t, hc.name, h)
+		if hc.noAlloc {
+			checkNoAllocs(t, hc.name, h)
 		}
 	}
 }
 
 func BenchmarkHashesHotPath(b *testing.B) {
 	for _, hc := range hashHotCases {
-		b.Run(hc.name, func(b *testing.B) {
-			h := newHashHotConn(b, hc.cmd)
-			b.ReportAllocs()
-			for b.Loop() {
-				h.run(b)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*hotBatch), "ns/cmd")
-		})
+		b.Run(hc.name, func(b *testing.B) { benchHot(b, newHashHotConn(b, hc.cmd)) })
 	}
 }

@@ -41,45 +41,17 @@ var listHotCases = []struct {
 	{"LMOVE-rotate", [][]string{{"LMOVE", "q", "q", "LEFT", "RIGHT"}}},
 }
 
-// newListHotConn prepares a connection whose request is the case's commands, cycled.
-func newListHotConn(tb testing.TB, cmds [][]string) *hotConn {
-	h := newHotConn(tb, listSetup("q"), "PING")
-	h.req = h.req[:0]
-	for i := range hotBatch {
-		h.req = append(h.req, encodeCommand(cmds[i%len(cmds)])...)
-	}
-	for range 3 {
-		h.run(tb)
-	}
-	return h
-}
-
 func TestListsHotPathAllocatesNothing(t *testing.T) {
 	for _, hc := range listHotCases {
-		h := newListHotConn(t, hc.cmds)
-		h.tc.stream.in = h.req
-		out, err := h.tc.send(nil)
-		if err != nil || len(splitReplies(t, out)) != hotBatch || strings.Contains(string(out), "\r\n-") ||
-			strings.HasPrefix(string(out), "-") {
-			t.Fatalf("%s: bad replies %.100q, %v", hc.name, out, err)
-		}
-		if n := testing.AllocsPerRun(200, func() { h.run(t) }); n != 0 {
-			t.Errorf("%s: %v allocations per batch of %d", hc.name, n, hotBatch)
-		}
+		h := newBatchConn(t, listSetup("q"), hc.cmds...)
+		hotReplies(t, hc.name, h)
+		checkNoAllocs(t, hc.name, h)
 	}
 }
 
 func BenchmarkListsHotPath(b *testing.B) {
 	for _, hc := range listHotCases {
-		b.Run(hc.name, func(b *testing.B) {
-			h := newListHotConn(b, hc.cmds)
-			b.ReportAllocs()
-			b.SetBytes(int64(len(h.req)))
-			for b.Loop() {
-				h.run(b)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*hotBatch), "ns/cmd")
-		})
+		b.Run(hc.name, func(b *testing.B) { benchHot(b, newBatchConn(b, listSetup("q"), hc.cmds...)) })
 	}
 }
 

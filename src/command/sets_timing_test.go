@@ -41,44 +41,21 @@ func newSetHotConn(tb testing.TB, cmd []string) *hotConn {
 	if cmd != nil {
 		return newHotConn(tb, bigSetSetup("k"), cmd...)
 	}
-	h := newHotConn(tb, bigSetSetup("k"), "PING")
-	h.req = h.req[:0]
-	for i := range hotBatch / 2 {
-		m := setMember(5000 + i)
-		h.req = append(h.req, encodeCommand([]string{"SADD", "k", m})...)
-		h.req = append(h.req, encodeCommand([]string{"SREM", "k", m})...)
-	}
-	for range 3 {
-		h.run(tb)
-	}
-	return h
+	return newBatchConn(tb, bigSetSetup("k"),
+		churn("SADD", "SREM", "k", func(i int) []string { return []string{setMember(5000 + i)} })...)
 }
 
 func TestSetsHotPathAllocatesNothing(t *testing.T) {
 	for _, hc := range setHotCases {
 		h := newSetHotConn(t, hc.cmd)
-		h.tc.stream.in = h.req
-		out, err := h.tc.send(nil)
-		if err != nil || len(splitReplies(t, out)) != hotBatch || strings.HasPrefix(string(out), "-") {
-			t.Fatalf("%s: bad replies %.100q, %v", hc.name, out, err)
-		}
-		if n := testing.AllocsPerRun(200, func() { h.run(t) }); n != 0 {
-			t.Errorf("%s: %v allocations per batch of %d", hc.name, n, hotBatch)
-		}
+		hotReplies(t, hc.name, h)
+		checkNoAllocs(t, hc.name, h)
 	}
 }
 
 func BenchmarkSetsHotPath(b *testing.B) {
 	for _, hc := range setHotCases {
-		b.Run(hc.name, func(b *testing.B) {
-			h := newSetHotConn(b, hc.cmd)
-			b.ReportAllocs()
-			b.SetBytes(int64(len(h.req)))
-			for b.Loop() {
-				h.run(b)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*hotBatch), "ns/cmd")
-		})
+		b.Run(hc.name, func(b *testing.B) { benchHot(b, newSetHotConn(b, hc.cmd)) })
 	}
 }
 

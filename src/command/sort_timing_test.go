@@ -44,26 +44,13 @@ func TestSortHotPathAllocatesNothing(t *testing.T) {
 			continue
 		}
 		h := newHotConn(t, sortSetup(), hc.cmd...)
-		h.tc.stream.in = h.req
-		out, err := h.tc.send(nil)
-		if err != nil || len(splitReplies(t, out)) != hotBatch || strings.HasPrefix(string(out), "-") {
-			t.Fatalf("%s: bad replies %.100q, %v", hc.name, out, err)
-		}
-		if n := testing.AllocsPerRun(50, func() { h.run(t) }); n != 0 {
-			t.Errorf("%s: %v allocations per batch of %d", hc.name, n, hotBatch)
-		}
+		hotReplies(t, hc.name, h)
+		checkNoAllocs(t, hc.name, h)
 	}
 }
 
 func BenchmarkSort(b *testing.B) {
 	for _, hc := range sortHotCases {
-		b.Run(hc.name, func(b *testing.B) {
-			h := newHotConn(b, sortSetup(), hc.cmd...)
-			b.ReportAllocs()
-			for b.Loop() {
-				h.run(b)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*hotBatch), "ns/cmd")
-		})
+		b.Run(hc.name, func(b *testing.B) { benchHot(b, newHotConn(b, sortSetup(), hc.cmd...)) })
 	}
 }

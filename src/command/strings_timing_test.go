@@ -1,7 +1,6 @@
 package command
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 )
@@ -19,15 +18,69 @@ type hotConn struct {
 }
 
 func newHotConn(tb testing.TB, setup [][]string, cmd ...string) *hotConn {
+	return newBatchConn(tb, setup, cmd)
+}
+
+// newBatchConn prepares a connection, after running setup, whose request is cmds cycled to
+// hotBatch commands.
+func newBatchConn(tb testing.TB, setup [][]string, cmds ...[]string) *hotConn {
 	tc := newTestConn(tb, newTestEngine())
 	for _, s := range setup {
 		tc.do(s...)
 	}
-	h := &hotConn{tc: tc, req: bytes.Repeat(encodeCommand(cmd), hotBatch)}
+	h := &hotConn{tc: tc}
+	for i := range hotBatch {
+		h.req = append(h.req, encodeCommand(cmds[i%len(cmds)])...)
+	}
 	for range 3 { // warm up: buffers reach their steady sizes
 		h.run(tb)
 	}
 	return h
+}
+
+// churn is n pairs of commands that add a new element to key and remove it again (add and del
+// name the commands, item(i) the element's arguments), so that a batch leaves the key as it was.
+func churn(add, del, key string, item func(i int) []string) [][]string {
+	var cmds [][]string
+	for i := range hotBatch / 2 {
+		it := item(i)
+		cmds = append(cmds, append([]string{add, key}, it...), []string{del, key, it[0]})
+	}
+	return cmds
+}
+
+// hotReplies serves h's batch once and fails unless it answered hotBatch replies, none an error.
+func hotReplies(t *testing.T, name string, h *hotConn) []byte {
+	t.Helper()
+	h.tc.stream.in = h.req
+	out, err := h.tc.send(nil)
+	replies := splitReplies(t, out)
+	bad := err != nil || len(replies) != hotBatch
+	for _, r := range replies {
+		bad = bad || strings.HasPrefix(r, "-")
+	}
+	if bad {
+		t.Fatalf("%s: bad replies %.200q, %v", name, out, err)
+	}
+	return out
+}
+
+// checkNoAllocs fails if serving h's batch allocates once warm.
+func checkNoAllocs(t *testing.T, name string, h *hotConn) {
+	t.Helper()
+	if n := testing.AllocsPerRun(200, func() { h.run(t) }); n != 0 {
+		t.Errorf("%s: %v allocations per batch of %d", name, n, hotBatch)
+	}
+}
+
+// benchHot serves h's batch b.N times, reporting allocations and the time per command.
+func benchHot(b *testing.B, h *hotConn) {
+	b.ReportAllocs()
+	b.SetBytes(int64(len(h.req)))
+	for b.Loop() {
+		h.run(b)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*hotBatch), "ns/cmd")
 }
 
 // run serves one batch straight from the request bytes and discards the replies.
@@ -57,27 +110,16 @@ var hotCases = []struct {
 func TestStringsHotPathAllocatesNothing(t *testing.T) {
 	for _, hc := range hotCases {
 		h := newHotConn(t, hc.setup, hc.cmd...)
-		h.tc.stream.in = h.req
-		out, err := h.tc.send(nil)
-		if err != nil || !strings.HasPrefix(string(out), hc.reply) || len(splitReplies(t, out)) != hotBatch {
-			t.Fatalf("%s: bad replies %.100q, %v", hc.name, out, err)
+		if out := hotReplies(t, hc.name, h); !strings.HasPrefix(string(out), hc.reply) {
+			t.Fatalf("%s: replies %.100q, want %q first", hc.name, out, hc.reply)
 		}
-		if n := testing.AllocsPerRun(200, func() { h.run(t) }); n != 0 {
-			t.Errorf("%s: %v allocations per batch of %d", hc.name, n, hotBatch)
-		}
+		checkNoAllocs(t, hc.name, h)
 	}
 }
 
 func BenchmarkStringsHotPath(b *testing.B) {
 	for _, hc := range hotCases {
-		b.Run(hc.name, func(b *testing.B) {
-			h := newHotConn(b, hc.setup, hc.cmd...)
-			b.ReportAllocs()
-			for b.Loop() {
-				h.run(b)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*hotBatch), "ns/cmd")
-		})
+		b.Run(hc.name, func(b *testing.B) { benchHot(b, newHotConn(b, hc.setup, hc.cmd...)) })
 	}
 }
 
@@ -106,17 +148,7 @@ func newMixedConn(tb testing.TB) *hotConn {
 }
 
 func TestMixedBatchAllocatesNothing(t *testing.T) {
-	h := newMixedConn(t)
-	if n := testing.AllocsPerRun(200, func() { h.run(t) }); n != 0 {
-		t.Errorf("%v allocations per mixed batch of %d across shards", n, hotBatch)
-	}
+	checkNoAllocs(t, "mixed batch across shards", newMixedConn(t))
 }
 
-func BenchmarkMixedBatch(b *testing.B) {
-	h := newMixedConn(b)
-	b.ReportAllocs()
-	for b.Loop() {
-		h.run(b)
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*hotBatch), "ns/cmd")
-}
+func BenchmarkMixedBatch(b *testing.B) { benchHot(b, newMixedConn(b)) }

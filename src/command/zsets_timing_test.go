@@ -51,43 +51,17 @@ var zsetHotCases = []struct {
 	{"small-ZRANGE", [][]string{{"ZRANGE", "small", "0", "-1", "WITHSCORES"}}},
 }
 
-func newZSetHotConn(tb testing.TB, cmds [][]string) *hotConn {
-	h := newHotConn(tb, zsetSetup(), "PING")
-	h.req = h.req[:0]
-	for i := range hotBatch {
-		h.req = append(h.req, encodeCommand(cmds[i%len(cmds)])...)
-	}
-	for range 3 {
-		h.run(tb)
-	}
-	return h
-}
-
 func TestZSetsHotPathAllocatesNothing(t *testing.T) {
 	for _, hc := range zsetHotCases {
-		h := newZSetHotConn(t, hc.cmds)
-		h.tc.stream.in = h.req
-		out, err := h.tc.send(nil)
-		if err != nil || len(splitReplies(t, out)) != hotBatch || strings.Contains(string(out), "-ERR") {
-			t.Fatalf("%s: bad replies %.200q, %v", hc.name, out, err)
-		}
-		if n := testing.AllocsPerRun(200, func() { h.run(t) }); n != 0 {
-			t.Errorf("%s: %v allocations per batch of %d", hc.name, n, hotBatch)
-		}
+		h := newBatchConn(t, zsetSetup(), hc.cmds...)
+		hotReplies(t, hc.name, h)
+		checkNoAllocs(t, hc.name, h)
 	}
 }
 
 func BenchmarkZSetsHotPath(b *testing.B) {
 	for _, hc := range zsetHotCases {
-		b.Run(hc.name, func(b *testing.B) {
-			h := newZSetHotConn(b, hc.cmds)
-			b.ReportAllocs()
-			b.SetBytes(int64(len(h.req)))
-			for b.Loop() {
-				h.run(b)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*hotBatch), "ns/cmd")
-		})
+		b.Run(hc.name, func(b *testing.B) { benchHot(b, newBatchConn(b, zsetSetup(), hc.cmds...)) })
 	}
 }
 
