@@ -3,8 +3,9 @@ package list
 import (
 	"bytes"
 	"encoding/binary"
-	"math"
 	"strconv"
+
+	"github.com/hotkv/hotkv/ds/strs"
 )
 
 // An entry is one element packed inside a node: a header, a payload, and a back-length.
@@ -33,7 +34,7 @@ const (
 )
 
 // maxIntLen is the longest canonical int64 ("-9223372036854775808").
-const maxIntLen = 20
+const maxIntLen = strs.MaxIntLen
 
 // enc is one value measured and ready to be written as an entry.
 type enc struct {
@@ -47,7 +48,7 @@ type enc struct {
 
 func encode(v []byte) enc {
 	var e enc
-	switch iv, ok := parseInt(v); {
+	switch iv, ok := strs.ParseInt(v); {
 	case ok && iv >= 0 && iv < 128:
 		e = enc{iv: iv, tag: byte(iv), hlen: 1}
 	case ok && iv >= -4096 && iv < 4096:
@@ -213,38 +214,6 @@ func readInt(p []byte) int64 {
 // int13 decodes a 13-bit integer entry from its two header bytes.
 func int13(h, lo byte) int64 { return int64(int16(uint16(h&0x1F)<<11|uint16(lo)<<3) >> 3) }
 
-// parseInt accepts exactly the canonical decimal form of an int64, as Redis's string2ll: an
-// optional '-', digits without a leading zero (except "0"), nothing else.
-func parseInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > maxIntLen {
-		return 0, false
-	}
-	if len(b) == 1 && b[0] == '0' {
-		return 0, true
-	}
-	neg := b[0] == '-'
-	if neg {
-		b = b[1:]
-	}
-	if len(b) == 0 || b[0] < '1' || b[0] > '9' {
-		return 0, false
-	}
-	var u uint64
-	for _, c := range b {
-		if c < '0' || c > '9' || u > (math.MaxUint64-9)/10 {
-			return 0, false
-		}
-		u = u*10 + uint64(c-'0')
-	}
-	switch {
-	case neg && u <= 1<<63:
-		return int64(-u), true // wraps to MinInt64 for 1<<63, as intended
-	case !neg && u <= math.MaxInt64:
-		return int64(u), true
-	}
-	return 0, false
-}
-
 // matcher compares entries with one value without decoding them: the encoding is canonical, so
 // an integer value can only equal an integer entry and a string only a string entry.
 type matcher struct {
@@ -254,7 +223,7 @@ type matcher struct {
 }
 
 func newMatcher(v []byte) matcher {
-	iv, ok := parseInt(v)
+	iv, ok := strs.ParseInt(v)
 	return matcher{isInt: ok, iv: iv, v: v}
 }
 

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hotkv/hotkv/ds/strs"
 )
 
 // Every kind of entry reads back as written, forwards and backwards, and the matcher agrees
@@ -81,13 +83,13 @@ func TestEntryIntegerForm(t *testing.T) {
 
 func TestParseInt(t *testing.T) {
 	for _, s := range []string{"0", "1", "-1", "9223372036854775807", "-9223372036854775808", "120"} {
-		if n, ok := parseInt([]byte(s)); !ok || strconv.FormatInt(n, 10) != s {
+		if n, ok := strs.ParseInt([]byte(s)); !ok || strconv.FormatInt(n, 10) != s {
 			t.Errorf("%q: %d %v", s, n, ok)
 		}
 	}
 	for _, s := range []string{"", "-", "-0", "01", "+1", " 1", "1 ", "9223372036854775808",
 		"-9223372036854775809", "1a", "99999999999999999999"} {
-		if _, ok := parseInt([]byte(s)); ok {
+		if _, ok := strs.ParseInt([]byte(s)); ok {
 			t.Errorf("%q parsed", s)
 		}
 	}

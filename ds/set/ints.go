@@ -5,40 +5,6 @@ import (
 	"strconv"
 )
 
-// parseInt reports whether m is an integer as Redis's string2ll accepts it (and so would store
-// it in an intset): an optional '-', decimal digits without leading zeros, within int64. The
-// canonical form matters: "01" and "+1" are strings, so they are distinct members from "1".
-func parseInt(m []byte) (int64, bool) {
-	if len(m) == 0 || len(m) > 20 {
-		return 0, false
-	}
-	if len(m) == 1 && m[0] == '0' {
-		return 0, true
-	}
-	neg := m[0] == '-'
-	d := m
-	if neg {
-		d = m[1:]
-	}
-	if len(d) == 0 || d[0] < '1' || d[0] > '9' {
-		return 0, false
-	}
-	var u uint64
-	for _, c := range d {
-		if c < '0' || c > '9' || u > (math.MaxUint64-9)/10 {
-			return 0, false
-		}
-		u = u*10 + uint64(c-'0')
-	}
-	switch {
-	case !neg && u <= math.MaxInt64:
-		return int64(u), true
-	case neg && u <= 1<<63:
-		return int64(-u), true
-	}
-	return 0, false
-}
-
 // parseUint32 reports whether m is the canonical form of an integer in [0, 2^32), the members
 // a roaring bitmap holds.
 func parseUint32(m []byte) (uint32, bool) {

@@ -14,6 +14,8 @@
 // callbacks are valid only during the call unless said otherwise.
 package set
 
+import "github.com/hotkv/hotkv/ds/strs"
+
 // Limits are the encoding thresholds, from set-max-intset-entries and set-max-listpack-entries
 // and -value.
 type Limits struct {
@@ -75,7 +77,7 @@ func (s *Set) Encoding() string {
 func (s *Set) Has(m []byte) bool {
 	switch s.enc {
 	case encIntset:
-		v, ok := parseInt(m)
+		v, ok := strs.ParseInt(m)
 		return ok && s.is().has(v)
 	case encListpack:
 		return s.lp().find(m) >= 0
@@ -88,7 +90,7 @@ func (s *Set) Has(m []byte) bool {
 func (s *Set) Add(m []byte, lim *Limits) bool {
 	switch s.enc {
 	case encIntset:
-		if v, ok := parseInt(m); ok {
+		if v, ok := strs.ParseInt(m); ok {
 			return s.addInt(v, lim)
 		}
 		s.convert(lim, len(m))
@@ -139,7 +141,7 @@ func (s *Set) convert(lim *Limits, extra int) {
 func (s *Set) Remove(m []byte) bool {
 	switch s.enc {
 	case encIntset:
-		v, ok := parseInt(m)
+		v, ok := strs.ParseInt(m)
 		return ok && s.is().remove(v)
 	case encListpack:
 		off := s.lp().find(m)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/hotkv/hotkv/ds/strs"
 )
 
 var defaultLimits = Limits{Intset: 512, Listpack: 128, ListpackValue: 64}
@@ -76,7 +78,7 @@ func runModel(t *testing.T, lim Limits, seed uint64) {
 				t.Fatalf("seed %d op %d: Add(%q) = %v, want %v", seed, op, m, got, want)
 			}
 			model[m] = true
-			_, isInt := parseInt([]byte(m))
+			_, isInt := strs.ParseInt([]byte(m))
 			intsOnly = intsOnly && isInt && len(model) <= lim.Intset
 		case 5, 6, 7:
 			if got, want := s.Remove([]byte(m)), model[m]; got != want {
@@ -190,9 +192,9 @@ func TestParseInt(t *testing.T) {
 		"+1": false, "": false, "-": false, "1a": false, " 1": false, "9223372036854775807": true,
 		"9223372036854775808": false, "-9223372036854775808": true, "-9223372036854775809": false,
 		"99999999999999999999": false} {
-		v, ok := parseInt([]byte(in))
+		v, ok := strs.ParseInt([]byte(in))
 		if ok != want || (ok && strconv.FormatInt(v, 10) != in) {
-			t.Errorf("parseInt(%q) = %d, %v", in, v, ok)
+			t.Errorf("strs.ParseInt(%q) = %d, %v", in, v, ok)
 		}
 	}
 	for in, want := range map[string]bool{"0": true, "4294967295": true, "4294967296": false,
