@@ -202,7 +202,7 @@ func (t *table) clone() *table {
 	c := &table{slots: append([]uint64(nil), t.slots...), count: t.count}
 	c.arena.hint = t.arena.live
 	c.copyRecords(&t.arena)
-	c.ttl.heap = append([]ttlEntry(nil), t.ttl.heap...)
+	c.ttl.heap = append([]Deadline(nil), t.ttl.heap...)
 	c.ttl.n = t.ttl.n
 	return c
 }

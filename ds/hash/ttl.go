@@ -8,39 +8,25 @@ import "unsafe"
 // longer has that TTL is stale and skipped when it surfaces, and the heap is rebuilt from the
 // records when stale entries outnumber live ones.
 
-type ttlEntry struct {
-	at    int64 // unix ms
-	field string
-}
-
 type ttlIndex struct {
-	heap []ttlEntry
-	n    int // fields that have a TTL
+	Deadlines     // (time, field) of every TTL set, stale ones included
+	n         int // fields that have a TTL
 }
 
 // push records that field f expires at at. t rebuilds the heap when it is mostly stale.
 func (x *ttlIndex) push(at int64, f []byte, t *table) {
-	if len(x.heap) > 2*x.n+32 {
+	if x.Len() > 2*x.n+32 {
 		x.rebuild(t)
 		if x.has(at, f) {
 			return // the rebuild picked up f's new TTL already
 		}
 	}
-	x.heap = append(x.heap, ttlEntry{at, string(f)})
-	h := x.heap
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if h[p].at <= h[i].at {
-			break
-		}
-		h[p], h[i] = h[i], h[p]
-		i = p
-	}
+	x.Push(at, string(f))
 }
 
 func (x *ttlIndex) has(at int64, f []byte) bool {
 	for _, e := range x.heap {
-		if e.at == at && e.field == string(f) {
+		if e.At == at && e.Name == string(f) {
 			return true
 		}
 	}
@@ -49,38 +35,8 @@ func (x *ttlIndex) has(at int64, f []byte) bool {
 
 // min returns the earliest time in the heap, which may be stale-early.
 func (x *ttlIndex) min() (int64, bool) {
-	if len(x.heap) == 0 {
-		return 0, false
-	}
-	return x.heap[0].at, true
-}
-
-func (x *ttlIndex) pop() ttlEntry {
-	h := x.heap
-	top := h[0]
-	last := len(h) - 1
-	h[0] = h[last]
-	h[last] = ttlEntry{}
-	h = h[:last]
-	for i := 0; ; {
-		c := 2*i + 1
-		if c >= len(h) {
-			break
-		}
-		if c+1 < len(h) && h[c+1].at < h[c].at {
-			c++
-		}
-		if h[i].at <= h[c].at {
-			break
-		}
-		h[i], h[c] = h[c], h[i]
-		i = c
-	}
-	x.heap = h
-	if len(h) == 0 {
-		x.heap = nil
-	}
-	return top
+	e, ok := x.Min()
+	return e.At, ok
 }
 
 // rebuild refills the heap from the records' TTLs.
@@ -149,15 +105,15 @@ func (t *table) expire(now int64, max int) int {
 		if !ok || at > now {
 			return n
 		}
-		e := t.ttl.pop()
-		f := unsafe.Slice(unsafe.StringData(e.field), len(e.field)) // read only
+		e := t.ttl.Pop()
+		f := unsafe.Slice(unsafe.StringData(e.Name), len(e.Name)) // read only
 		i, found := t.find(f, hashOf(f))
 		if !found {
 			continue
 		}
 		ref := slotRef(t.slots[i])
 		r := t.arena.record(ref)
-		if t.arena.ttl(ref, &r) == e.at {
+		if t.arena.ttl(ref, &r) == e.At {
 			t.removeAt(i)
 			n++
 		}

@@ -20,15 +20,7 @@ import (
 // hfeQueues holds a shard's queues, one per keyspace with such hashes (keyed by the keyspace, not
 // its database number, so that a queue follows its keyspace through SWAPDB). It lives in the
 // shard's data and is touched only by the holder of the shard's token.
-type hfeQueues map[*keyspace.Keyspace]*hfeQueue
-
-type hfeEntry struct {
-	at  int64 // unix ms
-	key string
-}
-
-// hfeQueue is a min-heap of entries by time.
-type hfeQueue struct{ heap []hfeEntry }
+type hfeQueues map[*keyspace.Keyspace]*hash.Deadlines
 
 // Active expiry bounds, per keyspace and cycle: hashes visited and fields reclaimed in each.
 const (
@@ -44,10 +36,10 @@ func (qs hfeQueues) trackLocked(ks *keyspace.Keyspace, key []byte, before, after
 	}
 	q := qs[ks]
 	if q == nil {
-		q = &hfeQueue{}
+		q = &hash.Deadlines{}
 		qs[ks] = q
 	}
-	q.push(hfeEntry{after, string(key)})
+	q.Push(after, string(key))
 }
 
 // expireHashFieldsLocked is one step of active field expiry in ks, one of the held shard d's
@@ -59,10 +51,10 @@ func (d *shardData) expireHashFieldsLocked(ks *keyspace.Keyspace, now int64) {
 	}
 	ms := now / 1e6
 	for range hfeSweepKeys {
-		if len(q.heap) == 0 || q.heap[0].at > ms {
+		if top, ok := q.Min(); !ok || top.At > ms {
 			return
 		}
-		key := q.pop().key
+		key := q.Pop().Name
 		e := ks.FindQuiet(keyBytes(key), now)
 		if e == nil || e.Kind != keyspace.KindHash {
 			continue
@@ -72,44 +64,7 @@ func (d *shardData) expireHashFieldsLocked(ks *keyspace.Keyspace, now int64) {
 		if h.Len() == 0 {
 			ks.Remove(e)
 		} else if next := h.NextExpiry(); next != 0 {
-			q.push(hfeEntry{next, key})
+			q.Push(next, key)
 		}
 	}
-}
-
-func (q *hfeQueue) push(e hfeEntry) {
-	q.heap = append(q.heap, e)
-	h := q.heap
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if h[p].at <= h[i].at {
-			break
-		}
-		h[p], h[i] = h[i], h[p]
-		i = p
-	}
-}
-
-func (q *hfeQueue) pop() hfeEntry {
-	h := q.heap
-	top := h[0]
-	last := len(h) - 1
-	h[0], h[last] = h[last], hfeEntry{}
-	h = h[:last]
-	for i := 0; ; {
-		c := 2*i + 1
-		if c >= len(h) {
-			break
-		}
-		if c+1 < len(h) && h[c+1].at < h[c].at {
-			c++
-		}
-		if h[i].at <= h[c].at {
-			break
-		}
-		h[i], h[c] = h[c], h[i]
-		i = c
-	}
-	q.heap = h
-	return top
 }

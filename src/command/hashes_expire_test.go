@@ -23,8 +23,8 @@ func TestHashFieldExpiryQueueIsPerShard(t *testing.T) {
 			t.Errorf("shard %d holds queues for a key of shard %d", i, home)
 		case int32(i) == home && (len(d.hfe) != 1 || d.hfe[d.dbs[0]] == nil):
 			t.Fatalf("home shard queues: %v", d.hfe)
-		case int32(i) == home && len(d.hfe[d.dbs[0]].heap) != 2:
-			t.Errorf("queue entries %v, want 2", d.hfe[d.dbs[0]].heap)
+		case int32(i) == home && d.hfe[d.dbs[0]].Len() != 2:
+			t.Errorf("queue entries %v, want 2", d.hfe[d.dbs[0]].Len())
 		}
 	}
 }
