@@ -2,9 +2,7 @@ package command
 
 import (
 	"math"
-	"strconv"
 
-	"github.com/hotkv/hotkv/net/resp"
 	"github.com/hotkv/hotkv/src/config"
 )
 
@@ -141,7 +139,7 @@ func hscan(c *Ctx) {
 		c.Out = append(c.Out, "*2\r\n$1\r\n0\r\n*0\r\n"...)
 		return
 	}
-	opt, msg := hscanOptions(c.Args[3:])
+	opt, msg := parseMemberScanOptions(c.Args[3:])
 	if msg != "" {
 		c.Err(msg)
 		return
@@ -154,30 +152,5 @@ func hscan(c *Ctx) {
 			n += 2
 		}
 	})
-	// The header goes in front of the elements now that their number is known.
-	var head [64]byte
-	var num [20]byte
-	hd := resp.AppendArrayLen(head[:0], 2)
-	hd = resp.AppendBulk(hd, strconv.AppendUint(num[:0], next, 10))
-	hd = resp.AppendArrayLen(hd, n)
-	c.Out = append(c.Out, hd...)
-	copy(c.Out[start+len(hd):], c.Out[start:len(c.Out)-len(hd)])
-	copy(c.Out[start:], hd)
-}
-
-// hscanOptions parses SCAN's options without TYPE, which Redis 7.0 accepts only for SCAN: an
-// error before a TYPE is reported as SCAN reports it, TYPE itself is a syntax error.
-func hscanOptions(args [][]byte) (scanOptions, string) {
-	end := len(args)
-	for i := 0; i < len(args); i += 2 {
-		if EqualFold(args[i], "TYPE") {
-			end = i
-			break
-		}
-	}
-	opt, msg := parseScanOptions(args[:end])
-	if msg == "" && end < len(args) {
-		msg = ErrSyntax
-	}
-	return opt, msg
+	c.Out = insertScanHeader(c.Out, start, next, n)
 }

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/net/resp"
 	"github.com/hotkv/hotkv/pipeline"
 	"github.com/hotkv/hotkv/src/config"
 )
@@ -110,6 +111,36 @@ func parseScanOptions(args [][]byte) (scanOptions, string) {
 		}
 	}
 	return opt, ""
+}
+
+// parseMemberScanOptions parses the options of HSCAN, SSCAN and ZSCAN: SCAN's without TYPE,
+// which Redis 7.0 accepts only for SCAN. An error in the options before a TYPE is reported as
+// SCAN reports it; the TYPE itself is a syntax error.
+func parseMemberScanOptions(args [][]byte) (scanOptions, string) {
+	for i := 0; i < len(args); i += 2 {
+		if EqualFold(args[i], "TYPE") {
+			if opt, msg := parseScanOptions(args[:i]); msg != "" {
+				return opt, msg
+			}
+			return scanOptions{}, ErrSyntax
+		}
+	}
+	return parseScanOptions(args)
+}
+
+// insertScanHeader puts a SCAN-family reply's header (the next cursor, and the length n of the
+// elements already appended at out[start:]) in front of those elements: their number is known
+// only once the scan ran.
+func insertScanHeader(out []byte, start int, next uint64, n int) []byte {
+	var head [64]byte
+	var num [20]byte
+	h := resp.AppendArrayLen(head[:0], 2)
+	h = resp.AppendBulk(h, strconv.AppendUint(num[:0], next, 10))
+	h = resp.AppendArrayLen(h, n)
+	out = append(out, h...)
+	copy(out[start+len(h):], out[start:len(out)-len(h)])
+	copy(out[start:], h)
+	return out
 }
 
 // scanKeys runs one SCAN call on database db from cursor: it visits buckets until count

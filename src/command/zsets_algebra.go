@@ -359,7 +359,7 @@ func zscan(c *Ctx) {
 		c.Out = append(c.Out, "*2\r\n$1\r\n0\r\n*0\r\n"...)
 		return
 	}
-	opt, msg := parseZScanOptions(c.Args[3:])
+	opt, msg := parseMemberScanOptions(c.Args[3:])
 	if msg != "" {
 		c.Err(msg)
 		return
@@ -379,20 +379,6 @@ func zscan(c *Ctx) {
 		c.Bulk(found[i].Member)
 		c.Bulk(zscanScore(buf[:0], found[i].Score, packed))
 	}
-}
-
-// parseZScanOptions is SCAN's option parser without TYPE, which only SCAN takes: a TYPE is a
-// syntax error where Redis meets it, after any error in the options before it.
-func parseZScanOptions(args [][]byte) (scanOptions, string) {
-	for i := 0; i < len(args); i += 2 {
-		if EqualFold(args[i], "TYPE") {
-			if opt, msg := parseScanOptions(args[:i]); msg != "" {
-				return opt, msg
-			}
-			return scanOptions{}, ErrSyntax
-		}
-	}
-	return parseScanOptions(args)
 }
 
 // zscanScore formats a score as ZSCAN sends it, as a string: Redis's listpack keeps integral
