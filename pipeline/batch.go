@@ -28,6 +28,9 @@ type Slot struct {
 	Reply []byte
 	// Target is where the slot runs (a shard index when >= 0).
 	Target Target
+	// KeyHash is the route stage's hash of the command's first key (0 when it has none), kept
+	// so that later stages need not hash it again.
+	KeyHash uint64
 	// DB is the database selected when the slot was routed.
 	DB int32
 	// Proto is the protocol (2 or 3) in force when the slot was routed.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/net/resp"
 	"github.com/hotkv/hotkv/pipeline"
 )
@@ -43,7 +44,7 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 			s.Silent, cl.forceReply = false, false
 		}
 	case ScopeKeys:
-		s.Target = e.routeKeys(cl, spec, s.Args)
+		s.Target = e.routeKeys(cl, spec, s)
 		if spec.Flags&Blocking != 0 {
 			s.Target = pipeline.TargetBarrier // it may wait: see block.go
 		}
@@ -85,11 +86,17 @@ func (e *Engine) mayBlock(cl *Client, args [][]byte) bool {
 
 // routeKeys returns the one shard of the command's keys, or a barrier when they span shards
 // (the shard set is left sorted in cl.shards for the barrier to lock).
-func (e *Engine) routeKeys(cl *Client, spec *Spec, args [][]byte) pipeline.Target {
+func (e *Engine) routeKeys(cl *Client, spec *Spec, s *pipeline.Slot) pipeline.Target {
+	args := s.Args
 	cl.keyPos = spec.keyIndexes(args, cl.keyPos[:0])
 	cl.shards = cl.shards[:0]
-	for _, i := range cl.keyPos {
-		cl.shards = append(cl.shards, e.shardOf(args[i]))
+	s.KeyHash = 0
+	for j, i := range cl.keyPos {
+		h := keyspace.Hash(args[i])
+		if j == 0 {
+			s.KeyHash = h
+		}
+		cl.shards = append(cl.shards, e.shardOfHash(h))
 	}
 	if len(cl.shards) == 0 {
 		return pipeline.TargetBarrier

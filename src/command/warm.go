@@ -24,7 +24,11 @@ func (e *Engine) warm(b *pipeline.Batch, held []int32) {
 				continue
 			}
 			key := s.Args[spec.FirstKey]
-			w.add(d.dbs[s.DB], keyspace.Hash(key), key)
+			h := s.KeyHash // route hashed the first key; a movable-keys command's may not be this one
+			if spec.Keys != nil {
+				h = keyspace.Hash(key)
+			}
+			w.add(d.dbs[s.DB], h, key)
 			if spec.Member > 0 && spec.Member < len(s.Args) {
 				w.members[w.n-1] = s.Args[spec.Member]
 			}
