@@ -17,8 +17,12 @@ const MaxBatch = 1024
 // not a batch's worth of large values.
 const batchOutputTarget = 4 << 20
 
-// firstBatchLimit is the command limit before a connection's reply sizes are known.
-const firstBatchLimit = 32
+// firstBatchLimit is the command limit before a connection's reply sizes are known. It is small
+// because that batch may run on a netpoll poller, where every other connection of the poller
+// waits for it: 8 GETs of 1 MB values are 8 MB of replies to build and copy there, where 32 made
+// another client wait seconds under the race detector (testfuzz TestBackpressureSlowReader).
+// Later batches follow batchOutputTarget.
+const firstBatchLimit = 8
 
 // Stream is the transport side of a connection as the pipeline needs it (net/transport.Conn).
 // Peek's bytes stay valid until Release. Serve is called again whenever new bytes arrive, so a
