@@ -37,6 +37,11 @@ type Stream interface {
 	// that may wait is then left unrun and Serve returns ErrWouldBlock, to be called again
 	// where waiting is allowed.
 	Inline() bool
+	// Fill reads, without waiting, bytes the peer has already sent beyond the buffered ones and
+	// reports whether it added any. Serve calls it when the buffer ends in a partial command, so
+	// that a batch cut in two by the transport's read runs whole, with one write of its replies
+	// instead of two. A stream that cannot (or reads everything it can anyway) returns false.
+	Fill() bool
 }
 
 // Env is what the stages need from the command layer and the server.
@@ -103,6 +108,16 @@ func (c *Conn) Serve() error {
 			return err
 		}
 		consumed, need, perr := c.parse(buf)
+		if need > 0 && c.batch.n < c.limit && c.stream.Fill() {
+			// Peeked slices stay valid across a read (the transport's buffer never rewrites
+			// bytes below its end before Release), so parsing just continues.
+			if buf, err = c.stream.Peek(c.stream.Len()); err != nil {
+				return err
+			}
+			var more int
+			more, need, perr = c.parse(buf[consumed:])
+			consumed += more
+		}
 		if c.batch.n > 0 && c.mayBlock() {
 			c.batch.truncate(0)
 			c.stream.Release()

@@ -110,9 +110,11 @@ func toyEnv(shards int) *Env {
 
 // chanStream is an in-memory Stream.
 type chanStream struct {
-	in  []byte
-	off int
-	out bytes.Buffer
+	in      []byte
+	off     int
+	out     bytes.Buffer
+	writes  int
+	pending []byte // what Fill adds: bytes "already in the socket"
 }
 
 func (m *chanStream) Len() int { return len(m.in) - m.off }
@@ -125,7 +127,14 @@ func (m *chanStream) Peek(n int) ([]byte, error) {
 func (m *chanStream) Skip(n int) error     { m.off += n; return nil }
 func (m *chanStream) Release() error       { m.in, m.off = m.in[m.off:], 0; return nil }
 func (*chanStream) Inline() bool           { return false }
-func (m *chanStream) Write(p []byte) error { m.out.Write(p); return nil }
+func (m *chanStream) Write(p []byte) error { m.out.Write(p); m.writes++; return nil }
+func (m *chanStream) Fill() bool {
+	if len(m.pending) == 0 {
+		return false
+	}
+	m.in, m.pending = append(m.in, m.pending...), nil
+	return true
+}
 
 func cmd(args ...string) []byte {
 	b := resp.AppendArrayLen(nil, len(args))
@@ -307,5 +316,20 @@ func TestProtocolErrorAfterCommands(t *testing.T) {
 	}
 	if got := st.out.String(); got != ":1\r\n-ERR Protocol error: invalid multibulk length\r\n" {
 		t.Fatalf("got %q", got)
+	}
+}
+
+// A batch cut in two by the transport's read runs whole when Fill finds the rest: one write.
+func TestFillRunsBatchWhole(t *testing.T) {
+	env := toyEnv(2)
+	full := append(append(cmd("INCR", "f"), cmd("INCR", "f")...), cmd("INCR", "f")...)
+	cut := len(cmd("INCR", "f")) + 5
+	st := &chanStream{in: full[:cut], pending: full[cut:]}
+	conn := NewConn(env, st, nil)
+	if err := conn.Serve(); err != nil {
+		t.Fatal(err)
+	}
+	if st.out.String() != ":1\r\n:2\r\n:3\r\n" || st.writes != 1 || st.Len() != 0 {
+		t.Fatalf("out %q in %d writes, %d bytes left", st.out.String(), st.writes, st.Len())
 	}
 }

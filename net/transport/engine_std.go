@@ -113,6 +113,9 @@ func (c *stdConn) ioErr(err error) error {
 // Inline is false: a std conn has a goroutine of its own, which may block.
 func (c *stdConn) Inline() bool { return false }
 
+// Fill adds nothing: a std conn reads into all of its free space whenever it reads.
+func (c *stdConn) Fill() bool { return false }
+
 func (c *stdConn) Peek(n int) ([]byte, error) {
 	if n < 0 {
 		return nil, errNegative

@@ -23,10 +23,12 @@ func forEngines(t *testing.T, f func(t *testing.T, engine string)) {
 // With block set, Serve waits in Peek for the rest of a partial line; otherwise it returns leaving it.
 type lineHandler struct {
 	block  bool
+	fill   bool               // on a partial line, call Fill first (as the pipeline does) and count what it added
 	onOpen func(c Conn) error // optional
 	onLine func(c Conn, line []byte) error
 
 	opens, serves, closes atomic.Int64
+	fills                 atomic.Int64 // Fill calls that added bytes
 	mu                    sync.Mutex
 	closed                map[Conn]int // Closed calls per conn
 }
@@ -69,6 +71,12 @@ func (h *lineHandler) serve(c Conn) error {
 		buf, err := c.Peek(c.Len())
 		if err != nil {
 			return err
+		}
+		if h.fill && !bytes.HasSuffix(buf, []byte("\r\n")) && c.Fill() {
+			h.fills.Add(1)
+			if buf, err = c.Peek(c.Len()); err != nil {
+				return err
+			}
 		}
 		out, used := st.out[:0], 0
 		for {

@@ -107,6 +107,39 @@ func (c *npConn) awaitStash() error {
 	}
 }
 
+// minFill is the free space Fill reads into: a batch's missing part, without growing the buffer
+// for the common case.
+const minFill = 4 << 10
+
+// Fill reads the socket directly, without blocking, while the conn is served inline.
+//
+// netpoll reads into the free tail of its current buffer node, however short, so a pipelined batch
+// often arrives in two reads (measured: 2.0 reads and 2.0 writes per 30-command batch of 256-byte
+// SETs, 1.15 of each for GETs, where Redis does 1.0). Serve calls Fill when its buffer ends in a
+// partial command: the rest is usually already in the socket, and reading it here runs the batch
+// whole, one write of replies and no second pass through the poller. If the peer really did stop
+// mid-command, Fill costs one read that returns EAGAIN.
+//
+// Reading behind netpoll's back keeps the byte order: inline Serve runs on the conn's poller inside
+// its event handling, after OnRequest moved every byte netpoll held into c.in, and netpoll reads
+// this fd nowhere else. End of stream and errors are left to netpoll, which sees them as hang-ups.
+func (c *npConn) Fill() bool {
+	if !c.off.inline.Load() || c.off.mustOff || c.closed.Load() || c.nc.Reader().Len() > 0 {
+		return false
+	}
+	for {
+		n, err := syscall.Read(c.fd, c.in.space(minFill))
+		if n > 0 {
+			c.in.commit(n)
+			c.touch()
+			return true
+		}
+		if err != syscall.EINTR {
+			return false
+		}
+	}
+}
+
 // serveInline calls Handler.Serve on the poller and hands the conn to a worker if Serve could not
 // finish without blocking.
 func (c *npConn) serveInline() {

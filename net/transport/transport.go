@@ -49,6 +49,7 @@ type Conn interface {
 	Release() error             // free skipped bytes; earlier slices become invalid
 	Write(p []byte) error       // write p and flush; p may be reused on return
 	Inline() bool               // Serve runs on a poller: nothing may block (ErrOffload, offload.go)
+	Fill() bool                 // read, without waiting, what the peer already sent; true if bytes were added
 	Close() error               // idempotent
 	IsActive() bool
 	RemoteAddr() net.Addr

@@ -67,6 +67,46 @@ func TestFragmented(t *testing.T) {
 	})
 }
 
+// TestFill sends a large pipelined request in one write: netpoll reads it a node at a time, and Fill
+// reads the rest of each partial line from the socket without waiting. Replies must come back whole
+// and in order, with and without fragmented sending (where Fill often finds nothing).
+func TestFill(t *testing.T) {
+	forEngines(t, func(t *testing.T, engine string) {
+		h := &lineHandler{fill: true}
+		s := startServer(t, Options{Engine: engine}, h)
+		c := dial(t, s)
+		req, want := script(rand.New(rand.NewPCG(5, 6)), 2000)
+		go c.Write(req)
+		if got := readN(t, c, len(want)); !bytes.Equal(got, want) {
+			t.Fatalf("replies differ (got %d bytes)", len(got))
+		}
+		switch fills := h.fills.Load(); {
+		case engine == "std" && fills != 0:
+			t.Fatalf("std engine: Fill added bytes %d times; it never reads outside Peek", fills)
+		case engine == "netpoll" && fills == 0:
+			t.Fatal("netpoll: Fill never added bytes though the request arrived in one write")
+		}
+
+		c2 := dial(t, s)
+		c2.SetNoDelay(true)
+		rng := rand.New(rand.NewPCG(7, 8))
+		req, want = script(rng, 300)
+		go func() {
+			for len(req) > 0 {
+				n := min(1+rng.IntN(700), len(req))
+				c2.Write(req[:n])
+				req = req[n:]
+				if rng.IntN(4) == 0 {
+					time.Sleep(time.Millisecond)
+				}
+			}
+		}()
+		if got := readN(t, c2, len(want)); !bytes.Equal(got, want) {
+			t.Fatalf("fragmented: replies differ:\n got %q\nwant %q", got, want)
+		}
+	})
+}
+
 // TestPeekSlicesStayValid keeps every slice Peek returned during one Serve and checks, after more
 // bytes arrived and the buffer grew, that none of them changed before Release.
 func TestPeekSlicesStayValid(t *testing.T) {

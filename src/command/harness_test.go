@@ -29,6 +29,7 @@ func (m *memStream) Peek(n int) ([]byte, error) {
 func (m *memStream) Skip(n int) error     { m.off += n; return nil }
 func (m *memStream) Release() error       { m.in, m.off = m.in[m.off:], 0; return nil }
 func (*memStream) Inline() bool           { return false }
+func (*memStream) Fill() bool             { return false }
 func (m *memStream) Write(p []byte) error { m.out.Write(p); return nil }
 
 // testConn is a client connected to an in-process engine with no sockets.

@@ -23,6 +23,7 @@ func (f *fakeConn) Peek(int) ([]byte, error)           { return nil, nil }
 func (f *fakeConn) Skip(int) error                     { return nil }
 func (f *fakeConn) Release() error                     { return nil }
 func (*fakeConn) Inline() bool                         { return false }
+func (*fakeConn) Fill() bool                           { return false }
 func (f *fakeConn) Write(p []byte) error               { f.written.Write(p); return nil }
 func (f *fakeConn) Close() error                       { return nil }
 func (f *fakeConn) IsActive() bool                     { return true }
