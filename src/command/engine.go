@@ -84,7 +84,8 @@ type Engine struct {
 	started  time.Time
 	pause    pauseState
 	rng      atomic.Uint64
-	info     infoState // INFO's ids, peak memory and ops sampler (info_metrics.go)
+	info     infoState    // INFO's ids, peak memory and ops sampler (info_metrics.go)
+	reclaim  reclaimState // collection after mass deletion (reclaim.go)
 }
 
 // Options configure a new Engine.

@@ -184,6 +184,7 @@ func (s *Server) background() {
 			s.Engine.TrackMetrics()
 		case <-cron.C:
 			s.Engine.ActiveExpire(time.Millisecond)
+			s.Engine.Reclaim()
 			if now := s.hz(); now != hz { // CONFIG SET hz
 				hz = now
 				cron.Reset(time.Second / time.Duration(hz))
