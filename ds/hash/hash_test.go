@@ -408,3 +408,30 @@ func TestTTLAcrossConversionAndChurn(t *testing.T) {
 	}
 	checkContents(t, h, m)
 }
+
+// WarmMember reads only: for present and absent fields of both encodings, an empty table and an
+// emptied one, it returns without changing what a lookup then finds.
+func TestWarmMemberReadsOnly(t *testing.T) {
+	lim := Limits{MaxEntries: 4, MaxValue: 64}
+	for _, n := range []int{0, 3, 50} {
+		h := New()
+		for i := range n {
+			h.Set(fmt.Appendf(nil, "f%d", i), fmt.Appendf(nil, "v%d", i), false, lim)
+		}
+		for i := range n + 5 {
+			h.WarmMember(fmt.Appendf(nil, "f%d", i))
+		}
+		for i := range n {
+			if v, ok := h.Get(fmt.Appendf(nil, "f%d", i), nil); !ok || string(v) != fmt.Sprintf("v%d", i) {
+				t.Fatalf("n=%d: f%d = %q %v after warming", n, i, v, ok)
+			}
+		}
+		for i := range n {
+			h.Delete(fmt.Appendf(nil, "f%d", i))
+		}
+		h.WarmMember([]byte("f0"))
+		if h.Len() != 0 {
+			t.Fatalf("n=%d: %d fields left", n, h.Len())
+		}
+	}
+}
