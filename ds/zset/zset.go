@@ -298,3 +298,45 @@ func (z *ZSet) RemoveRange(start, end int) int {
 	z.setBuf(lpRemove(lp, lpOffset(lpRecords(lp), start), count))
 	return count
 }
+
+// WarmMember loads what Score(member) reads: the member's index slot, its item and the member's
+// bytes, or the start of the packed encoding. A batch that looks members up in many sets calls it
+// for all of them before running any, so that their cache misses overlap (command's warm.go).
+func (z *ZSet) WarmMember(member []byte) uint64 {
+	b := z.large()
+	if b == nil {
+		if buf := z.buf(); len(buf) > 0 {
+			return uint64(buf[0])
+		}
+		return 0
+	}
+	if len(b.slots) == 0 {
+		return 0
+	}
+	s := b.slots[int(hashOf(member))&(len(b.slots)-1)]
+	if s == 0 {
+		return 0
+	}
+	rf := b.item(slotID(s)).ref
+	return uint64(b.arena.chunks[rf.chunk()][rf.off()])
+}
+
+// WarmRank loads what reading from rank r (negative: from the end) reads first: the tree's path
+// to r, the item and its member's bytes. Batch warming calls it for ZRANGE's start (command's
+// warm.go); a rank out of range loads nothing.
+func (z *ZSet) WarmRank(r int) uint64 {
+	b := z.large()
+	if b == nil {
+		if buf := z.buf(); len(buf) > 0 {
+			return uint64(buf[0])
+		}
+		return 0
+	}
+	if r < 0 {
+		r += b.n
+	}
+	if r < 0 || r >= b.n {
+		return 0
+	}
+	return b.warm(r, false, 1)
+}

@@ -487,3 +487,34 @@ func TestHugeListpackCount(t *testing.T) {
 		t.Fatalf("Len %d after shrinking below the saturated count", z.Len())
 	}
 }
+
+// WarmMember and WarmRank read only: for present and absent members and every rank of both encodings, and a set emptied of
+// all of them, it returns without changing what Score then finds.
+func TestWarmMemberReadsOnly(t *testing.T) {
+	lim := Limits{MaxEntries: 8, MaxValue: 64}
+	for _, n := range []int{0, 5, 300} {
+		z := New()
+		for i := range n {
+			z.Add(fmt.Appendf(nil, "m%d", i), float64(i), 0, lim)
+		}
+		for i := range n + 5 {
+			z.WarmMember(fmt.Appendf(nil, "m%d", i))
+		}
+		for r := -n - 2; r <= n+2; r++ {
+			z.WarmRank(r)
+		}
+		for i := range n {
+			if s, ok := z.Score(fmt.Appendf(nil, "m%d", i)); !ok || s != float64(i) {
+				t.Fatalf("n=%d: m%d = %v %v after warming", n, i, s, ok)
+			}
+		}
+		for i := range n {
+			z.Remove(fmt.Appendf(nil, "m%d", i))
+		}
+		z.WarmMember([]byte("m0"))
+		z.WarmRank(0)
+		if z.Len() != 0 {
+			t.Fatalf("n=%d: %d members left", n, z.Len())
+		}
+	}
+}

@@ -78,7 +78,10 @@ type Spec struct {
 	// Member, when set, is the position of an argument the command looks up inside its key's
 	// collection (SISMEMBER's member): batch warming loads that lookup's data too (warm.go).
 	Member int
-	Run    func(c *Ctx)
+	// Rank, when set, is the position of a rank the command starts reading at (ZRANGE's start):
+	// batch warming loads the sorted set's node and member at that rank (warm.go).
+	Rank int
+	Run  func(c *Ctx)
 	// Keys extracts key positions when they are not a simple range (movablekeys); it returns the
 	// indexes of the keys in args.
 	Keys func(args [][]byte, dst []int) []int

@@ -1,7 +1,10 @@
 package command
 
 import (
+	"math"
+
 	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/ds/strs"
 	"github.com/hotkv/hotkv/pipeline"
 )
 
@@ -29,8 +32,11 @@ func (e *Engine) warm(b *pipeline.Batch, held []int32) {
 				h = keyspace.Hash(key)
 			}
 			w.add(d.dbs[s.DB], h, key)
-			if spec.Member > 0 && spec.Member < len(s.Args) {
+			switch {
+			case spec.Member > 0 && spec.Member < len(s.Args):
 				w.members[w.n-1] = s.Args[spec.Member]
+			case spec.Rank > 0 && spec.Rank < len(s.Args):
+				w.members[w.n-1], w.rank[w.n-1] = s.Args[spec.Rank], true
 			}
 		}
 	}
@@ -61,6 +67,9 @@ func (e *Engine) warmKeys(s *pipeline.Slot, pos []int) {
 // memberWarmer is a collection that can load what a lookup of one member will read.
 type memberWarmer interface{ WarmMember(m []byte) uint64 }
 
+// rankWarmer is a collection that can load what reading from rank r on will read first.
+type rankWarmer interface{ WarmRank(r int) uint64 }
+
 // warmer collects a chunk of lookups and runs them level by level.
 type warmer struct {
 	n      int
@@ -68,6 +77,7 @@ type warmer struct {
 	keys   [warmChunk][]byte
 	// members are the arguments looked up inside the keys' collections (Spec.Member), or nil.
 	members [warmChunk][]byte
+	rank    [warmChunk]bool // members[i] is a rank (Spec.Rank), not a member
 	ks      [warmChunk]*keyspace.Keyspace
 	ents    [warmChunk]*keyspace.Entry
 	sink    uint64
@@ -95,11 +105,18 @@ func (w *warmer) run() {
 		}
 	}
 	for i := range n {
-		m := w.members[i]
-		w.members[i] = nil
-		if m != nil && w.ents[i] != nil {
+		m, rank := w.members[i], w.rank[i]
+		w.members[i], w.rank[i] = nil, false
+		if m == nil || w.ents[i] == nil {
+			continue
+		}
+		if !rank {
 			if mw, ok := w.ents[i].Obj.(memberWarmer); ok {
 				w.sink += mw.WarmMember(m)
+			}
+		} else if rw, ok := w.ents[i].Obj.(rankWarmer); ok {
+			if r, ok := strs.ParseInt(m); ok && r >= math.MinInt32 && r <= math.MaxInt32 {
+				w.sink += rw.WarmRank(int(r))
 			}
 		}
 	}
