@@ -34,6 +34,15 @@ type Hash struct {
 // New returns an empty small hash.
 func New() *Hash { return &Hash{lp: newPacked()} }
 
+// NewFor returns an empty hash in the encoding that setting the field/value pairs args will need:
+// a table straight away when one of them is over the limits, without a packed buffer to convert.
+func NewFor(lim Limits, args [][]byte) *Hash {
+	if exceeds(lim, args) {
+		return &Hash{t: newTable(len(args) / 2)}
+	}
+	return New()
+}
+
 // Len returns the number of fields, counting expired ones not reclaimed yet.
 func (h *Hash) Len() int {
 	if h.t != nil {

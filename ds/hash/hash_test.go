@@ -435,3 +435,31 @@ func TestWarmMemberReadsOnly(t *testing.T) {
 		}
 	}
 }
+
+// A table whose arena still has its one, inline page compacts correctly: a clone packs every
+// record into one page, and deleting a big one leaves that page mostly dead.
+func TestCompactSinglePage(t *testing.T) {
+	lim := Limits{MaxEntries: 128, MaxValue: 64}
+	big := bytes.Repeat([]byte{'x'}, 6000)
+	h := NewFor(lim, [][]byte{[]byte("big"), big})
+	h.Set([]byte("big"), big, false, lim)
+	for i := range 20 {
+		h.Set(fmt.Appendf(nil, "f%d", i), fmt.Appendf(nil, "v%d", i), false, lim)
+	}
+	c := h.Clone().(*Hash)
+	if n := len(c.t.arena.pages); n != 1 {
+		t.Fatalf("clone has %d pages, want 1", n)
+	}
+	c.Delete([]byte("big"))
+	if c.t.arena.total-c.t.arena.live > compactAfter {
+		t.Fatalf("no compaction: %d dead bytes", c.t.arena.total-c.t.arena.live)
+	}
+	for i := range 20 {
+		if v, ok := c.Get(fmt.Appendf(nil, "f%d", i), nil); !ok || string(v) != fmt.Sprintf("v%d", i) {
+			t.Fatalf("after compaction f%d = %q %v", i, v, ok)
+		}
+	}
+	if v, ok := h.Get([]byte("big"), nil); !ok || !bytes.Equal(v, big) || h.Len() != 21 {
+		t.Fatal("the original changed")
+	}
+}

@@ -16,6 +16,7 @@ type table struct {
 	count int
 	arena arena
 	ttl   ttlIndex
+	small [minSlots]uint64 // slots of a new table at the minimum size: one allocation less
 }
 
 const (
@@ -34,7 +35,13 @@ func newTable(n int) *table {
 	for size*3 < (n+1)*4 {
 		size *= 2
 	}
-	return &table{slots: make([]uint64, size)}
+	t := &table{}
+	if size == minSlots {
+		t.slots = t.small[:]
+	} else {
+		t.slots = make([]uint64, size)
+	}
+	return t
 }
 
 func (t *table) mask() uint64 { return uint64(len(t.slots) - 1) }
@@ -182,6 +189,7 @@ func (t *table) resize(n int) {
 // compact copies the live records into a fresh arena, dropping dead ones.
 func (t *table) compact() {
 	old := t.arena
+	old.rebase(&t.arena)
 	t.arena = arena{hint: old.live}
 	t.copyRecords(&old)
 }

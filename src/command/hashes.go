@@ -79,10 +79,11 @@ func hashEntry(c *Ctx, key []byte, e *keyspace.Entry) (*keyspace.Entry, *hash.Ha
 	return e, h, true
 }
 
-// createHash stores a new empty hash at key, which the caller found absent.
-func createHash(c *Ctx, key []byte) (*keyspace.Entry, *hash.Hash) {
+// createHash stores a new empty hash at key, which the caller found absent, in the encoding
+// that setting the field/value pairs args (nil for none) will need.
+func createHash(c *Ctx, key []byte, args [][]byte) (*keyspace.Entry, *hash.Hash) {
 	e, _ := c.Upsert(key)
-	h := hash.New()
+	h := hash.NewFor(hashLimits(c), args)
 	e.Kind, e.Enc, e.B, e.Obj = keyspace.KindHash, 0, nil, h
 	return e, h
 }
@@ -106,7 +107,7 @@ func hset(c *Ctx) {
 		return
 	}
 	if h == nil {
-		_, h = createHash(c, key)
+		_, h = createHash(c, key, c.Args[2:])
 	}
 	lim := hashLimits(c)
 	h.ConvertFor(lim, c.Args[2:])
@@ -147,7 +148,7 @@ func hsetnx(c *Ctx) {
 		return
 	}
 	if h == nil {
-		_, h = createHash(c, key)
+		_, h = createHash(c, key, c.Args[2:])
 	}
 	if h.Has(c.Args[2]) {
 		c.Int(0)

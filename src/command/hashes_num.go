@@ -33,7 +33,7 @@ func hincrby(c *Ctx) {
 		return
 	}
 	if h == nil {
-		_, h = createHash(c, key)
+		_, h = createHash(c, key, nil)
 	}
 	h.Set(field, b, true, hashLimits(c))
 	c.Int(v)
@@ -72,7 +72,7 @@ func hincrbyfloat(c *Ctx) {
 		return
 	}
 	if h == nil {
-		_, h = createHash(c, key)
+		_, h = createHash(c, key, nil)
 	}
 	h.Set(field, b, true, hashLimits(c))
 	c.Bulk(b)
