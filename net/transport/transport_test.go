@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"runtime"
 	"testing"
 	"time"
@@ -39,6 +40,19 @@ func TestEchoPipelined(t *testing.T) {
 	})
 }
 
+// sendPieces writes req in random pieces of 1..maxPiece bytes, pausing a millisecond after about
+// one piece in pauseOneIn.
+func sendPieces(c net.Conn, req []byte, rng *rand.Rand, maxPiece, pauseOneIn int) {
+	for len(req) > 0 {
+		n := min(1+rng.IntN(maxPiece), len(req))
+		c.Write(req[:n])
+		req = req[n:]
+		if rng.IntN(pauseOneIn) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
 // TestFragmented sends the requests in random small pieces with pauses, so that reads end inside
 // lines and inside "\r\n", for a handler that returns on partial input and one that blocks in Peek.
 func TestFragmented(t *testing.T) {
@@ -50,16 +64,7 @@ func TestFragmented(t *testing.T) {
 			c.SetNoDelay(true)
 			rng := rand.New(rand.NewPCG(3, 4))
 			req, want := script(rng, 200)
-			go func() {
-				for len(req) > 0 {
-					n := min(1+rng.IntN(9), len(req))
-					c.Write(req[:n])
-					req = req[n:]
-					if rng.IntN(8) == 0 {
-						time.Sleep(time.Millisecond)
-					}
-				}
-			}()
+			go sendPieces(c, req, rng, 9, 8)
 			if got := readN(t, c, len(want)); !bytes.Equal(got, want) {
 				t.Fatalf("block=%v: replies differ:\n got %q\nwant %q", block, got, want)
 			}
@@ -91,16 +96,7 @@ func TestFill(t *testing.T) {
 		c2.SetNoDelay(true)
 		rng := rand.New(rand.NewPCG(7, 8))
 		req, want = script(rng, 300)
-		go func() {
-			for len(req) > 0 {
-				n := min(1+rng.IntN(700), len(req))
-				c2.Write(req[:n])
-				req = req[n:]
-				if rng.IntN(4) == 0 {
-					time.Sleep(time.Millisecond)
-				}
-			}
-		}()
+		go sendPieces(c2, req, rng, 700, 4)
 		if got := readN(t, c2, len(want)); !bytes.Equal(got, want) {
 			t.Fatalf("fragmented: replies differ:\n got %q\nwant %q", got, want)
 		}
