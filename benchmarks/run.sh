@@ -7,7 +7,8 @@
 # utime+stime of every thread from /proc/PID/stat, sampled just before and after each run.
 #
 # Usage: benchmarks/run.sh [--quick] [--big] [--proof] [--only SECTIONS]
-#   (default)  sections throughput (the twelve commands), scaling (HotKV --threads 1 vs 2), latency
+#   (default)  sections throughput (the twelve commands), scaling (HotKV --threads 1 vs 2, on both
+#              CPUs and, coordination only, both on CPU 0), latency
 #              (pipeline 1), collections (ten list/set/hash/zset commands on prefilled collections)
 #              and memory (used_memory and RSS after loading six datasets)
 #   --big      p99.9 latency with BIG_KEYS (5,000,000) keys loaded (takes longer)
@@ -18,7 +19,7 @@
 #      SCALE_COMMANDS (SET GET) LAT_COMMANDS (GET SET) BIG_KEYS (5000000) PROOF_REQUESTS (3000000)
 #      COLL_COMMANDS (all ten) COLL_KEYS (1000) POP_REQUESTS (2000000) MEM_MEMBERS (1000000)
 #      MEM_DATASETS (all six) MEM_SETTLE (150, seconds; 0 skips the settled measurement)
-#      RESULTS (benchmarks/results) MACHINE (from the CPU model) RPORT/HPORT/H2PORT (16379/16380/16381)
+#      RESULTS (benchmarks/results) MACHINE (from the CPU model) RPORT/HPORT/H2PORT/H3PORT (16379/16380/16381/16382)
 #      MPORT (16390: the memory section uses MPORT..MPORT+11)
 #      KEEP=1 keeps the raw results (manifest, metadata, one JSON per run) in the temporary directory
 set -euo pipefail
@@ -32,7 +33,7 @@ while [ $# -gt 0 ]; do
     --big) sections="big" ;;
     --proof) sections="proof" ;;
     --only) sections="${2:?--only needs a list}"; shift ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -63,6 +64,7 @@ RESULTS=${RESULTS:-benchmarks/results}
 RPORT=${RPORT:-16379}
 HPORT=${HPORT:-16380}
 H2PORT=${H2PORT:-16381}
+H3PORT=${H3PORT:-16382}
 MPORT=${MPORT:-16390}
 
 # --- tools: report what is missing, install nothing ---------------------------------------------
@@ -107,7 +109,7 @@ go build -o "$work/fill" ./benchmarks/fill
 start_server() {
   local name=$1 port=$2 cpus=$3; shift 3
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-    echo "run.sh: port $port is taken by another process; choose others with RPORT/HPORT/H2PORT" >&2
+    echo "run.sh: port $port is taken by another process; choose others with RPORT/HPORT/H2PORT/H3PORT" >&2
     exit 1
   fi
   mkdir -p "$work/data-$name"
@@ -340,13 +342,16 @@ throughput() {
 
 # HotKV with one thread on CPU 0 against HotKV with two threads on both CPUs; the generator shares
 # them with the same number of connections. What matters is CPU-seconds per million requests.
+# Then coordination only: two threads on CPU 0 against one, the generator alone on CPU 1, so that
+# no core is shared with the generator and what remains is the cost of running two pollers.
 scaling() {
+  local args=(--pipeline "$PIPELINE" --keys "$KEYS" --duration "$DURATION")
   for cmd in $SCALE_COMMANDS; do
     for run in $(seq "$RUNS"); do
-      measure scaling hotkv "${port_of[hotkv]}" "$cmd" "$run" 1 --threads 1 --pipeline "$PIPELINE" \
-        --keys "$KEYS" --duration "$DURATION"
-      measure scaling hotkv2 "${port_of[hotkv2]}" "$cmd" "$run" 0,1 --threads 2 --clients $((CLIENTS / 2)) \
-        --pipeline "$PIPELINE" --keys "$KEYS" --duration "$DURATION"
+      measure scaling hotkv "${port_of[hotkv]}" "$cmd" "$run" 1 --threads 1 "${args[@]}"
+      measure scaling hotkv2 "${port_of[hotkv2]}" "$cmd" "$run" 0,1 --threads 2 --clients $((CLIENTS / 2)) "${args[@]}"
+      measure coordination hotkv "${port_of[hotkv]}" "$cmd" "$run" 1 --threads 1 "${args[@]}"
+      measure coordination hotkv2c "${port_of[hotkv2c]}" "$cmd" "$run" 1 --threads 1 "${args[@]}"
     done
   done
 }
@@ -529,12 +534,15 @@ proof_run() {
 define redis "$RPORT" 0 "$KEYS"
 define hotkv "$HPORT" 0 "$KEYS" "--threads 1"
 define hotkv2 "$H2PORT" 0,1 "$KEYS" "--threads 2"
+define hotkv2c "$H3PORT" 0 "$KEYS" "--threads 2"
 define rediscoll "$RPORT" 0 "$COLL_KEYS" "" prefill_coll
 define hotkvcoll "$HPORT" 0 "$COLL_KEYS" "--threads 1" prefill_coll
 for section in $sections; do
   case "$section" in
     throughput) [ -n "${pid_redis:-}" ] || launch redis; [ -n "${pid_hotkv:-}" ] || launch hotkv; throughput ;;
-    scaling) [ -n "${pid_hotkv:-}" ] || launch hotkv; launch hotkv2; scaling; stop_server hotkv2 ;;
+    scaling)
+      [ -n "${pid_hotkv:-}" ] || launch hotkv
+      launch hotkv2; launch hotkv2c; scaling; stop_server hotkv2; stop_server hotkv2c ;;
     latency) [ -n "${pid_redis:-}" ] || launch redis; [ -n "${pid_hotkv:-}" ] || launch hotkv; latency latency redis hotkv ;;
     big)
       define redisbig "$RPORT" 0 "$BIG_KEYS"
