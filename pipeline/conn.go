@@ -102,13 +102,17 @@ func (c *Conn) Serve() error {
 		return nil // Parse would rescan the partial command and find it still incomplete
 	}
 	c.need = 0
+	// One Fill per call: a client streaming a long pipeline must not keep the transport (a netpoll
+	// poller, with other connections waiting) reading from it for as long as its bytes keep coming.
+	filled := false
 	for c.stream.Len() > 0 {
 		buf, err := c.stream.Peek(c.stream.Len())
 		if err != nil {
 			return err
 		}
 		consumed, need, perr := c.parse(buf)
-		if need > 0 && c.batch.n < c.limit && c.stream.Fill() {
+		if need > 0 && c.batch.n < c.limit && !filled && c.stream.Fill() {
+			filled = true
 			// Peeked slices stay valid across a read (the transport's buffer never rewrites
 			// bytes below its end before Release), so parsing just continues.
 			if buf, err = c.stream.Peek(c.stream.Len()); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -115,6 +116,8 @@ type chanStream struct {
 	out     bytes.Buffer
 	writes  int
 	pending []byte // what Fill adds: bytes "already in the socket"
+	chunk   int    // bytes one Fill adds at most (0: all pending)
+	fills   int
 }
 
 func (m *chanStream) Len() int { return len(m.in) - m.off }
@@ -132,7 +135,12 @@ func (m *chanStream) Fill() bool {
 	if len(m.pending) == 0 {
 		return false
 	}
-	m.in, m.pending = append(m.in, m.pending...), nil
+	n := len(m.pending)
+	if m.chunk > 0 {
+		n = min(n, m.chunk)
+	}
+	m.in, m.pending = append(m.in, m.pending[:n]...), m.pending[n:]
+	m.fills++
 	return true
 }
 
@@ -331,5 +339,38 @@ func TestFillRunsBatchWhole(t *testing.T) {
 	}
 	if st.out.String() != ":1\r\n:2\r\n:3\r\n" || st.writes != 1 || st.Len() != 0 {
 		t.Fatalf("out %q in %d writes, %d bytes left", st.out.String(), st.writes, st.Len())
+	}
+}
+
+// Serve fills at most once per call, however much the peer keeps sending: the rest waits for the
+// next call, as it would for the transport's next read.
+func TestFillOncePerServe(t *testing.T) {
+	env := toyEnv(2)
+	var full []byte
+	for range 100 {
+		full = append(full, cmd("INCR", "g")...)
+	}
+	step := len(cmd("INCR", "g"))
+	// Each fill brings more than a batch holds, so a Serve that filled again after running a
+	// batch would go on reading for as long as bytes were pending.
+	st := &chanStream{in: full[:7*step+3], pending: full[7*step+3:], chunk: 10*step + 5}
+	conn := NewConn(env, st, nil)
+	for calls := 1; st.Len() > 0 || len(st.pending) > 0; calls++ {
+		fills := st.fills
+		if err := conn.Serve(); err != nil {
+			t.Fatal(err)
+		}
+		if st.fills-fills > 1 {
+			t.Fatalf("Serve call %d filled %d times", calls, st.fills-fills)
+		}
+		if calls > 200 {
+			t.Fatal("no progress")
+		}
+		if len(st.pending) > 0 {
+			st.Fill() // the transport's next read
+		}
+	}
+	if got := strings.Count(st.out.String(), ":"); got != 100 {
+		t.Fatalf("%d replies: %q", got, st.out.String())
 	}
 }
