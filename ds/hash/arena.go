@@ -24,18 +24,9 @@ const (
 // arena holds records in pages.
 type arena struct {
 	pages [][]byte
-	total int       // capacity of all pages
-	live  int       // bytes of live records
-	hint  int       // bytes expected soon: sizes the next page
-	first [1][]byte // pages' array while there is one page: one allocation less per new table
-}
-
-// rebase makes a, a copy of orig, use its own first array where orig's pages use orig's, so that
-// a stays valid when orig is overwritten.
-func (a *arena) rebase(orig *arena) {
-	if len(a.pages) > 0 && &a.pages[0] == &orig.first[0] {
-		a.pages = a.first[:len(a.pages):1]
-	}
+	total int // capacity of all pages
+	live  int // bytes of live records
+	hint  int // bytes expected soon: sizes the next page
 }
 
 // record is a decoded record.
@@ -125,9 +116,6 @@ func (a *arena) alloc(n int) (uint64, []byte) {
 		}
 		size = max(min(max(size, a.hint), maxPageSize), n)
 		p := slices0(size)
-		if a.pages == nil {
-			a.pages = a.first[:0:1]
-		}
 		a.pages = append(a.pages, p)
 		a.total += cap(p)
 		last++

@@ -436,8 +436,8 @@ func TestWarmMemberReadsOnly(t *testing.T) {
 	}
 }
 
-// A table whose arena still has its one, inline page compacts correctly: a clone packs every
-// record into one page, and deleting a big one leaves that page mostly dead.
+// A table whose arena has a single page compacts correctly: a clone packs every record into one
+// page, and deleting a big one leaves that page mostly dead.
 func TestCompactSinglePage(t *testing.T) {
 	lim := Limits{MaxEntries: 128, MaxValue: 64}
 	big := bytes.Repeat([]byte{'x'}, 6000)

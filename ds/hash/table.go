@@ -16,7 +16,9 @@ type table struct {
 	count int
 	arena arena
 	ttl   ttlIndex
-	small [minSlots]uint64 // slots of a new table at the minimum size: one allocation less
+	// small holds the slots of a table at the minimum size, one allocation less per new table.
+	// slots may point into it because a table is only ever used through its pointer, never copied.
+	small [minSlots]uint64
 }
 
 const (
@@ -189,7 +191,6 @@ func (t *table) resize(n int) {
 // compact copies the live records into a fresh arena, dropping dead ones.
 func (t *table) compact() {
 	old := t.arena
-	old.rebase(&t.arena)
 	t.arena = arena{hint: old.live}
 	t.copyRecords(&old)
 }
