@@ -164,7 +164,7 @@ func (b *big) clone() *big {
 }
 
 // WarmMember loads the table slot and the packed bytes that a lookup of m will read, for a batch
-// that looks up many members (see keyspace's warm.go), and returns a value that depends on them.
+// that looks up many members (command's warm.go), and returns a value that depends on them.
 // Integers and small encodings need nothing.
 func (s *Set) WarmMember(m []byte) uint64 {
 	if s.enc != encBig || len(s.big.strs.slots) == 0 {

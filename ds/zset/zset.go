@@ -305,10 +305,7 @@ func (z *ZSet) RemoveRange(start, end int) int {
 func (z *ZSet) WarmMember(member []byte) uint64 {
 	b := z.large()
 	if b == nil {
-		if buf := z.buf(); len(buf) > 0 {
-			return uint64(buf[0])
-		}
-		return 0
+		return z.warmPacked()
 	}
 	if len(b.slots) == 0 {
 		return 0
@@ -327,10 +324,7 @@ func (z *ZSet) WarmMember(member []byte) uint64 {
 func (z *ZSet) WarmRank(r int) uint64 {
 	b := z.large()
 	if b == nil {
-		if buf := z.buf(); len(buf) > 0 {
-			return uint64(buf[0])
-		}
-		return 0
+		return z.warmPacked()
 	}
 	if r < 0 {
 		r += b.n
@@ -339,4 +333,12 @@ func (z *ZSet) WarmRank(r int) uint64 {
 		return 0
 	}
 	return b.warm(r, false, 1)
+}
+
+// warmPacked loads the start of a small set's buffer, which any read of it scans from.
+func (z *ZSet) warmPacked() uint64 {
+	if buf := z.buf(); len(buf) > 0 {
+		return uint64(buf[0])
+	}
+	return 0
 }

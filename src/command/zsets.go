@@ -105,9 +105,15 @@ func writeZSet(c *Ctx, key []byte) (*keyspace.Keyspace, *keyspace.Entry, *zset.Z
 
 // storeZSet makes key (found missing in ks) hold z, and wakes clients blocked on it.
 func storeZSet(c *Ctx, ks *keyspace.Keyspace, key []byte, z *zset.ZSet) *keyspace.Entry {
+	e := addZSet(c, ks, key, z)
+	c.SignalReady(key)
+	return e
+}
+
+// addZSet makes key (found missing in ks) hold z without waking anyone.
+func addZSet(c *Ctx, ks *keyspace.Keyspace, key []byte, z *zset.ZSet) *keyspace.Entry {
 	e := ks.Add(key)
 	e.Kind, e.Obj, e.Access = keyspace.KindZSet, z, uint32(c.Now/1e9)
-	c.SignalReady(key)
 	return e
 }
 

@@ -3,7 +3,6 @@ package command
 import (
 	"slices"
 
-	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/ds/zset"
 )
 
@@ -311,13 +310,11 @@ func storeResult(c *Ctx, dst []byte, es []zset.Entry) int {
 		z = zset.FromSorted(es, zsetLimits(c))
 	}
 	existed := ks.Delete(dst, c.Now)
-	switch {
-	case z == nil:
-	case existed:
-		e := ks.Add(dst)
-		e.Kind, e.Obj, e.Access = keyspace.KindZSet, z, uint32(c.Now/1e9)
-	default:
-		storeZSet(c, ks, dst, z)
+	if z != nil {
+		addZSet(c, ks, dst, z)
+		if !existed {
+			c.SignalReady(dst)
+		}
 	}
 	return len(es)
 }
