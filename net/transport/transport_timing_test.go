@@ -37,21 +37,40 @@ func BenchmarkPing(b *testing.B) {
 }
 
 func benchPing(b *testing.B, engine string, pipe, clients int) {
+	benchLines(b, engine, "PING", pipe, clients, &lineHandler{})
+}
+
+// BenchmarkFill: pipelined 256-byte lines, whose batches netpoll reads in pieces, served by a
+// handler that calls Fill on a partial line (as the pipeline does) and by one that does not.
+func BenchmarkFill(b *testing.B) {
+	line := fmt.Sprintf("%0256d", 0)
+	for _, fill := range []bool{true, false} {
+		for _, clients := range []int{1, 16} {
+			name := fmt.Sprintf("fill=%v/P30/C%d", fill, clients)
+			b.Run(name, func(b *testing.B) { benchLines(b, "netpoll", line, 30, clients, &lineHandler{fill: fill}) })
+		}
+	}
+}
+
+// benchLines runs N clients over loopback that each send P pipelined copies of line and read the
+// P replies; one op is one request. Client and server share the process (and the machine's cores).
+func benchLines(b *testing.B, engine, line string, pipe, clients int, h *lineHandler) {
 	if run, ok := benchRunners[engine]; ok {
 		saved := pollerTask
 		pollerTask = run
 		defer func() { pollerTask = saved }()
 		engine = "netpoll"
 	}
-	s := startServer(b, Options{Engine: engine, Loops: benchLoops}, &lineHandler{})
+	s := startServer(b, Options{Engine: engine, Loops: benchLoops}, h)
 	conns := make([]net.Conn, clients)
 	for i := range conns {
 		conns[i] = dial(b, s)
 	}
-	req := make([]byte, 0, 6*pipe)
+	var req []byte
 	for range pipe {
-		req = append(req, "PING\r\n"...)
+		req = append(append(req, line...), "\r\n"...)
 	}
+	replyLen := len(appendReply(nil, []byte(line))) * pipe
 	var left atomic.Int64
 	left.Store(int64(b.N))
 	var wg sync.WaitGroup
@@ -62,7 +81,7 @@ func benchPing(b *testing.B, engine string, pipe, clients int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pingLoop(b, c, req, pipe, &left)
+			requestLoop(b, c, req, replyLen, pipe, &left)
 		}()
 	}
 	wg.Wait()
@@ -78,9 +97,10 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// pingLoop sends batches until the shared budget of requests is spent.
-func pingLoop(b *testing.B, c net.Conn, req []byte, pipe int, left *atomic.Int64) {
-	reply := make([]byte, 7*pipe)
+// requestLoop sends batches of pipe requests and reads their replyLen bytes of replies until the
+// shared budget of requests is spent.
+func requestLoop(b *testing.B, c net.Conn, req []byte, replyLen, pipe int, left *atomic.Int64) {
+	reply := make([]byte, replyLen)
 	for left.Add(-int64(pipe)) > -int64(pipe) {
 		if _, err := c.Write(req); err != nil {
 			b.Error(err)
