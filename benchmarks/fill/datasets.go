@@ -66,20 +66,31 @@ func names() []string {
 // loadSet SADDs members 0..n-1 of one set, as member(i) encodes them; every SADD must add all of its
 // members, which proves them distinct and the key empty before.
 func loadSet(p *pipe, key string, n int64, member func(i int64)) error {
-	for from := int64(0); from < n; from += chunk {
-		k := min(chunk, n-from)
-		p.begin(2 + int(k))
-		p.argString("SADD")
+	return loadChunked(p, "SADD", key, 0, n, 1, member, added)
+}
+
+// loadChunked writes members from..to-1 of one key as variadic cmd commands of up to chunk
+// members, each member per arguments written by item(i); want(from, k) is the integer reply a
+// command writing k members from member from must get.
+func loadChunked(p *pipe, cmd, key string, from, to int64, per int, item func(i int64),
+	want func(from, k int64) int64) error {
+	for ; from < to; from += chunk {
+		k := min(chunk, to-from)
+		p.begin(2 + per*int(k))
+		p.argString(cmd)
 		p.argString(key)
 		for i := from; i < from+k; i++ {
-			member(i)
+			item(i)
 		}
-		if err := p.end("SADD", k, int(k)); err != nil {
+		if err := p.end(cmd, want(from, k), int(k)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// added is the reply of a command that adds all of its k members (SADD, HSET, ZADD).
+func added(_, k int64) int64 { return k }
 
 func loadBigHash(p *pipe, o options) error {
 	var value []byte
@@ -92,19 +103,7 @@ func loadBigHash(p *pipe, o options) error {
 
 // loadHash HSETs fields from..to-1 of one hash, as field(i) encodes each field and its value.
 func loadHash(p *pipe, key string, from, to int64, field func(i int64)) error {
-	for ; from < to; from += chunk {
-		k := min(chunk, to-from)
-		p.begin(2 + 2*int(k))
-		p.argString("HSET")
-		p.argString(key)
-		for i := from; i < from+k; i++ {
-			field(i)
-		}
-		if err := p.end("HSET", k, int(k)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return loadChunked(p, "HSET", key, from, to, 2, field, added)
 }
 
 func loadBigZset(p *pipe, o options) error {
@@ -115,21 +114,11 @@ func loadBigZset(p *pipe, o options) error {
 // reads back as the same double.
 func loadZset(p *pipe, key string, n int64, seed uint64) error {
 	var score []byte
-	for from := int64(0); from < n; from += chunk {
-		k := min(chunk, n-from)
-		p.begin(2 + 2*int(k))
-		p.argString("ZADD")
-		p.argString(key)
-		for i := from; i < from+k; i++ {
-			score = strconv.AppendFloat(score[:0], unitFloat(uint64(i), seed), 'g', -1, 64)
-			p.arg(score)
-			p.argNamed("member:", i)
-		}
-		if err := p.end("ZADD", k, int(k)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return loadChunked(p, "ZADD", key, 0, n, 2, func(i int64) {
+		score = strconv.AppendFloat(score[:0], unitFloat(uint64(i), seed), 'g', -1, 64)
+		p.arg(score)
+		p.argNamed("member:", i)
+	}, added)
 }
 
 // loadSmallHashes writes o.n fields as o.n/10 hashes of ten: a hash per command.
@@ -194,17 +183,10 @@ func loadLists(p *pipe, o options) error {
 	value := appendWord(nil, 0, o.seed, o.size)
 	for c := range o.n {
 		key := o.key + ":" + strconv.FormatInt(c, 10)
-		for from := int64(0); from < o.members; from += chunk {
-			k := min(chunk, o.members-from)
-			p.begin(2 + int(k))
-			p.argString("RPUSH")
-			p.argString(key)
-			for range k {
-				p.arg(value)
-			}
-			if err := p.end("RPUSH", from+k, int(k)); err != nil {
-				return err
-			}
+		err := loadChunked(p, "RPUSH", key, 0, o.members, 1, func(int64) { p.arg(value) },
+			func(from, k int64) int64 { return from + k })
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -51,24 +51,30 @@ func (r *run) failed() (string, bool) {
 // JSON path, server CPU seconds, generator exit status. A missing or unreadable JSON makes that run a
 // failure rather than stopping the report.
 func readManifest(path string) ([]run, error) {
+	return readLines(path, "manifest", parseRun)
+}
+
+// readLines parses every non-blank line of the file at path with parse; what names the file in
+// errors.
+func readLines[T any](path, what string, parse func(line string) (T, error)) ([]T, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the manifest: %w", err)
+		return nil, fmt.Errorf("cannot read the %s: %w", what, err)
 	}
 	defer f.Close()
-	var runs []run
+	var out []T
 	sc := bufio.NewScanner(f)
 	for line := 1; sc.Scan(); line++ {
 		if strings.TrimSpace(sc.Text()) == "" {
 			continue
 		}
-		r, err := parseRun(sc.Text())
+		v, err := parse(sc.Text())
 		if err != nil {
-			return nil, fmt.Errorf("manifest line %d: %w", line, err)
+			return nil, fmt.Errorf("%s line %d: %w", what, line, err)
 		}
-		runs = append(runs, r)
+		out = append(out, v)
 	}
-	return runs, sc.Err()
+	return out, sc.Err()
 }
 
 func parseRun(line string) (run, error) {

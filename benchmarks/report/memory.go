@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -37,24 +35,7 @@ func readMemory(path string) ([]memRow, error) {
 	if path == "" {
 		return nil, nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read the memory table: %w", err)
-	}
-	defer f.Close()
-	var rows []memRow
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		r, err := parseMemRow(sc.Text())
-		if err != nil {
-			return nil, fmt.Errorf("memory table line %d: %w", line, err)
-		}
-		rows = append(rows, r)
-	}
-	return rows, sc.Err()
+	return readLines(path, "memory table", parseMemRow)
 }
 
 func parseMemRow(line string) (memRow, error) {
