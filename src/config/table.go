@@ -215,6 +215,7 @@ var table = []*directive{
 
 	// HotKV's own directives.
 	num("threads", "", imm, 0, 1024, "0", 0),
+	yesno("sched-batch", "", mod, true),
 	num("metrics-port", "", mod, 0, 65535, "0", 0),
 	yesno("compression", "", mod, false),
 	unum("compression-threshold", "", mod, 0, longMax, "512", numMemory),

@@ -55,6 +55,7 @@ func New(cfg *config.Store) (*Server, error) {
 	})
 	s.Engine.Hooks.Shutdown = s.shutdownCommand
 	cfg.OnChange("timeout", func(string) { s.applyIdleTimeout() })
+	cfg.OnChange("sched-batch", func(string) { s.applySched() })
 	for _, name := range settingNames {
 		cfg.OnChange(name, func(string) { s.Engine.SetSettings(settings(cfg)) })
 	}
@@ -139,8 +140,16 @@ func bindAddrs(bind string, port int) ([]string, error) {
 // Addrs returns the bound addresses.
 func (s *Server) Addrs() []net.Addr { return s.tr.Addrs() }
 
+// applySched sets the threads' scheduling policy from sched-batch (sched_linux.go).
+func (s *Server) applySched() {
+	if err := setSchedBatch(s.cfg.Bool("sched-batch")); err != nil {
+		s.log.Warn("cannot set the scheduling policy", "sched-batch", s.cfg.String("sched-batch"), "err", err)
+	}
+}
+
 // Start serves connections and runs background work until Stop.
 func (s *Server) Start() {
+	s.applySched()
 	go func() {
 		if err := s.tr.Serve(); err != nil && !errors.Is(err, transport.ErrServerClosed) {
 			s.log.Error("transport stopped", "err", err)

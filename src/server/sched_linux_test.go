@@ -1,0 +1,78 @@
+package server
+
+import (
+	"bufio"
+	"net"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// threadPolicies counts the process's threads by scheduling policy.
+func threadPolicies(t *testing.T) map[int]int {
+	t.Helper()
+	tids, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]int{}
+	for _, e := range tids {
+		tid, _ := strconv.Atoi(e.Name())
+		if p, err := schedPolicy(tid); err == nil {
+			out[p]++
+		}
+	}
+	return out
+}
+
+// With sched-batch on (the default) every thread, including those the runtime starts after
+// Start, runs under SCHED_BATCH; CONFIG SET sched-batch no moves them all back.
+func TestSchedBatch(t *testing.T) {
+	s := newTestServer(t)
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	defer s.Stop()
+	defer setSchedBatch(false)
+	// Busy goroutines make the runtime start more threads after the walk.
+	done := make(chan struct{})
+	for i := 0; i < 8; i++ {
+		go func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					time.Sleep(time.Microsecond)
+				}
+			}
+		}()
+	}
+	time.Sleep(50 * time.Millisecond)
+	close(done)
+	if p := threadPolicies(t); len(p) != 1 || p[schedBatch] == 0 {
+		t.Fatalf("threads by policy after start: %v, want all SCHED_BATCH (%d)", p, schedBatch)
+	}
+	conn, err := net.Dial("tcp", s.Addrs()[0].String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := conn.Write([]byte("CONFIG SET sched-batch no\r\nCONFIG GET sched-batch\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(conn)
+	want := []string{"+OK\r\n", "*2\r\n", "$11\r\n", "sched-batch\r\n", "$2\r\n", "no\r\n"}
+	for _, w := range want {
+		line, err := r.ReadString('\n')
+		if err != nil || line != w {
+			t.Fatalf("reply line %q (err %v), want %q", line, err, w)
+		}
+	}
+	if p := threadPolicies(t); len(p) != 1 || p[schedOther] == 0 {
+		t.Fatalf("threads by policy after CONFIG SET sched-batch no: %v, want all SCHED_OTHER", p)
+	}
+}
