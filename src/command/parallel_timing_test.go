@@ -1,0 +1,168 @@
+package command
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// parallelKeys is the keyspace of BenchmarkParallel: far larger than the caches, like the
+// harness's million keys.
+const parallelKeys = 1 << 20
+
+// BenchmarkParallel is the execution layer on every core with no network and no load
+// generator: each of GOMAXPROCS goroutines serves its own connection's pipelined batches of
+// hotBatch commands on random keys of one shared keyspace, with 16 shards per thread as the
+// server has. Run it with -cpu 1,2: ns/cmd is wall time per command over all goroutines (two
+// cores that scale halve it), cpu-ns/cmd the process's CPU time per command (user and system,
+// from getrusage), which coordination between the threads must not raise.
+//
+//	go test ./src/command -run '^$' -bench Parallel -cpu 1,2 -benchtime 3s
+func BenchmarkParallel(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		cmd  func(key string) []string
+	}{
+		{"GET", func(k string) []string { return []string{"GET", k} }},
+		{"SET", func(k string) []string { return []string{"SET", k, value} }},
+		{"INCR", func(k string) []string { return []string{"INCR", "n" + k} }},
+	} {
+		b.Run(c.name, func(b *testing.B) { benchParallel(b, c.cmd) })
+	}
+}
+
+// parallelEngines holds one prefilled engine per thread count, built on first use: the
+// benchmark function runs several times (b.N grows) and prefilling takes seconds.
+var parallelEngines = map[int]*Engine{}
+
+func benchParallel(b *testing.B, cmd func(key string) []string) {
+	threads := runtime.GOMAXPROCS(0)
+	e := parallelEngines[threads]
+	if e == nil {
+		e = NewEngine(Options{Shards: 16 * threads, Databases: 16, Settings: DefaultSettings(),
+			Config: testConfigStore()})
+		prefillParallel(b, e)
+		parallelEngines[threads] = e
+	}
+	// Each goroutine takes its own connection and request bytes from the pool.
+	conns := make(chan *parallelConn, threads)
+	for g := range threads {
+		conns <- newParallelConn(b, e, uint64(g), cmd)
+	}
+	runtime.GC() // the set-up's garbage is not the benchmark's
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		pc := <-conns
+		for i := 0; pb.Next(); i++ {
+			pc.serve(b, i)
+		}
+	})
+	b.StopTimer()
+	cpu := cpuTime() - cpu0
+	cmds := float64(b.N) * hotBatch
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/cmds, "ns/cmd")
+	b.ReportMetric(float64(cpu.Nanoseconds())/cmds, "cpu-ns/cmd")
+}
+
+// prefillParallel stores key:0 .. key:parallelKeys-1 with 256-byte values, one pipelined batch
+// of SETs per shard-spread run of keys, from as many goroutines as there are threads.
+func prefillParallel(b *testing.B, e *Engine) {
+	b.Helper()
+	threads := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	for g := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tc := newTestConn(b, e)
+			var req []byte
+			for k := g; k < parallelKeys; k += threads {
+				req = append(req, encodeCommand([]string{"SET", fmt.Sprintf("key:%d", k), value})...)
+				if len(req) > 64<<10 || k+threads >= parallelKeys {
+					tc.stream.in, tc.stream.off = req, 0
+					if err := tc.conn.Serve(); err != nil {
+						b.Error(err)
+						return
+					}
+					tc.stream.out.Reset()
+					req = req[:0]
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := countKeys(e); n != parallelKeys {
+		b.Fatalf("prefill stored %d keys, want %d", n, parallelKeys)
+	}
+}
+
+// countKeys is DBSIZE of database 0.
+func countKeys(e *Engine) int {
+	n := 0
+	for i := range e.Group.Shards {
+		n += e.data(int32(i)).dbs[0].Len()
+	}
+	return n
+}
+
+// parallelConn is one goroutine's connection and its precomputed batches.
+type parallelConn struct {
+	tc      *testConn
+	batches [][]byte
+}
+
+// parallelBatches per connection: enough distinct random keys that a batch's keys are not
+// already in the cache from its previous turn.
+const parallelBatches = 2048
+
+func newParallelConn(b *testing.B, e *Engine, seed uint64, cmd func(key string) []string) *parallelConn {
+	b.Helper()
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	pc := &parallelConn{tc: newTestConn(b, e)}
+	for range parallelBatches {
+		var req []byte
+		for range hotBatch {
+			req = append(req, encodeCommand(cmd(fmt.Sprintf("key:%d", rng.IntN(parallelKeys))))...)
+		}
+		pc.batches = append(pc.batches, req)
+	}
+	// One turn through every batch before timing: replies checked, buffers at their sizes.
+	for i := range pc.batches {
+		st := pc.tc.stream
+		st.in, st.off = pc.batches[i], 0
+		if err := pc.tc.conn.Serve(); err != nil {
+			b.Fatal(err)
+		}
+		if i == 0 {
+			replies := splitReplies(b, st.out.Bytes())
+			if len(replies) != hotBatch || replies[0][0] == '-' {
+				b.Fatalf("batch replies: %.200q", st.out.Bytes())
+			}
+		}
+		st.out.Reset()
+	}
+	return pc
+}
+
+func (pc *parallelConn) serve(b *testing.B, i int) {
+	st := pc.tc.stream
+	st.in, st.off = pc.batches[i%parallelBatches], 0
+	if err := pc.tc.conn.Serve(); err != nil {
+		b.Error(err)
+	}
+	st.out.Reset()
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
