@@ -29,12 +29,7 @@ func threadPolicies(t *testing.T) map[int]int {
 // With sched-batch on (the default) every thread, including those the runtime starts after
 // Start, runs under SCHED_BATCH; CONFIG SET sched-batch no moves them all back.
 func TestSchedBatch(t *testing.T) {
-	s := newTestServer(t)
-	if err := s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	defer s.Stop()
+	s := startTestServer(t)
 	defer setSchedBatch(false)
 	// Busy goroutines make the runtime start more threads after the walk.
 	done := make(chan struct{})

@@ -48,6 +48,18 @@ func newTestServer(t *testing.T, args ...string) *Server {
 	return s
 }
 
+// startTestServer is newTestServer listening and serving until the test ends.
+func startTestServer(t *testing.T, args ...string) *Server {
+	t.Helper()
+	s := newTestServer(t, args...)
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	t.Cleanup(s.Stop)
+	return s
+}
+
 // Protected mode: without a password a non-loopback client gets Redis's DENIED error; with a
 // password, or from loopback, it is accepted.
 func TestProtectedMode(t *testing.T) {
@@ -75,12 +87,7 @@ func TestProtectedMode(t *testing.T) {
 // The server starts on a free port, answers, applies CONFIG SET to its hot-path settings, and
 // stops.
 func TestServeAndConfigSet(t *testing.T) {
-	s := newTestServer(t)
-	if err := s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	defer s.Stop()
+	s := startTestServer(t)
 	conn, err := net.Dial("tcp", s.Addrs()[0].String())
 	if err != nil {
 		t.Fatal(err)
@@ -111,12 +118,7 @@ func TestServeAndConfigSet(t *testing.T) {
 
 // CONFIG SET timeout applies to clients already connected, as Redis's client cron does.
 func TestConfigSetTimeoutAppliesToConnectedClients(t *testing.T) {
-	s := newTestServer(t)
-	if err := s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	defer s.Stop()
+	s := startTestServer(t)
 	idle, err := net.Dial("tcp", s.Addrs()[0].String())
 	if err != nil {
 		t.Fatal(err)
