@@ -488,8 +488,8 @@ func TestHugeListpackCount(t *testing.T) {
 	}
 }
 
-// WarmMember and WarmRank read only: for present and absent members and every rank of both encodings, and a set emptied of
-// all of them, it returns without changing what Score then finds.
+// WarmMember and WarmRank read only: for present and absent members and every rank of both
+// encodings, and for a set emptied of all of them, they return without changing what Score finds.
 func TestWarmMemberReadsOnly(t *testing.T) {
 	lim := Limits{MaxEntries: 8, MaxValue: 64}
 	for _, n := range []int{0, 5, 300} {

@@ -72,11 +72,7 @@ func BenchmarkListsBarrier(b *testing.B) {
 			for i := range hotBatch {
 				h.req = append(h.req, encodeCommand(cmds[i%len(cmds)])...)
 			}
-			b.ReportAllocs()
-			for b.Loop() {
-				h.run(b)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*hotBatch), "ns/cmd")
+			benchHot(b, h)
 			tc.do("DEL", src, dst)
 		})
 	}

@@ -69,12 +69,7 @@ func BenchmarkSetsAlgebra(b *testing.B) {
 	for _, cmd := range [][]string{{"SINTER", "a", "b"}, {"SINTERCARD", "2", "a", "b"},
 		{"SUNION", "a", "b"}, {"SDIFF", "a", "b"}, {"SUNIONSTORE", "u", "a", "b"}} {
 		b.Run(cmd[0], func(b *testing.B) {
-			h := newHotConn(b, setup, cmd...)
-			b.ReportAllocs()
-			for b.Loop() {
-				h.run(b)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*hotBatch), "ns/cmd")
+			benchHot(b, newHotConn(b, setup, cmd...))
 		})
 	}
 }

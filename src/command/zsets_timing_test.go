@@ -76,12 +76,7 @@ func BenchmarkZSetsAlgebra(b *testing.B) {
 		{"ZUNION", "2", "a", "b", "WITHSCORES"}, {"ZDIFF", "2", "a", "b"}, {"ZUNIONSTORE", "u", "2", "a", "b"},
 		{"ZRANGESTORE", "r", "a", "0", "99"}} {
 		b.Run(cmd[0], func(b *testing.B) {
-			h := newHotConn(b, setup, cmd...)
-			b.ReportAllocs()
-			for b.Loop() {
-				h.run(b)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*hotBatch), "ns/cmd")
+			benchHot(b, newHotConn(b, setup, cmd...))
 		})
 	}
 }

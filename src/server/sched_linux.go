@@ -27,16 +27,12 @@ func setSchedBatch(on bool) error {
 		policy = schedBatch
 	}
 	for pass := 0; pass < 8; pass++ {
-		tids, err := os.ReadDir("/proc/self/task")
+		tids, err := threadIDs()
 		if err != nil {
 			return err
 		}
 		changed := 0
-		for _, t := range tids {
-			tid, err := strconv.Atoi(t.Name())
-			if err != nil {
-				continue
-			}
+		for _, tid := range tids {
 			cur, err := schedPolicy(tid)
 			if err != nil || cur == policy {
 				continue // a thread that exited meanwhile answers ESRCH
@@ -51,6 +47,21 @@ func setSchedBatch(on bool) error {
 		}
 	}
 	return nil
+}
+
+// threadIDs lists the process's threads.
+func threadIDs() ([]int, error) {
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil, err
+	}
+	tids := make([]int, 0, len(ents))
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			tids = append(tids, tid)
+		}
+	}
+	return tids, nil
 }
 
 func schedPolicy(tid int) (int, error) {

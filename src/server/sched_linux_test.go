@@ -3,8 +3,6 @@ package server
 import (
 	"bufio"
 	"net"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -12,13 +10,12 @@ import (
 // threadPolicies counts the process's threads by scheduling policy.
 func threadPolicies(t *testing.T) map[int]int {
 	t.Helper()
-	tids, err := os.ReadDir("/proc/self/task")
+	tids, err := threadIDs()
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[int]int{}
-	for _, e := range tids {
-		tid, _ := strconv.Atoi(e.Name())
+	for _, tid := range tids {
 		if p, err := schedPolicy(tid); err == nil {
 			out[p]++
 		}
