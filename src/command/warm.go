@@ -31,13 +31,15 @@ func (e *Engine) warm(b *pipeline.Batch, held []int32) {
 			if spec.Keys != nil {
 				h = keyspace.Hash(key)
 			}
-			w.add(d.dbs[s.DB], h, key)
+			var m []byte
+			rank := false
 			switch {
 			case spec.Member > 0 && spec.Member < len(s.Args):
-				w.members[w.n-1] = s.Args[spec.Member]
+				m = s.Args[spec.Member]
 			case spec.Rank > 0 && spec.Rank < len(s.Args):
-				w.members[w.n-1], w.rank[w.n-1] = s.Args[spec.Rank], true
+				m, rank = s.Args[spec.Rank], true
 			}
+			w.add(d.dbs[s.DB], h, key, m, rank)
 		}
 	}
 	w.run()
@@ -56,7 +58,7 @@ func (e *Engine) warmKeys(s *pipeline.Slot, pos []int) {
 	for _, i := range pos {
 		h := keyspace.Hash(s.Args[i])
 		d = e.data(e.shardOfHash(h))
-		w.add(d.dbs[s.DB], h, s.Args[i])
+		w.add(d.dbs[s.DB], h, s.Args[i], nil, false)
 	}
 	w.run()
 	if d != nil {
@@ -83,8 +85,11 @@ type warmer struct {
 	sink    uint64
 }
 
-func (w *warmer) add(ks *keyspace.Keyspace, h uint64, key []byte) {
+// add queues the lookup of key (hashed h) in ks and, when m is not nil, of member m inside it
+// (rank: m is a rank to read from); a full chunk runs at once.
+func (w *warmer) add(ks *keyspace.Keyspace, h uint64, key, m []byte, rank bool) {
 	w.ks[w.n], w.hashes[w.n], w.keys[w.n] = ks, h, key
+	w.members[w.n], w.rank[w.n] = m, rank
 	w.n++
 	if w.n == warmChunk {
 		w.run()
