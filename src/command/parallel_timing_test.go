@@ -21,17 +21,24 @@ const parallelKeys = 1 << 20
 // cores that scale halve it), cpu-ns/cmd the process's CPU time per command (user and system,
 // from getrusage), which coordination between the threads must not raise.
 //
+// GET-own is the ceiling: each goroutine's keys lie in shards of its own (shard index modulo
+// GOMAXPROCS), so no shard is ever touched by two cores; the same process and keyspace as GET,
+// so the ratio of the two holds on a machine whose speed swings from run to run.
+//
 //	go test ./src/command -run '^$' -bench Parallel -cpu 1,2 -benchtime 3s
 func BenchmarkParallel(b *testing.B) {
+	get := func(k string) []string { return []string{"GET", k} }
 	for _, c := range []struct {
 		name string
 		cmd  func(key string) []string
+		own  bool
 	}{
-		{"GET", func(k string) []string { return []string{"GET", k} }},
-		{"SET", func(k string) []string { return []string{"SET", k, value} }},
-		{"INCR", func(k string) []string { return []string{"INCR", "n" + k} }},
+		{"GET", get, false},
+		{"GET-own", get, true},
+		{"SET", func(k string) []string { return []string{"SET", k, value} }, false},
+		{"INCR", func(k string) []string { return []string{"INCR", "n" + k} }, false},
 	} {
-		b.Run(c.name, func(b *testing.B) { benchParallel(b, c.cmd) })
+		b.Run(c.name, func(b *testing.B) { benchParallel(b, c.cmd, c.own) })
 	}
 }
 
@@ -39,7 +46,7 @@ func BenchmarkParallel(b *testing.B) {
 // benchmark function runs several times (b.N grows) and prefilling takes seconds.
 var parallelEngines = map[int]*Engine{}
 
-func benchParallel(b *testing.B, cmd func(key string) []string) {
+func benchParallel(b *testing.B, cmd func(key string) []string, own bool) {
 	threads := runtime.GOMAXPROCS(0)
 	e := parallelEngines[threads]
 	if e == nil {
@@ -51,7 +58,7 @@ func benchParallel(b *testing.B, cmd func(key string) []string) {
 	// Each goroutine takes its own connection and request bytes from the pool.
 	conns := make(chan *parallelConn, threads)
 	for g := range threads {
-		conns <- newParallelConn(b, e, uint64(g), cmd)
+		conns <- newParallelConn(b, e, g, cmd, own)
 	}
 	runtime.GC() // the set-up's garbage is not the benchmark's
 	cpu0 := cpuSeconds()
@@ -114,14 +121,22 @@ type parallelConn struct {
 // already in the cache from its previous turn.
 const parallelBatches = 2048
 
-func newParallelConn(b *testing.B, e *Engine, seed uint64, cmd func(key string) []string) *parallelConn {
+// newParallelConn makes goroutine g's connection; with own, its keys are only those whose shard
+// index is g modulo the thread count.
+func newParallelConn(b *testing.B, e *Engine, g int, cmd func(key string) []string, own bool) *parallelConn {
 	b.Helper()
-	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	rng := rand.New(rand.NewPCG(uint64(g), 0x9e3779b97f4a7c15))
+	threads := runtime.GOMAXPROCS(0)
 	pc := &parallelConn{tc: newTestConn(b, e)}
 	for range parallelBatches {
 		var req []byte
-		for range hotBatch {
-			req = append(req, encodeCommand(cmd(fmt.Sprintf("key:%d", rng.IntN(parallelKeys))))...)
+		for n := 0; n < hotBatch; {
+			k := fmt.Sprintf("key:%d", rng.IntN(parallelKeys))
+			if own && int(e.shardOfHash(keyspace.Hash([]byte(k))))%threads != g {
+				continue
+			}
+			req = append(req, encodeCommand(cmd(k))...)
+			n++
 		}
 		pc.batches = append(pc.batches, req)
 	}
