@@ -51,7 +51,16 @@ type Batch struct {
 	held    []int32 // shards of the segment whose token flush took (run without the mailbox)
 	pending atomic.Int32
 	wake    chan struct{}
+	// panicked is the first panic caught while running the batch's work, on whichever goroutine
+	// ran it; flush raises it again once all the work is done.
+	panicked atomic.Pointer[caught]
 }
+
+// caught holds a recovered panic value.
+type caught struct{ v any }
+
+// recordPanic keeps r if it is the batch's first caught panic.
+func (b *Batch) recordPanic(r any) { b.panicked.CompareAndSwap(nil, &caught{r}) }
 
 func newBatch(shards int) *Batch {
 	b := &Batch{works: make([]Work, shards), wake: make(chan struct{}, 1)}
@@ -138,10 +147,10 @@ func (b *Batch) flush(g *Group) {
 	}
 	b.held = held
 	if len(held) > 0 {
-		g.Warm(b, held)
+		b.warm(g, held)
 		for _, id := range held {
 			sh := g.Shards[id]
-			sh.exec(sh, &b.works[id])
+			sh.run(&b.works[id])
 			sh.unlock()
 		}
 		b.pending.Add(-int32(len(held)))
@@ -153,6 +162,22 @@ func (b *Batch) flush(g *Group) {
 		b.works[id].Slots = b.works[id].Slots[:0]
 	}
 	b.touched = b.touched[:0]
+	if p := b.panicked.Swap(nil); p != nil {
+		// Every token is released and no goroutine holds the batch's work any more (its
+		// arguments alias the read buffer): Conn.run may now close the connection.
+		panic(p.v)
+	}
+}
+
+// warm calls the Group's Warm hook for the held shards; a panic there is kept for the end of
+// flush, and the work then runs without it.
+func (b *Batch) warm(g *Group, held []int32) {
+	defer func() {
+		if r := recover(); r != nil {
+			b.recordPanic(r)
+		}
+	}()
+	g.Warm(b, held)
 }
 
 // done is called by a shard when it has run one work item of the batch.

@@ -20,8 +20,10 @@
 //  6. Execute does no I/O and never blocks while holding a token.
 //  7. Bytes borrowed from a read buffer never outlive their batch: the transport buffer is
 //     released only after the batch's replies are encoded.
-//  8. A panic in a command closes that client with an error and is logged; the server keeps
-//     serving (Conn.Serve recovers and releases every token the batch held).
+//  8. A panic while serving a batch closes that client with an error; the server keeps serving.
+//     A panic in a shard's work (or in Warm) is caught where it ran, on whichever goroutine held
+//     the token, so the token is released and the shard's other work still runs; the batch's
+//     flush raises it again once all its work is done, and Conn.Serve recovers it.
 //
 // Commands that touch no shard (PING, SELECT, HELLO, CLIENT SETNAME, …) run on the connection
 // while the batch is routed, so state they change (database, protocol) applies to the commands

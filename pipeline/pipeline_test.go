@@ -374,3 +374,79 @@ func TestFillOncePerServe(t *testing.T) {
 		t.Fatalf("%d replies: %q", got, st.out.String())
 	}
 }
+
+// Invariant 8 for panics in a shard's work, not on the connection: whether the batch runs the
+// work itself or it is queued and run by the token's holder, or Warm panics, only the panicking
+// batch's connection fails, the shards' tokens are released and their other work still runs.
+func TestPanicInShardWork(t *testing.T) {
+	env := toyEnv(4)
+	exec := env.Group.Shards[0].exec
+	for _, sh := range env.Group.Shards {
+		sh.exec = func(sh *Shard, w *Work) {
+			for _, i := range w.Slots {
+				if string(w.Batch().Slots[i].Args[1]) == "boom" {
+					panic("toy shard panic")
+				}
+			}
+			exec(sh, w)
+		}
+	}
+	route := &Slot{Args: [][]byte{[]byte("GET"), []byte("boom")}}
+	env.Route(nil, route)
+	boomShard := env.Group.Shards[route.Target]
+	serveOK := func(name string) {
+		t.Helper()
+		st := &chanStream{in: append(cmd("INCR", "boom-neighbour"), cmd("SUM", "a", "b", "c", "d", "e")...)}
+		if err := NewConn(env, st, nil).Serve(); err != nil {
+			t.Fatalf("%s: a healthy connection failed: %v", name, err)
+		}
+		for i, sh := range env.Group.Shards {
+			if sh.token.Load() || !sh.mailbox.Empty() {
+				t.Fatalf("%s: shard %d left locked or with queued work", name, i)
+			}
+		}
+	}
+	bad := func() *Conn {
+		return NewConn(env, &chanStream{in: append(cmd("INCR", "x"), cmd("INCR", "boom")...)}, nil)
+	}
+
+	// The batch holds the shard and runs the work itself (with a Warm hook).
+	env.Group.Warm = func(*Batch, []int32) {}
+	if err := bad().Serve(); err == nil || !strings.Contains(err.Error(), "toy shard panic") {
+		t.Fatalf("own work: Serve returned %v", err)
+	}
+	serveOK("own work")
+
+	// The work is queued because another goroutine holds the token, which runs it on unlock.
+	boomShard.token.Store(true)
+	errs := make(chan error)
+	go func() { errs <- bad().Serve() }()
+	for boomShard.mailbox.Empty() {
+	}
+	boomShard.unlock() // runs the queued work; the panic must not escape here
+	if err := <-errs; err == nil || !strings.Contains(err.Error(), "toy shard panic") {
+		t.Fatalf("queued work: Serve returned %v", err)
+	}
+	serveOK("queued work")
+
+	// Warm panics: the work still runs, the connection fails, nothing stays locked.
+	env.Group.Warm = func(*Batch, []int32) { panic("toy warm panic") }
+	st := &chanStream{in: cmd("INCR", "w")}
+	if err := NewConn(env, st, nil).Serve(); err == nil || !strings.Contains(err.Error(), "toy warm panic") {
+		t.Fatalf("warm: Serve returned %v", err)
+	}
+	env.Group.Warm = nil
+	if got := serveGet(t, env, "w"); got != ":1\r\n" {
+		t.Fatalf("after the warm panic GET w = %q, want the INCR applied", got)
+	}
+	serveOK("warm")
+}
+
+func serveGet(t *testing.T, env *Env, k string) string {
+	t.Helper()
+	st := &chanStream{in: cmd("GET", k)}
+	if err := NewConn(env, st, nil).Serve(); err != nil {
+		t.Fatal(err)
+	}
+	return st.out.String()
+}

@@ -80,11 +80,23 @@ func (sh *Shard) drainLocked() {
 		for n := sh.mailbox.PopAll(); n != nil; {
 			next := n.Next() // n may be reused by its batch once done is called
 			w := n.Value
-			sh.exec(sh, w)
+			sh.run(w)
 			w.batch.done()
 			n = next
 		}
 	}
+}
+
+// run runs w holding the token. A panic is caught here and kept in w's batch, so that the
+// token is released and the rest of the mailbox runs (a goroutine stuck on its token would hang
+// every client of the shard); the batch's own flush raises it once all its work is done.
+func (sh *Shard) run(w *Work) {
+	defer func() {
+		if r := recover(); r != nil {
+			w.batch.recordPanic(r)
+		}
+	}()
+	sh.exec(sh, w)
 }
 
 // submit queues w and runs the shard if nobody holds it.
