@@ -37,7 +37,8 @@ func familyOn(name string) bool {
 // byte for byte, once per transport engine and protocol version. A few replies are compared
 // after normalization (see replyNorm): remaining TTLs, members in hash-table order, random picks.
 //
-// Each round, every connection pipelines a batch of 1..50 commands over its own keys, all
+// Each round, every connection pipelines a batch of 1..50 commands over its own keys (one round in
+// eight 51..300, past the 64 lookups the batch warming runs at a time), all
 // connections at once (HotKV sees real concurrency, and cross-shard commands race each other);
 // then, with all connections quiet, connection 0 checks the shared state: DBSIZE, EXISTS, MGET and
 // TYPE over every connection's keys, and every collection's whole content and OBJECT ENCODING.
@@ -109,7 +110,11 @@ func (d *diffRun) run(ops int) {
 	for round, done := 0, 0; done < ops; round++ {
 		batches := make([][]genCmd, len(d.pairs))
 		for i, p := range d.pairs {
-			batches[i] = make([]genCmd, 1+p.gen.r.IntN(50))
+			n := 1 + p.gen.r.IntN(50)
+			if p.gen.r.IntN(8) == 0 {
+				n = 51 + p.gen.r.IntN(250)
+			}
+			batches[i] = make([]genCmd, n)
 			for j := range batches[i] {
 				batches[i][j] = p.gen.next()
 			}
