@@ -3,6 +3,7 @@ package command
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hotkv/hotkv/pipeline"
 )
@@ -29,5 +30,34 @@ func TestPanicInCommandClosesOnlyItsClient(t *testing.T) {
 	}
 	if got := good.do("GET", "k"); got != "$1\r\nv\r\n" {
 		t.Fatalf("after the panic GET on the same shard replied %q", got)
+	}
+}
+
+// Invariant 8 on a barrier: a panic outside the command itself (here the key warming, given a
+// database index no client can select) still releases the shards the barrier locked.
+func TestPanicInBarrierReleasesShards(t *testing.T) {
+	e := newTestEngine()
+	tc := newTestConn(t, e)
+	spec := lookup([]byte("mget"))
+	s := &pipeline.Slot{Args: [][]byte{[]byte("MGET"), []byte("a"), []byte("b"), []byte("c")},
+		Cmd: spec, Client: tc.client, DB: 99}
+	e.routeKeys(tc.client, spec, s)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the barrier did not panic")
+			}
+		}()
+		e.barrier(s)
+	}()
+	done := make(chan string)
+	go func() { done <- tc.do("MGET", "a", "b", "c") }()
+	select {
+	case got := <-done:
+		if got != "*3\r\n$-1\r\n$-1\r\n$-1\r\n" {
+			t.Fatalf("MGET after the panic replied %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("MGET after the panic hung: the barrier's shards stayed locked")
 	}
 }

@@ -213,16 +213,9 @@ func (e *Engine) barrier(s *pipeline.Slot) {
 	for now := cl.batchNow; ; now = time.Now().UnixNano() {
 		switch spec.Scope {
 		case ScopeKeys:
-			e.Group.Lock(cl.shards)
-			e.warmKeys(s, cl.keyPos)
-			e.call(c, s, now)
-			e.serveReadyIn(cl.shards, now)
-			e.Group.Unlock(cl.shards)
+			e.runOnKeys(c, s, cl, now)
 		case ScopeAll:
-			e.Group.LockAll()
-			e.call(c, s, now)
-			e.serveReadyAll(now)
-			e.Group.UnlockAll()
+			e.runOnAll(c, s, now)
 		default:
 			e.call(c, s, now)
 		}
@@ -238,6 +231,25 @@ func (e *Engine) barrier(s *pipeline.Slot) {
 	if timed {
 		spec.stats.nsec.Add(int64(time.Since(start)) * timeSample)
 	}
+}
+
+// runOnKeys runs a barrier holding its keys' shards. The tokens are let go by a deferred call:
+// call recovers a command's panic, but one in the warming or in serving the blocked clients
+// would otherwise leave the shards locked and hang every client of them.
+func (e *Engine) runOnKeys(c *Ctx, s *pipeline.Slot, cl *Client, now int64) {
+	e.Group.Lock(cl.shards)
+	defer e.Group.Unlock(cl.shards)
+	e.warmKeys(s, cl.keyPos)
+	e.call(c, s, now)
+	e.serveReadyIn(cl.shards, now)
+}
+
+// runOnAll runs a barrier holding every shard, as runOnKeys does.
+func (e *Engine) runOnAll(c *Ctx, s *pipeline.Slot, now int64) {
+	e.Group.LockAll()
+	defer e.Group.UnlockAll()
+	e.call(c, s, now)
+	e.serveReadyAll(now)
 }
 
 // serveReadyIn serves blocked clients of keys made ready on the held shards.
