@@ -396,10 +396,7 @@ func TestPanicInShardWork(t *testing.T) {
 	boomShard := env.Group.Shards[route.Target]
 	serveOK := func(name string) {
 		t.Helper()
-		st := &chanStream{in: append(cmd("INCR", "boom-neighbour"), cmd("SUM", "a", "b", "c", "d", "e")...)}
-		if err := NewConn(env, st, nil).Serve(); err != nil {
-			t.Fatalf("%s: a healthy connection failed: %v", name, err)
-		}
+		serveReq(t, env, append(cmd("INCR", "boom-neighbour"), cmd("SUM", "a", "b", "c", "d", "e")...))
 		for i, sh := range env.Group.Shards {
 			if sh.token.Load() || !sh.mailbox.Empty() {
 				t.Fatalf("%s: shard %d left locked or with queued work", name, i)
@@ -436,15 +433,16 @@ func TestPanicInShardWork(t *testing.T) {
 		t.Fatalf("warm: Serve returned %v", err)
 	}
 	env.Group.Warm = nil
-	if got := serveGet(t, env, "w"); got != ":1\r\n" {
+	if got := serveReq(t, env, cmd("GET", "w")); got != ":1\r\n" {
 		t.Fatalf("after the warm panic GET w = %q, want the INCR applied", got)
 	}
 	serveOK("warm")
 }
 
-func serveGet(t *testing.T, env *Env, k string) string {
+// serveReq serves req on a new connection, which must not fail, and returns its replies.
+func serveReq(t *testing.T, env *Env, req []byte) string {
 	t.Helper()
-	st := &chanStream{in: cmd("GET", k)}
+	st := &chanStream{in: req}
 	if err := NewConn(env, st, nil).Serve(); err != nil {
 		t.Fatal(err)
 	}

@@ -92,8 +92,7 @@ func prefillParallel(b *testing.B, e *Engine) {
 			for k := g; k < parallelKeys; k += threads {
 				req = append(req, encodeCommand([]string{"SET", fmt.Sprintf("key:%d", k), value})...)
 				if len(req) > 64<<10 || k+threads >= parallelKeys {
-					tc.stream.in, tc.stream.off = req, 0
-					if err := tc.conn.Serve(); err != nil {
+					if err := tc.serveRaw(req); err != nil {
 						b.Error(err)
 						return
 					}
@@ -143,8 +142,7 @@ func newParallelConn(b *testing.B, e *Engine, g int, cmd func(key string) []stri
 	// One turn through every batch before timing: replies checked, buffers at their sizes.
 	for i := range pc.batches {
 		st := pc.tc.stream
-		st.in, st.off = pc.batches[i], 0
-		if err := pc.tc.conn.Serve(); err != nil {
+		if err := pc.tc.serveRaw(pc.batches[i]); err != nil {
 			b.Fatal(err)
 		}
 		if i == 0 {
@@ -159,12 +157,10 @@ func newParallelConn(b *testing.B, e *Engine, g int, cmd func(key string) []stri
 }
 
 func (pc *parallelConn) serve(b *testing.B, i int) {
-	st := pc.tc.stream
-	st.in, st.off = pc.batches[i%parallelBatches], 0
-	if err := pc.tc.conn.Serve(); err != nil {
+	if err := pc.tc.serveRaw(pc.batches[i%parallelBatches]); err != nil {
 		b.Error(err)
 	}
-	st.out.Reset()
+	pc.tc.stream.out.Reset()
 }
 
 // cpuSeconds is the process's user and system CPU time so far, as INFO reports it.

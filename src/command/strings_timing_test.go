@@ -85,12 +85,10 @@ func benchHot(b *testing.B, h *hotConn) {
 
 // run serves one batch straight from the request bytes and discards the replies.
 func (h *hotConn) run(tb testing.TB) {
-	st := h.tc.stream
-	st.in, st.off = h.req, 0
-	if err := h.tc.conn.Serve(); err != nil {
+	if err := h.tc.serveRaw(h.req); err != nil {
 		tb.Fatal(err)
 	}
-	st.out.Reset()
+	h.tc.stream.out.Reset()
 }
 
 // value is a 256-byte value, the size the design's probe measured with.
