@@ -1,8 +1,6 @@
 package server
 
 import (
-	"bufio"
-	"net"
 	"testing"
 	"time"
 )
@@ -47,21 +45,12 @@ func TestSchedBatch(t *testing.T) {
 	if p := threadPolicies(t); len(p) != 1 || p[schedBatch] == 0 {
 		t.Fatalf("threads by policy after start: %v, want all SCHED_BATCH (%d)", p, schedBatch)
 	}
-	conn, err := net.Dial("tcp", s.Addrs()[0].String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := conn.Write([]byte("CONFIG SET sched-batch no\r\nCONFIG GET sched-batch\r\n")); err != nil {
-		t.Fatal(err)
-	}
-	r := bufio.NewReader(conn)
+	c := dialTestServer(t, s)
+	c.send("CONFIG SET sched-batch no", "CONFIG GET sched-batch")
 	want := []string{"+OK\r\n", "*2\r\n", "$11\r\n", "sched-batch\r\n", "$2\r\n", "no\r\n"}
 	for _, w := range want {
-		line, err := r.ReadString('\n')
-		if err != nil || line != w {
-			t.Fatalf("reply line %q (err %v), want %q", line, err, w)
+		if line := c.line(); line != w {
+			t.Fatalf("reply line %q, want %q", line, w)
 		}
 	}
 	if p := threadPolicies(t); len(p) != 1 || p[schedOther] == 0 {

@@ -60,6 +60,50 @@ func startTestServer(t *testing.T, args ...string) *Server {
 	return s
 }
 
+// testClient speaks inline commands to a test server and reads its replies a line at a time.
+type testClient struct {
+	t    *testing.T
+	conn net.Conn
+	r    *bufio.Reader
+}
+
+// dialTestServer connects to s until the test ends.
+func dialTestServer(t *testing.T, s *Server) *testClient {
+	t.Helper()
+	conn, err := net.Dial("tcp", s.Addrs()[0].String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return &testClient{t: t, conn: conn, r: bufio.NewReader(conn)}
+}
+
+// send writes cmds in one write, pipelined, and gives their replies 5 seconds.
+func (c *testClient) send(cmds ...string) {
+	c.t.Helper()
+	c.conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.conn.Write([]byte(strings.Join(cmds, "\r\n") + "\r\n")); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// line reads one line of a reply, CRLF included.
+func (c *testClient) line() string {
+	c.t.Helper()
+	line, err := c.r.ReadString('\n')
+	if err != nil {
+		c.t.Fatalf("reading a reply: %v (have %q)", err, line)
+	}
+	return line
+}
+
+// do sends cmd and reads the first line of its reply.
+func (c *testClient) do(cmd string) string {
+	c.t.Helper()
+	c.send(cmd)
+	return c.line()
+}
+
 // Protected mode: without a password a non-loopback client gets Redis's DENIED error; with a
 // password, or from loopback, it is accepted.
 func TestProtectedMode(t *testing.T) {
@@ -88,27 +132,11 @@ func TestProtectedMode(t *testing.T) {
 // stops.
 func TestServeAndConfigSet(t *testing.T) {
 	s := startTestServer(t)
-	conn, err := net.Dial("tcp", s.Addrs()[0].String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	r := bufio.NewReader(conn)
-	send := func(cmd string) string {
-		conn.SetDeadline(time.Now().Add(5 * time.Second))
-		if _, err := conn.Write([]byte(cmd + "\r\n")); err != nil {
-			t.Fatal(err)
-		}
-		line, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		return line
-	}
-	if got := send("PING"); got != "+PONG\r\n" {
+	c := dialTestServer(t, s)
+	if got := c.do("PING"); got != "+PONG\r\n" {
 		t.Fatalf("PING: %q", got)
 	}
-	if got := send("CONFIG SET requirepass secret"); got != "+OK\r\n" {
+	if got := c.do("CONFIG SET requirepass secret"); got != "+OK\r\n" {
 		t.Fatalf("CONFIG SET: %q", got)
 	}
 	if s.Engine.Settings().RequirePass != "secret" {
@@ -124,13 +152,7 @@ func TestConfigSetTimeoutAppliesToConnectedClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer idle.Close()
-	admin, err := net.Dial("tcp", s.Addrs()[0].String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	admin.Write([]byte("CONFIG SET timeout 1\r\n"))
-	if line, _ := bufio.NewReader(admin).ReadString('\n'); line != "+OK\r\n" {
+	if line := dialTestServer(t, s).do("CONFIG SET timeout 1"); line != "+OK\r\n" {
 		t.Fatalf("CONFIG SET timeout: %q", line)
 	}
 	idle.SetReadDeadline(time.Now().Add(10 * time.Second))
