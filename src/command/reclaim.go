@@ -52,7 +52,7 @@ func (e *Engine) Reclaim() {
 	r.running.Store(true)
 	r.peak = keys
 	go func() {
+		defer r.running.Store(false) // never left set, however the collection ends
 		runtime.GC()
-		r.running.Store(false)
 	}()
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,6 +30,8 @@ type Server struct {
 	env    *pipeline.Env
 	tr     *transport.Server
 	log    *slog.Logger
+
+	reclaim func() // the cron's Engine.Reclaim; a test makes it panic
 
 	stopOnce sync.Once
 	stopped  chan struct{}
@@ -54,6 +57,7 @@ func New(cfg *config.Store) (*Server, error) {
 		Config:    configStore{cfg},
 	})
 	s.Engine.Hooks.Shutdown = s.shutdownCommand
+	s.reclaim = s.Engine.Reclaim
 	cfg.OnChange("timeout", func(string) { s.applyIdleTimeout() })
 	cfg.OnChange("sched-batch", func(string) { s.applySched() })
 	for _, name := range settingNames {
@@ -190,16 +194,29 @@ func (s *Server) background() {
 		case <-s.stopped:
 			return
 		case <-metrics.C:
-			s.Engine.TrackMetrics()
+			s.tick("metrics", s.Engine.TrackMetrics)
 		case <-cron.C:
-			s.Engine.ActiveExpire(time.Millisecond)
-			s.Engine.Reclaim()
+			s.tick("active expire", func() { s.Engine.ActiveExpire(time.Millisecond) })
+			s.tick("reclaim", s.reclaim)
 			if now := s.hz(); now != hz { // CONFIG SET hz
 				hz = now
 				cron.Reset(time.Second / time.Duration(hz))
 			}
 		}
 	}
+}
+
+// tick runs one piece of the cron's work. A panic there is a bug in that piece, not a reason to
+// end the process: it is logged and the cron goes on at the next tick, as a panic in a command
+// closes only its connection. Shard tokens are released by Group.Do's own defer.
+func (s *Server) tick(name string, fn func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("background work panicked", "work", name, "panic", fmt.Sprint(p),
+				"stack", string(debug.Stack()))
+		}
+	}()
+	fn()
 }
 
 func (s *Server) hz() int { return max(1, min(500, int(s.cfg.Int("hz")))) }

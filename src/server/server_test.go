@@ -2,8 +2,10 @@ package server
 
 import (
 	"bufio"
+	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,13 +53,42 @@ func newTestServer(t *testing.T, args ...string) *Server {
 // startTestServer is newTestServer listening and serving until the test ends.
 func startTestServer(t *testing.T, args ...string) *Server {
 	t.Helper()
-	s := newTestServer(t, args...)
+	return serveTestServer(t, newTestServer(t, args...))
+}
+
+// serveTestServer listens and serves s, which the test may have changed first, until the test ends.
+func serveTestServer(t *testing.T, s *Server) *Server {
+	t.Helper()
 	if err := s.Listen(); err != nil {
 		t.Fatal(err)
 	}
 	s.Start()
 	t.Cleanup(s.Stop)
 	return s
+}
+
+// captureLog sends s's log to a buffer the test can read while the server runs.
+func captureLog(s *Server) *syncBuffer {
+	b := &syncBuffer{}
+	s.log = slog.New(slog.NewTextHandler(b, nil))
+	return b
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // testClient speaks inline commands to a test server and reads its replies a line at a time.
