@@ -31,7 +31,8 @@ type Server struct {
 	tr     *transport.Server
 	log    *slog.Logger
 
-	reclaim func() // the cron's Engine.Reclaim; a test makes it panic
+	reclaim func()        // the cron's Engine.Reclaim; a test makes it panic
+	grace   time.Duration // stopGrace; a test shortens it
 
 	stopOnce sync.Once
 	stopped  chan struct{}
@@ -49,7 +50,8 @@ func New(cfg *config.Store) (*Server, error) {
 		threads = runtime.NumCPU()
 	}
 	runtime.GOMAXPROCS(threads)
-	s := &Server{cfg: cfg, log: log, stopped: make(chan struct{}), bgDone: make(chan struct{})}
+	s := &Server{cfg: cfg, log: log, grace: stopGrace,
+		stopped: make(chan struct{}), bgDone: make(chan struct{})}
 	s.Engine = command.NewEngine(command.Options{
 		Shards:    shardCount(threads),
 		Databases: int(cfg.Int("databases")),
@@ -165,15 +167,32 @@ func (s *Server) Start() {
 		"threads", runtime.GOMAXPROCS(0), "shards", len(s.Engine.Group.Shards))
 }
 
-// Stop closes the listeners and every connection, and ends background work.
+// stopGrace bounds Stop's wait for connections and background work to end. The transport waits
+// for every connection's Serve to return, so one stuck by a bug would otherwise keep a signalled
+// server from ever exiting; 5 seconds is ample for a healthy one, whose Serve returns as soon as its
+// connection is closed.
+const stopGrace = 5 * time.Second
+
+// Stop closes the listeners and every connection, and ends background work. It returns after at
+// most s.grace, leaving behind what has not ended by then.
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
 		close(s.stopped)
-		if s.tr != nil {
-			s.tr.Close()
+		ended := make(chan struct{})
+		go func() {
+			if s.tr != nil {
+				s.tr.Close()
+			}
+			<-s.bgDone
+			close(ended)
+		}()
+		select {
+		case <-ended:
+			s.log.Info("server stopped")
+		case <-time.After(s.grace):
+			s.log.Warn("server stopped before connections and background work ended",
+				"open", s.Engine.ClientCount(), "grace", s.grace)
 		}
-		<-s.bgDone
-		s.log.Info("server stopped")
 	})
 }
 
