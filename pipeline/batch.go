@@ -37,6 +37,9 @@ type Slot struct {
 	Proto int8
 	// Silent suppresses the reply (CLIENT REPLY OFF|SKIP).
 	Silent bool
+	// Shared marks a command that may run without its shard's token, beside other shared
+	// commands (shared.go): it reads one key and changes nothing but its access time.
+	Shared bool
 }
 
 // Batch is the commands parsed from one read, reused by its connection from batch to batch.
@@ -49,6 +52,8 @@ type Batch struct {
 	works   []Work  // indexed by shard
 	touched []int32 // shards with work in the current segment
 	held    []int32 // shards of the segment whose token flush took (run without the mailbox)
+	shared  []int32 // shards of the segment whose work ran shared
+	rest    []int32 // shards of the segment whose work needs the token
 	pending atomic.Int32
 	wake    chan struct{}
 	// panicked is the first panic caught while running the batch's work, on whichever goroutine
@@ -67,6 +72,7 @@ func newBatch(shards int) *Batch {
 	for i := range b.works {
 		b.works[i].batch = b
 		b.works[i].node.Value = &b.works[i]
+		b.works[i].reader = -1
 	}
 	return b
 }
@@ -86,7 +92,7 @@ func (b *Batch) next() *Slot {
 	b.n++
 	s.Args = s.Args[:0]
 	s.Reply = s.Reply[:0]
-	s.Cmd, s.Target, s.Silent = nil, TargetNone, false
+	s.Cmd, s.Target, s.Silent, s.Shared = nil, TargetNone, false, false
 	return s
 }
 
@@ -122,22 +128,46 @@ func (b *Batch) add(i int, shard int32) {
 		b.touched = append(b.touched, shard)
 	}
 	w.Slots = append(w.Slots, int32(i))
+	if !b.Slots[i].Shared {
+		w.excl++
+	}
 }
 
-// flush hands the segment's work to the shards and waits until all of it has run.
+// flush hands the segment's work to the shards and waits until all of it has run. Work that
+// may run shared runs first, without tokens (shared.go); the rest runs holding them.
 //
 // When the group has a Warm hook, flush first takes every token that is free and runs those
 // shards' work itself, after Warm has loaded what that work will touch: a batch's lookups then
 // wait on memory together instead of one after another (the keys of a pipelined batch spread over
 // the shards, so a single shard's work is too short to overlap anything). Shards whose token is
-// held go through the mailbox as before; nothing waits while holding a token.
+// held go through the mailbox as before; nothing waits while holding a token but for shared
+// readers to leave, and they never wait.
 func (b *Batch) flush(g *Group) {
 	if len(b.touched) == 0 {
 		return
 	}
-	b.pending.Store(int32(len(b.touched)) + 1)
-	held := b.held[:0]
+	b.exclusive(g, b.runShared(g))
 	for _, id := range b.touched {
+		w := &b.works[id]
+		w.Slots, w.excl = w.Slots[:0], 0
+	}
+	b.touched = b.touched[:0]
+	if p := b.panicked.Swap(nil); p != nil {
+		// Every token is released and no goroutine holds the batch's work any more (its
+		// arguments alias the read buffer): Conn.run may now close the connection.
+		panic(p.v)
+	}
+}
+
+// exclusive runs the work of the given shards holding their tokens and waits until all of it
+// has run.
+func (b *Batch) exclusive(g *Group, touched []int32) {
+	if len(touched) == 0 {
+		return
+	}
+	b.pending.Store(int32(len(touched)) + 1)
+	held := b.held[:0]
+	for _, id := range touched {
 		sh := g.Shards[id]
 		if g.Warm != nil && sh.tryLock() {
 			held = append(held, id)
@@ -157,15 +187,6 @@ func (b *Batch) flush(g *Group) {
 	}
 	if b.pending.Add(-1) != 0 {
 		<-b.wake
-	}
-	for _, id := range b.touched {
-		b.works[id].Slots = b.works[id].Slots[:0]
-	}
-	b.touched = b.touched[:0]
-	if p := b.panicked.Swap(nil); p != nil {
-		// Every token is released and no goroutine holds the batch's work any more (its
-		// arguments alias the read buffer): Conn.run may now close the connection.
-		panic(p.v)
 	}
 }
 

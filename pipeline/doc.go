@@ -11,12 +11,15 @@
 //  1. Replies leave in request order on every connection: a slot's reply is written into the slot
 //     and slots are encoded in order.
 //  2. Every command is atomic: a shard runs one slot at a time while holding its token; a command
-//     that spans shards takes all their tokens, in ascending shard order, before it starts.
+//     that spans shards takes all their tokens, in ascending shard order, before it starts. A
+//     slot marked Shared (a read of one key) may instead run while nobody holds the token, beside
+//     other shared slots; a token taker waits for such readers to leave (shared.go).
 //  3. A write acknowledged to one client is visible to every command that starts after the
 //     acknowledgement: replies are written only after the batch's work has completed.
 //  4. No queue drops work: a connection has at most one batch in flight and waits for it, so a
 //     busy shard stops its clients from reading (backpressure).
-//  5. Shard data is touched only by the holder of the shard's token.
+//  5. Shard data is changed only by the holder of the shard's token, and read by it or, while
+//     nobody holds it, by shared readers.
 //  6. Execute does no I/O and never blocks while holding a token.
 //  7. Bytes borrowed from a read buffer never outlive their batch: the transport buffer is
 //     released only after the batch's replies are encoded.

@@ -21,21 +21,32 @@ type Shard struct {
 	mailbox queue.MPSC[*Work]
 	ID      int
 	// Data is the shard's state, owned by the command layer.
-	Data any
-	exec func(sh *Shard, w *Work)
+	Data  any
+	exec  func(sh *Shard, w *Work)
+	group *Group
 }
 
 // Work is one batch's slots for one shard. It is owned by its Batch and reused.
 type Work struct {
-	node  queue.Node[*Work]
-	batch *Batch
-	Slots []int32 // indexes into batch.Slots, in request order
+	node   queue.Node[*Work]
+	batch  *Batch
+	Slots  []int32 // indexes into batch.Slots, in request order
+	excl   int32   // slots not marked Shared
+	reader int32   // Reader()
+	from   int32   // NeedToken's slot, -1 when none
 }
 
 // Batch returns the batch the work belongs to.
 func (w *Work) Batch() *Batch { return w.batch }
 
-func (sh *Shard) tryLock() bool { return !sh.token.Load() && sh.token.CompareAndSwap(false, true) }
+// tryLock takes the token if it is free, then waits for shared readers to leave (shared.go).
+func (sh *Shard) tryLock() bool {
+	if sh.token.Load() || !sh.token.CompareAndSwap(false, true) {
+		return false
+	}
+	sh.waitReaders()
+	return true
+}
 
 // lock takes the token, waiting for the holder. The holder never blocks while holding it, so
 // the wait is short.
@@ -114,13 +125,16 @@ type Group struct {
 	// runs their work (Batch.Work(id)): it may read those shards' data to bring it into the
 	// cache, and must not change it, block or panic.
 	Warm func(b *Batch, held []int32)
+	// readers are the shared readers' counters, per P and shard (shared.go).
+	readers [][]atomic.Int32
 }
 
 // NewGroup makes n shards running exec for each work item; data(i) gives shard i its state.
 func NewGroup(n int, exec func(sh *Shard, w *Work), data func(i int) any) *Group {
 	g := &Group{Shards: make([]*Shard, n)}
+	g.readers = newReaders(max(runtime.GOMAXPROCS(0), runtime.NumCPU()), n)
 	for i := range g.Shards {
-		sh := &Shard{ID: i, exec: exec, Data: data(i)}
+		sh := &Shard{ID: i, exec: exec, Data: data(i), group: g}
 		sh.mailbox = queue.MPSC[*Work]{}
 		g.Shards[i] = sh
 	}

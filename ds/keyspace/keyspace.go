@@ -9,6 +9,7 @@ package keyspace
 import (
 	"hash/maphash"
 	"math/bits"
+	"sync/atomic"
 )
 
 // Kind is the type of a value, as TYPE names it.
@@ -166,9 +167,25 @@ func (ks *Keyspace) findQuiet(key []byte, h uint64, now int64) *Entry {
 // touch records an access at now (unix ns). The store is skipped when the second is unchanged
 // so a hot key's cache line is not dirtied on every read.
 func (e *Entry) touch(now int64) {
-	if s := uint32(now / 1e9); e.Access != s {
-		e.Access = s
+	// Atomic (plain moves on amd64): shared readers on two cores may touch one entry at once.
+	if s := uint32(now / 1e9); atomic.LoadUint32(&e.Access) != s {
+		atomic.StoreUint32(&e.Access, s)
 	}
+}
+
+// FindShared is Find for readers that run without the shard's token, beside each other but
+// never beside a writer: it changes nothing but the access time, and reports an expired entry
+// (which Find would delete) as expired, for the caller to look it up again holding the token.
+func (ks *Keyspace) FindShared(key []byte, h uint64, now int64) (e *Entry, expired bool) {
+	e, _ = ks.find(key, h)
+	switch {
+	case e == nil:
+		return nil, false
+	case e.expire != 0 && e.expire <= now:
+		return nil, true
+	}
+	e.touch(now)
+	return e, false
 }
 
 // Peek is Find without reclaiming an expired entry: for read paths that must not write.

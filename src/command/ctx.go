@@ -28,6 +28,10 @@ type Ctx struct {
 	blocked *waiter        // set by Block
 	slot    *pipeline.Slot // the slot being run
 	stats   *shardStats    // the shard's counters when run by a shard actor; nil on a connection
+	rstats  *readerState   // the P's counters when run as shared work (shared.go)
+	// needToken is set by FindRead in shared work that met an expired key: the call is undone
+	// and runs again holding the token, which can delete it.
+	needToken bool
 }
 
 // KS returns the keyspace holding key in the selected database. The key's shard must be locked,

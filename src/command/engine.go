@@ -84,8 +84,9 @@ type Engine struct {
 	started  time.Time
 	pause    pauseState
 	rng      atomic.Uint64
-	info     infoState    // INFO's ids, peak memory and ops sampler (info_metrics.go)
-	reclaim  reclaimState // collection after mass deletion (reclaim.go)
+	info     infoState     // INFO's ids, peak memory and ops sampler (info_metrics.go)
+	reclaim  reclaimState  // collection after mass deletion (reclaim.go)
+	readers  []readerState // per P, for shared work (shared.go)
 }
 
 // Options configure a new Engine.
@@ -116,6 +117,7 @@ func NewEngine(o Options) *Engine {
 		d.ctx.stats, d.serve.stats = &d.stats, &d.stats
 		return d
 	})
+	e.readers = newReaders(e.Group.Readers())
 	// HOTKV_NOWARM=1 runs batches without warming, for A/B benchmarks (benchmarks/README.md).
 	if e.warmOn = os.Getenv("HOTKV_NOWARM") == ""; e.warmOn {
 		e.Group.Warm = e.warm

@@ -96,7 +96,8 @@ func (e *Engine) totalCommands() int64 {
 	for i := range e.Group.Shards {
 		n += e.data(int32(i)).stats.done.Load()
 	}
-	return n
+	_, _, _, _, _, done := e.readerSums(nil)
+	return n + done
 }
 
 // memStats are the Go runtime's memory figures mapped onto Redis's INFO memory fields.

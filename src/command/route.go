@@ -45,6 +45,7 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 		}
 	case ScopeKeys:
 		s.Target = e.routeKeys(cl, spec, s)
+		s.Shared = spec.shared && s.Target >= 0
 		if spec.Flags&Blocking != 0 {
 			s.Target = pipeline.TargetBarrier // it may wait: see block.go
 		}
@@ -284,13 +285,20 @@ func (e *Engine) call(c *Ctx, s *pipeline.Slot, now int64) {
 			c.Client.CloseAfterReply()
 		}
 		s.Reply = c.Out
+		if c.needToken {
+			c.Args, c.Client = nil, nil
+			return // not a call: it runs again holding the token (shared.go)
+		}
 		failed := len(c.Out) > 0 && c.Out[0] == '-'
 		if failed {
 			e.stats.countErrorReply(c.Out)
 		}
-		if c.stats != nil {
+		switch {
+		case c.rstats != nil:
+			c.rstats.count(spec, failed)
+		case c.stats != nil:
 			c.stats.count(spec, failed)
-		} else {
+		default:
 			spec.stats.calls.Add(1)
 			if failed {
 				spec.stats.failed.Add(1)

@@ -88,8 +88,11 @@ type Spec struct {
 	// Subs are the subcommands of a container command (CLIENT, CONFIG, …), by lower-case name.
 	Subs map[string]*Spec
 
-	id    int // index into per-shard statistics, set when the table is built
-	stats cmdStats
+	id int // index into per-shard statistics, set when the table is built
+	// shared marks a command that may run without its shard's token (shared.go): it reads
+	// one key through FindRead and writes nothing else.
+	shared bool
+	stats  cmdStats
 }
 
 type cmdStats struct {

@@ -42,6 +42,10 @@ func (st *shardStats) count(spec *Spec, failed bool) {
 // execWork is the shards' executor: it runs one batch's slots for one shard, in order, at the
 // batch's time. The clock is read only for the sampled work items.
 func (e *Engine) execWork(sh *pipeline.Shard, w *pipeline.Work) {
+	if p := w.Reader(); p >= 0 {
+		e.execShared(&e.readers[p], w)
+		return
+	}
 	d := sh.Data.(*shardData)
 	b := w.Batch()
 	now := b.Now
@@ -75,7 +79,8 @@ func (e *Engine) cmdStats(spec *Spec) (calls, nsec, rejected, failed int64) {
 		c := e.data(int32(i)).stats.cmds[spec.id]
 		calls, nsec, failed = calls+c.calls, nsec+c.nsec, failed+c.failed
 	}
-	return
+	rc, rn, rf, _, _, _ := e.readerSums(spec)
+	return calls + rc, nsec + rn, rejected, failed + rf
 }
 
 // keyspaceHits sums keyspace hits and misses. The caller holds every shard's token.
@@ -85,7 +90,8 @@ func (e *Engine) keyspaceHits() (hits, misses int64) {
 		st := &e.data(int32(i)).stats
 		hits, misses = hits+st.hits, misses+st.misses
 	}
-	return
+	_, _, _, rh, rm, _ := e.readerSums(nil)
+	return hits + rh, misses + rm
 }
 
 // resetShardStatsLocked clears the per-shard counters. The caller holds every shard's token.
@@ -95,12 +101,25 @@ func (e *Engine) resetShardStatsLocked() {
 		clear(st.cmds)
 		st.hits, st.misses = 0, 0
 	}
+	e.resetReaderStats()
 }
 
 // FindRead finds key for a read, counting a keyspace hit or miss for INFO as Redis's
 // lookupKeyRead does.
 func (c *Ctx) FindRead(key []byte) *keyspace.Entry {
 	ks, h := c.lookup(key)
+	if st := c.rstats; st != nil { // shared work (shared.go)
+		e, expired := ks.FindShared(key, h, c.Now)
+		switch {
+		case expired:
+			c.needToken = true
+		case e == nil:
+			bump(&st.misses, 1)
+		default:
+			bump(&st.hits, 1)
+		}
+		return e
+	}
 	e := ks.FindHashed(key, h, c.Now)
 	st := &c.E.data(c.E.shardOfHash(h)).stats
 	if e == nil {

@@ -43,6 +43,11 @@ func (e *Engine) warm(b *pipeline.Batch, held []int32) {
 		}
 	}
 	w.run()
+	if p := b.Work(held[0]).Reader(); p >= 0 {
+		s := &e.readers[p].sink // shared work: the shard's data is not this goroutine's
+		s.Store(s.Load() + w.sink)
+		return
+	}
 	d := e.data(held[0])
 	d.warmSink += w.sink
 }

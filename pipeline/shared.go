@@ -1,0 +1,123 @@
+package pipeline
+
+import (
+	"sync/atomic"
+	_ "unsafe" // go:linkname
+)
+
+// Shared reads. A work item whose slots are all marked Shared (commands that read one key and
+// change nothing but its access time) runs without the shard's token, beside such work of other
+// batches on other cores. On two cores a token is a cache line that changes hands on most
+// batches (about 250 ns a crossing on the test VM): with every GET taking tokens, two cores
+// served less than one; without them, GET on shared shards runs as fast as on shards of its own
+// (BenchmarkParallel/GET against GET-own).
+//
+// A reader registers in a counter of its P's own (so registering writes only lines that stay
+// on its core), then checks that the token is free; a token taker, once its CAS succeeded, waits
+// until no P's counter for the shard is raised. Both sides write then read with sequentially
+// consistent atomics, so either the reader sees the token taken (and goes the token's way) or the
+// taker sees the reader and waits for it to finish. A reader never waits while registered, so the
+// wait is as short as one batch's reads. The goroutine stays pinned to its P while registered,
+// so it leaves the same counter it entered.
+
+//go:linkname procPin runtime.procPin
+func procPin() int
+
+//go:linkname procUnpin runtime.procUnpin
+func procUnpin()
+
+// readerPad keeps one P's counters off the cache lines of another's.
+const readerPad = 16
+
+// newReaders makes one counter per shard for each of procs Ps.
+func newReaders(procs, shards int) [][]atomic.Int32 {
+	r := make([][]atomic.Int32, procs)
+	for p := range r {
+		r[p] = make([]atomic.Int32, shards+2*readerPad)[readerPad : readerPad+shards]
+	}
+	return r
+}
+
+// waitReaders waits until no shared reader is inside the shard. The caller holds its token, so
+// no new reader gets in.
+func (sh *Shard) waitReaders() {
+	for _, r := range sh.group.readers {
+		for i := 0; r[sh.ID].Load() != 0; i++ {
+			backoff(i)
+		}
+	}
+}
+
+// enter registers a shared reader of shard id on counters r; it fails when the token is taken.
+func (g *Group) enter(r []atomic.Int32, id int32) bool {
+	c := &r[id]
+	c.Add(1)
+	if g.Shards[id].token.Load() {
+		c.Add(-1)
+		return false
+	}
+	return true
+}
+
+// runShared runs the segment's all-shared work items without tokens, pinned to the P whose
+// counters it registers in, and returns the shards whose work still needs the token: work with
+// an exclusive slot, work whose token was taken, and what an executor handed back (NeedToken).
+func (b *Batch) runShared(g *Group) []int32 {
+	some := false
+	for _, id := range b.touched {
+		some = some || b.works[id].excl == 0
+	}
+	if !some {
+		return b.touched
+	}
+	p := procPin()
+	if p >= len(g.readers) { // GOMAXPROCS grew after the group was made
+		procUnpin()
+		return b.touched
+	}
+	r := g.readers[p]
+	in, rest := b.shared[:0], b.rest[:0]
+	for _, id := range b.touched {
+		if w := &b.works[id]; w.excl == 0 && g.enter(r, id) {
+			w.reader, w.from = int32(p), -1
+			in = append(in, id)
+		} else {
+			rest = append(rest, id)
+		}
+	}
+	if len(in) > 0 {
+		if g.Warm != nil {
+			b.warm(g, in)
+		}
+		for _, id := range in {
+			g.Shards[id].run(&b.works[id])
+		}
+		for _, id := range in {
+			r[id].Add(-1)
+		}
+	}
+	procUnpin()
+	for _, id := range in {
+		w := &b.works[id]
+		w.reader = -1
+		if w.from >= 0 {
+			w.Slots = w.Slots[:copy(w.Slots, w.Slots[w.from:])]
+			rest = append(rest, id)
+		}
+	}
+	b.shared, b.rest = in, rest
+	return rest
+}
+
+// Readers returns the number of Ps that can run shared work.
+func (g *Group) Readers() int { return len(g.readers) }
+
+// Reader returns the P whose counters the work runs under when it runs shared, -1 when it runs
+// holding the token. Executors keep per-P state for shared work: two cores may run shared work
+// of one shard at once.
+func (w *Work) Reader() int { return int(w.reader) }
+
+// NeedToken is called by the executor of shared work that cannot go on without the token (a
+// read that found an expired key to delete): Slots from k on then run again holding it. The
+// executor must stop at k and leave nothing changed by slot k.
+func (w *Work) NeedToken(k int) { w.from = int32(k) }

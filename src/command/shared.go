@@ -1,0 +1,107 @@
+package command
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/hotkv/hotkv/pipeline"
+)
+
+// Shared work (pipeline/shared.go) runs without the shard's token, possibly on two cores at
+// once, so it must not write the shard's Ctx or counters: it runs in its client's Ctx and counts
+// in its P's. Only commands whose Spec is marked shared run this way; they read one key through
+// FindRead and change nothing but the entry's access time, which keyspace stores atomically.
+
+// readerState is one P's counters for shared work: two goroutines may run shared work of one
+// shard at once, so they cannot count in the shard's counters, and counting in common ones
+// would move a line between cores on every batch. Only the goroutine pinned to the P writes
+// them, so a load and a store count (bump); INFO reads them while readers run.
+type readerState struct {
+	cmds         []readCounter // by Spec.id
+	hits, misses atomic.Int64
+	done         atomic.Int64
+	works        atomic.Int64
+	sink         atomic.Uint64 // keeps warm's loads from being optimised away
+	_            [64]byte      // off the next P's lines
+}
+
+type readCounter struct{ calls, nsec, failed atomic.Int64 }
+
+// bump adds n to a counter written only by its own P: a load and a store, no locked add.
+func bump(c *atomic.Int64, n int64) { c.Store(c.Load() + n) }
+
+func newReaders(n int) []readerState {
+	r := make([]readerState, n)
+	for i := range r {
+		r[i].cmds = make([]readCounter, numSpecs)
+	}
+	return r
+}
+
+// execShared runs one batch's slots for one shard without its token, counting in r. A slot
+// that finds it needs the token (FindRead met an expired key) hands it and the rest back.
+func (e *Engine) execShared(r *readerState, w *pipeline.Work) {
+	b := w.Batch()
+	c := &b.Slots[w.Slots[0]].Client.(*Client).shared
+	c.E, c.rstats = e, r
+	bump(&r.works, 1)
+	timed := r.works.Load()%timeSample == 0
+	var start time.Time
+	if timed {
+		start = time.Now()
+	}
+	ran := len(w.Slots)
+	for k, i := range w.Slots {
+		e.call(c, &b.Slots[i], b.Now)
+		if c.needToken {
+			c.needToken = false
+			w.NeedToken(k)
+			ran = k
+			break
+		}
+	}
+	bump(&r.done, int64(ran))
+	if timed && ran > 0 {
+		per := int64(time.Since(start)) * timeSample / int64(ran)
+		for _, i := range w.Slots[:ran] {
+			bump(&r.cmds[b.Slots[i].Cmd.(*Spec).id].nsec, per)
+		}
+	}
+}
+
+func (st *readerState) count(spec *Spec, failed bool) {
+	c := &st.cmds[spec.id]
+	bump(&c.calls, 1)
+	if failed {
+		bump(&c.failed, 1)
+	}
+}
+
+// readerSums adds every P's counters for spec (nil: none) and the keyspace hits and misses.
+func (e *Engine) readerSums(spec *Spec) (calls, nsec, failed, hits, misses, done int64) {
+	for i := range e.readers {
+		st := &e.readers[i]
+		if spec != nil {
+			c := &st.cmds[spec.id]
+			calls, nsec, failed = calls+c.calls.Load(), nsec+c.nsec.Load(), failed+c.failed.Load()
+		}
+		hits, misses, done = hits+st.hits.Load(), misses+st.misses.Load(), done+st.done.Load()
+	}
+	return
+}
+
+// resetReaderStats clears the P counters (CONFIG RESETSTAT); a reader counting at that moment
+// may keep its count.
+func (e *Engine) resetReaderStats() {
+	for i := range e.readers {
+		st := &e.readers[i]
+		for j := range st.cmds {
+			c := &st.cmds[j]
+			c.calls.Store(0)
+			c.nsec.Store(0)
+			c.failed.Store(0)
+		}
+		st.hits.Store(0)
+		st.misses.Store(0)
+	}
+}
