@@ -5,26 +5,35 @@ import (
 	_ "unsafe" // go:linkname
 )
 
-// Shared reads. A work item whose slots are all marked Shared (commands that read one key and
-// change nothing but its access time) runs without the shard's token, beside such work of other
-// batches on other cores. On two cores a token is a cache line that changes hands on most
+// Shared reads. A work item whose slots are all marked Shared (commands that only read: they
+// change nothing but an entry's access time) runs without the shard's token, beside such work of
+// other batches on other cores; a barrier that only reads (MGET over several shards) does the
+// same through Share. On two cores a token is a cache line that changes hands on most
 // batches (about 250 ns a crossing on the test VM): with every GET taking tokens, two cores
 // served less than one; without them, GET on shared shards runs as fast as on shards of its own
 // (BenchmarkParallel/GET against GET-own).
 //
-// A reader registers in a counter of its P's own (so registering writes only lines that stay
+// A reader registers in a counter of the P it runs on (so registering writes a line that stays
 // on its core), then checks that the token is free; a token taker, once its CAS succeeded, waits
 // until no P's counter for the shard is raised. Both sides write then read with sequentially
 // consistent atomics, so either the reader sees the token taken (and goes the token's way) or the
 // taker sees the reader and waits for it to finish. A reader never waits while registered, so the
-// wait is as short as one batch's reads. The goroutine stays pinned to its P while registered,
-// so it leaves the same counter it entered.
+// wait is as short as one batch's reads. It leaves the counter it raised, even if its goroutine
+// has moved to another P since: a counter is zero exactly when none of its readers is inside.
+// (The goroutine is not pinned to its P: a panic while pinned ends the process.)
 
 //go:linkname procPin runtime.procPin
 func procPin() int
 
 //go:linkname procUnpin runtime.procUnpin
 func procUnpin()
+
+// readerSlot returns the P the goroutine runs on now, the counters it registers in.
+func readerSlot() int {
+	p := procPin()
+	procUnpin()
+	return p
+}
 
 // readerPad keeps one P's counters off the cache lines of another's.
 const readerPad = 16
@@ -59,9 +68,38 @@ func (g *Group) enter(r []atomic.Int32, id int32) bool {
 	return true
 }
 
-// runShared runs the segment's all-shared work items without tokens, pinned to the P whose
-// counters it registers in, and returns the shards whose work still needs the token: work with
-// an exclusive slot, work whose token was taken, and what an executor handed back (NeedToken).
+// Share registers the caller as a shared reader of the given shards when none of their tokens is
+// taken, so that a read of keys on several shards (MGET) runs beside other readers. It returns
+// the counters' P to pass to Unshare, or false, holding nothing, when a token was taken. Between
+// the two the caller must not block.
+func (g *Group) Share(ids []int32) (p int, ok bool) {
+	if p = readerSlot(); p < len(g.readers) {
+		r := g.readers[p]
+		n := 0
+		for n < len(ids) && g.enter(r, ids[n]) {
+			n++
+		}
+		if n == len(ids) {
+			return p, true
+		}
+		for _, id := range ids[:n] {
+			r[id].Add(-1)
+		}
+	}
+	return 0, false
+}
+
+// Unshare ends what Share began.
+func (g *Group) Unshare(p int, ids []int32) {
+	r := g.readers[p]
+	for _, id := range ids {
+		r[id].Add(-1)
+	}
+}
+
+// runShared runs the segment's all-shared work items without tokens and returns the shards whose
+// work still needs the token: work with an exclusive slot, work whose token was taken, and what
+// an executor handed back (NeedToken).
 func (b *Batch) runShared(g *Group) []int32 {
 	some := false
 	for _, id := range b.touched {
@@ -70,9 +108,8 @@ func (b *Batch) runShared(g *Group) []int32 {
 	if !some {
 		return b.touched
 	}
-	p := procPin()
+	p := readerSlot()
 	if p >= len(g.readers) { // GOMAXPROCS grew after the group was made
-		procUnpin()
 		return b.touched
 	}
 	r := g.readers[p]
@@ -96,7 +133,6 @@ func (b *Batch) runShared(g *Group) []int32 {
 			r[id].Add(-1)
 		}
 	}
-	procUnpin()
 	for _, id := range in {
 		w := &b.works[id]
 		w.reader = -1
@@ -112,9 +148,10 @@ func (b *Batch) runShared(g *Group) []int32 {
 // Readers returns the number of Ps that can run shared work.
 func (g *Group) Readers() int { return len(g.readers) }
 
-// Reader returns the P whose counters the work runs under when it runs shared, -1 when it runs
-// holding the token. Executors keep per-P state for shared work: two cores may run shared work
-// of one shard at once.
+// Reader returns the P whose counters the work registered in when it runs shared, -1 when it
+// runs holding the token. Executors keep per-P state for shared work, since two cores may run
+// shared work of one shard at once; the goroutine may have moved to another P since it
+// registered, so that state must be changed with atomic adds.
 func (w *Work) Reader() int { return int(w.reader) }
 
 // NeedToken is called by the executor of shared work that cannot go on without the token (a

@@ -207,3 +207,42 @@ func TestTokenWaitsForReaders(t *testing.T) {
 	}
 	r[1].Add(-1)
 }
+
+// Share takes all the shards or none: with one token taken it leaves no counter raised; once
+// shared, a token taker of any of them waits for Unshare.
+func TestShareAllOrNothing(t *testing.T) {
+	g := toyEnv(4).Group
+	g.Lock([]int32{2})
+	if _, ok := g.Share([]int32{0, 1, 2, 3}); ok {
+		t.Fatal("Share succeeded with a token taken")
+	}
+	for p, r := range g.readers {
+		for id := range r {
+			if r[id].Load() != 0 {
+				t.Fatalf("a refused Share left P %d's counter of shard %d raised", p, id)
+			}
+		}
+	}
+	g.Unlock([]int32{2})
+	p, ok := g.Share([]int32{0, 1, 2, 3})
+	if !ok {
+		t.Fatal("Share failed with every token free")
+	}
+	locked := make(chan struct{})
+	go func() {
+		g.Lock([]int32{3})
+		close(locked)
+	}()
+	select {
+	case <-locked:
+		t.Fatal("a token was taken from a shared reader")
+	case <-time.After(50 * time.Millisecond):
+	}
+	g.Unshare(p, []int32{0, 1, 2, 3})
+	select {
+	case <-locked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the token taker did not go on after Unshare")
+	}
+	g.Unlock([]int32{3})
+}

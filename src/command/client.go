@@ -28,9 +28,6 @@ type Client struct {
 	closeAfter bool // QUIT or a panic: close once this batch's replies are written
 	noEvict    bool
 	noTouch    bool
-	// shared is the Ctx for this client's shared work (shared.go): only the client's own
-	// goroutine runs that work, while other goroutines may run shared work of the same shard.
-	shared Ctx
 
 	Addr, LAddr string
 	Created     int64 // unix ns

@@ -50,14 +50,49 @@ func TestPanicInBarrierReleasesShards(t *testing.T) {
 		}()
 		e.barrier(s)
 	}()
+	// MGET reads its shards shared (shared.go): the writer checks that the panic left no
+	// reader registered, which would keep every token taker of those shards waiting.
 	done := make(chan string)
-	go func() { done <- tc.do("MGET", "a", "b", "c") }()
+	go func() { done <- tc.do("MGET", "a", "b", "c") + tc.do("MSET", "a", "1", "b", "2", "c", "3") }()
 	select {
 	case got := <-done:
-		if got != "*3\r\n$-1\r\n$-1\r\n$-1\r\n" {
-			t.Fatalf("MGET after the panic replied %q", got)
+		if got != "*3\r\n$-1\r\n$-1\r\n$-1\r\n+OK\r\n" {
+			t.Fatalf("MGET and MSET after the panic replied %q", got)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("MGET after the panic hung: the barrier's shards stayed locked")
+		t.Fatal("MGET or MSET after the panic hung: the barrier's shards stayed locked")
+	}
+}
+
+// Invariant 8 in shared work (a GET run without its shard's token): the panic closes only its
+// client, which is answered with an error, and writers of the shard are not kept waiting.
+// (Shared work once ran pinned to its P, where a panic ends the process.)
+func TestPanicInSharedWork(t *testing.T) {
+	e := newTestEngine()
+	bad, good := newTestConn(t, e), newTestConn(t, e)
+	get := lookup([]byte("get"))
+	run := get.Run
+	get.Run = func(c *Ctx) {
+		if string(c.Args[1]) == "boom" {
+			panic("boom")
+		}
+		run(c)
+	}
+	defer func() { get.Run = run }()
+	if got := bad.do("GET", "boom"); !strings.HasPrefix(got, "-ERR") {
+		t.Fatalf("panicking GET replied %q", got)
+	}
+	if !bad.stream.closed && !bad.client.closeAfter {
+		t.Fatal("the panicking client was not closed")
+	}
+	done := make(chan string)
+	go func() { done <- good.do("SET", "boom", "v") + good.do("STRLEN", "boom") }()
+	select {
+	case got := <-done:
+		if got != "+OK\r\n:1\r\n" {
+			t.Fatalf("SET and STRLEN after the panic replied %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("SET after the panic hung: the shared reader stayed registered")
 	}
 }

@@ -37,6 +37,13 @@ func BenchmarkParallel(b *testing.B) {
 		{"GET-own", get, true},
 		{"SET", func(k string) []string { return []string{"SET", k, value} }, false},
 		{"INCR", func(k string) []string { return []string{"INCR", "n" + k} }, false},
+		{"MGET", func(k string) []string { // 8 keys, as the harness's MGET
+			args := []string{"MGET", k}
+			for range 7 {
+				args = append(args, fmt.Sprintf("key:%d", rand.IntN(parallelKeys)))
+			}
+			return args
+		}, false},
 	} {
 		b.Run(c.name, func(b *testing.B) { benchParallel(b, c.cmd, c.own) })
 	}

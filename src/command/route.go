@@ -238,9 +238,14 @@ func (e *Engine) barrier(s *pipeline.Slot) {
 // call recovers a command's panic, but one in the warming or in serving the blocked clients
 // would otherwise leave the shards locked and hang every client of them.
 func (e *Engine) runOnKeys(c *Ctx, s *pipeline.Slot, cl *Client, now int64) {
+	if s.Cmd.(*Spec).shared && e.runKeysShared(c, s, cl, now) {
+		return
+	}
 	e.Group.Lock(cl.shards)
 	defer e.Group.Unlock(cl.shards)
-	e.warmKeys(s, cl.keyPos)
+	if sink := e.warmKeys(s, cl.keyPos); sink != 0 {
+		e.data(cl.shards[0]).warmSink += sink
+	}
 	e.call(c, s, now)
 	e.serveReadyIn(cl.shards, now)
 }

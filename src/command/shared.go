@@ -8,14 +8,14 @@ import (
 )
 
 // Shared work (pipeline/shared.go) runs without the shard's token, possibly on two cores at
-// once, so it must not write the shard's Ctx or counters: it runs in its client's Ctx and counts
-// in its P's. Only commands whose Spec is marked shared run this way; they read one key through
+// once, so it must not write the shard's Ctx or counters: it runs in its client's Ctx (the one
+// its barriers use) and counts in its P's. Only commands whose Spec is marked shared run this way; they read one key through
 // FindRead and change nothing but the entry's access time, which keyspace stores atomically.
 
 // readerState is one P's counters for shared work: two goroutines may run shared work of one
 // shard at once, so they cannot count in the shard's counters, and counting in common ones
-// would move a line between cores on every batch. Only the goroutine pinned to the P writes
-// them, so a load and a store count (bump); INFO reads them while readers run.
+// would move a line between cores on every batch. Counts are atomic adds: a goroutine may move
+// to another P while it reads, and INFO reads them while readers run.
 type readerState struct {
 	cmds         []readCounter // by Spec.id
 	hits, misses atomic.Int64
@@ -26,9 +26,6 @@ type readerState struct {
 }
 
 type readCounter struct{ calls, nsec, failed atomic.Int64 }
-
-// bump adds n to a counter written only by its own P: a load and a store, no locked add.
-func bump(c *atomic.Int64, n int64) { c.Store(c.Load() + n) }
 
 func newReaders(n int) []readerState {
 	r := make([]readerState, n)
@@ -42,9 +39,12 @@ func newReaders(n int) []readerState {
 // that finds it needs the token (FindRead met an expired key) hands it and the rest back.
 func (e *Engine) execShared(r *readerState, w *pipeline.Work) {
 	b := w.Batch()
-	c := &b.Slots[w.Slots[0]].Client.(*Client).shared
-	c.E, c.rstats = e, r
-	bump(&r.works, 1)
+	// The client's own Ctx: only its goroutine runs its shared work, and never beside a
+	// barrier or connection command of its own.
+	c := &b.Slots[w.Slots[0]].Client.(*Client).ctx
+	c.rstats = r
+	defer func() { c.rstats = nil }()
+	r.works.Add(1)
 	timed := r.works.Load()%timeSample == 0
 	var start time.Time
 	if timed {
@@ -60,21 +60,39 @@ func (e *Engine) execShared(r *readerState, w *pipeline.Work) {
 			break
 		}
 	}
-	bump(&r.done, int64(ran))
+	r.done.Add(int64(ran))
 	if timed && ran > 0 {
 		per := int64(time.Since(start)) * timeSample / int64(ran)
 		for _, i := range w.Slots[:ran] {
-			bump(&r.cmds[b.Slots[i].Cmd.(*Spec).id].nsec, per)
+			r.cmds[b.Slots[i].Cmd.(*Spec).id].nsec.Add(per)
 		}
 	}
 }
 
 func (st *readerState) count(spec *Spec, failed bool) {
 	c := &st.cmds[spec.id]
-	bump(&c.calls, 1)
+	c.calls.Add(1)
 	if failed {
-		bump(&c.failed, 1)
+		c.failed.Add(1)
 	}
+}
+
+// runKeysShared runs a shared command whose keys span shards (MGET) as a reader of them all,
+// without their tokens. It reports false, having changed nothing, when a token was taken or a
+// key must be deleted; the caller then runs it holding the tokens.
+func (e *Engine) runKeysShared(c *Ctx, s *pipeline.Slot, cl *Client, now int64) bool {
+	p, ok := e.Group.Share(cl.shards)
+	if !ok {
+		return false
+	}
+	defer e.Group.Unshare(p, cl.shards)
+	r := &e.readers[p]
+	r.sink.Add(e.warmKeys(s, cl.keyPos))
+	c.rstats = r
+	e.call(c, s, now)
+	undone := c.needToken
+	c.rstats, c.needToken = nil, false
+	return !undone
 }
 
 // readerSums adds every P's counters for spec (nil: none) and the keyspace hits and misses.

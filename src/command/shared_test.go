@@ -114,3 +114,33 @@ func TestSharedGetCounted(t *testing.T) {
 		t.Errorf("after CONFIG RESETSTAT: %q", got)
 	}
 }
+
+// MGET over several shards reads them shared; one expired key makes it run again holding the
+// tokens, which deletes the key (redis-server 7.0.15: MGET of an expired and a live key gives
+// nil and the value, DBSIZE 1, expired_keys:1).
+func TestSharedMGetExpired(t *testing.T) {
+	e := newTestEngine()
+	tc := newTestConn(t, e)
+	a, b := "a", "b"
+	for i := 0; e.shardOf([]byte(a)) == e.shardOf([]byte(b)); i++ {
+		b = fmt.Sprint("b", i)
+	}
+	tc.do("SET", a, "x", "PX", "200")
+	tc.do("SET", b, "y")
+	if got := tc.do("MGET", a, b); got != "*2\r\n$1\r\nx\r\n$1\r\ny\r\n" {
+		t.Fatalf("MGET of two live keys: %q", got)
+	}
+	time.Sleep(250 * time.Millisecond)
+	if got := tc.do("MGET", a, b); got != "*2\r\n$-1\r\n$1\r\ny\r\n" {
+		t.Fatalf("MGET of an expired and a live key: %q", got)
+	}
+	if got := tc.do("DBSIZE"); got != ":1\r\n" {
+		t.Errorf("DBSIZE after MGET deleted the expired key: %q", got)
+	}
+	if got := infoLine(tc, "stats", "expired_keys"); got != "expired_keys:1" {
+		t.Errorf("INFO stats: %q", got)
+	}
+	if calls, _, _, _, _, _ := e.readerSums(lookup([]byte("mget"))); calls != 1 {
+		t.Errorf("MGETs counted as shared reads: %d, want the first one only", calls)
+	}
+}

@@ -114,9 +114,9 @@ func (c *Ctx) FindRead(key []byte) *keyspace.Entry {
 		case expired:
 			c.needToken = true
 		case e == nil:
-			bump(&st.misses, 1)
+			st.misses.Add(1)
 		default:
-			bump(&st.hits, 1)
+			st.hits.Add(1)
 		}
 		return e
 	}

@@ -44,8 +44,7 @@ func (e *Engine) warm(b *pipeline.Batch, held []int32) {
 	}
 	w.run()
 	if p := b.Work(held[0]).Reader(); p >= 0 {
-		s := &e.readers[p].sink // shared work: the shard's data is not this goroutine's
-		s.Store(s.Load() + w.sink)
+		e.readers[p].sink.Add(w.sink) // shared work: the shard's data is not this goroutine's
 		return
 	}
 	d := e.data(held[0])
@@ -53,22 +52,19 @@ func (e *Engine) warm(b *pipeline.Batch, held []int32) {
 }
 
 // warmKeys warms the keys at positions pos of a multi-key command (MGET, MSET, ...) whose shards
-// the caller holds.
-func (e *Engine) warmKeys(s *pipeline.Slot, pos []int) {
+// the caller holds or reads shared, and returns the sum that keeps the loads from being
+// optimised away, for the caller to store.
+func (e *Engine) warmKeys(s *pipeline.Slot, pos []int) uint64 {
 	if !e.warmOn {
-		return
+		return 0
 	}
 	var w warmer
-	var d *shardData
 	for _, i := range pos {
 		h := keyspace.Hash(s.Args[i])
-		d = e.data(e.shardOfHash(h))
-		w.add(d.dbs[s.DB], h, s.Args[i], nil, false)
+		w.add(e.data(e.shardOfHash(h)).dbs[s.DB], h, s.Args[i], nil, false)
 	}
 	w.run()
-	if d != nil {
-		d.warmSink += w.sink
-	}
+	return w.sink
 }
 
 // memberWarmer is a collection that can load what a lookup of one member will read.
