@@ -38,7 +38,7 @@ type Slot struct {
 	// Silent suppresses the reply (CLIENT REPLY OFF|SKIP).
 	Silent bool
 	// Shared marks a command that may run without its shard's token, beside other shared
-	// commands (shared.go): it reads one key and changes nothing but its access time.
+	// commands (shared.go): it only reads, changing nothing but entries' access times.
 	Shared bool
 }
 

@@ -121,9 +121,10 @@ func (sh *Shard) submit(w *Work) {
 // Group is the set of shards of one server.
 type Group struct {
 	Shards []*Shard
-	// Warm, when set, is called by a batch holding the tokens of the given shards just before it
-	// runs their work (Batch.Work(id)): it may read those shards' data to bring it into the
-	// cache, and must not change it, block or panic.
+	// Warm, when set, is called by a batch holding the tokens of the given shards (or
+	// registered as their shared reader) just before it runs their work (Batch.Work(id)): it
+	// may read those shards' data to bring it into the cache, and must not change it, block or
+	// panic.
 	Warm func(b *Batch, held []int32)
 	// readers are the shared readers' counters, per P and shard (shared.go).
 	readers [][]atomic.Int32

@@ -96,7 +96,7 @@ func (e *Engine) totalCommands() int64 {
 	for i := range e.Group.Shards {
 		n += e.data(int32(i)).stats.done.Load()
 	}
-	_, _, _, _, _, done := e.readerSums(nil)
+	_, _, done := e.readerTotals()
 	return n + done
 }
 

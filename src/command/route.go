@@ -290,26 +290,30 @@ func (e *Engine) call(c *Ctx, s *pipeline.Slot, now int64) {
 			c.Client.CloseAfterReply()
 		}
 		s.Reply = c.Out
-		if c.needToken {
-			c.Args, c.Client = nil, nil
-			return // not a call: it runs again holding the token (shared.go)
-		}
-		failed := len(c.Out) > 0 && c.Out[0] == '-'
-		if failed {
-			e.stats.countErrorReply(c.Out)
-		}
-		switch {
-		case c.rstats != nil:
-			c.rstats.count(spec, failed)
-		case c.stats != nil:
-			c.stats.count(spec, failed)
-		default:
-			spec.stats.calls.Add(1)
-			if failed {
-				spec.stats.failed.Add(1)
-			}
+		if !c.needToken { // else not a call: it runs again holding the token (shared.go)
+			e.count(c, spec)
 		}
 		c.Args, c.Client = nil, nil
 	}()
 	spec.Run(c)
+}
+
+// count records a call of spec by c: in the counters of the P, the shard or the Spec, whichever
+// ran it.
+func (e *Engine) count(c *Ctx, spec *Spec) {
+	failed := len(c.Out) > 0 && c.Out[0] == '-'
+	if failed {
+		e.stats.countErrorReply(c.Out)
+	}
+	switch {
+	case c.rstats != nil:
+		c.rstats.count(spec, failed)
+	case c.stats != nil:
+		c.stats.count(spec, failed)
+	default:
+		spec.stats.calls.Add(1)
+		if failed {
+			spec.stats.failed.Add(1)
+		}
+	}
 }

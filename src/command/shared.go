@@ -95,14 +95,19 @@ func (e *Engine) runKeysShared(c *Ctx, s *pipeline.Slot, cl *Client, now int64) 
 	return !undone
 }
 
-// readerSums adds every P's counters for spec (nil: none) and the keyspace hits and misses.
-func (e *Engine) readerSums(spec *Spec) (calls, nsec, failed, hits, misses, done int64) {
+// readerCalls sums every P's counters of spec.
+func (e *Engine) readerCalls(spec *Spec) (calls, nsec, failed int64) {
+	for i := range e.readers {
+		c := &e.readers[i].cmds[spec.id]
+		calls, nsec, failed = calls+c.calls.Load(), nsec+c.nsec.Load(), failed+c.failed.Load()
+	}
+	return
+}
+
+// readerTotals sums every P's keyspace hits and misses and commands run.
+func (e *Engine) readerTotals() (hits, misses, done int64) {
 	for i := range e.readers {
 		st := &e.readers[i]
-		if spec != nil {
-			c := &st.cmds[spec.id]
-			calls, nsec, failed = calls+c.calls.Load(), nsec+c.nsec.Load(), failed+c.failed.Load()
-		}
 		hits, misses, done = hits+st.hits.Load(), misses+st.misses.Load(), done+st.done.Load()
 	}
 	return

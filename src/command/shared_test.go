@@ -46,7 +46,7 @@ func TestSharedGetExpired(t *testing.T) {
 			t.Errorf("INFO %s: %q, want %s", sec, got, want)
 		}
 	}
-	if calls, _, _, _, _, _ := e.readerSums(lookup([]byte("get"))); calls != 0 {
+	if calls, _, _ := e.readerCalls(lookup([]byte("get"))); calls != 0 {
 		t.Errorf("the undone shared GET was counted (%d calls)", calls)
 	}
 }
@@ -86,7 +86,7 @@ func TestSharedGetCounted(t *testing.T) {
 	}
 	wg.Wait()
 	gets := conns * rounds * keys
-	if calls, _, _, _, _, _ := e.readerSums(lookup([]byte("get"))); calls == 0 {
+	if calls, _, _ := e.readerCalls(lookup([]byte("get"))); calls == 0 {
 		t.Fatal("no GET ran as shared work")
 	}
 	if got, want := totalCommands(tc)-before, int64(gets+keys/2+1); got != want { // +1: the INFO
@@ -140,7 +140,7 @@ func TestSharedMGetExpired(t *testing.T) {
 	if got := infoLine(tc, "stats", "expired_keys"); got != "expired_keys:1" {
 		t.Errorf("INFO stats: %q", got)
 	}
-	if calls, _, _, _, _, _ := e.readerSums(lookup([]byte("mget"))); calls != 1 {
+	if calls, _, _ := e.readerCalls(lookup([]byte("mget"))); calls != 1 {
 		t.Errorf("MGETs counted as shared reads: %d, want the first one only", calls)
 	}
 }

@@ -79,7 +79,7 @@ func (e *Engine) cmdStats(spec *Spec) (calls, nsec, rejected, failed int64) {
 		c := e.data(int32(i)).stats.cmds[spec.id]
 		calls, nsec, failed = calls+c.calls, nsec+c.nsec, failed+c.failed
 	}
-	rc, rn, rf, _, _, _ := e.readerSums(spec)
+	rc, rn, rf := e.readerCalls(spec)
 	return calls + rc, nsec + rn, rejected, failed + rf
 }
 
@@ -90,7 +90,7 @@ func (e *Engine) keyspaceHits() (hits, misses int64) {
 		st := &e.data(int32(i)).stats
 		hits, misses = hits+st.hits, misses+st.misses
 	}
-	_, _, _, rh, rm, _ := e.readerSums(nil)
+	rh, rm, _ := e.readerTotals()
 	return hits + rh, misses + rm
 }
 
