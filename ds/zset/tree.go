@@ -341,6 +341,14 @@ func (z *big) rankOf(id uint32) int {
 
 // at returns the leaf holding rank r (0 <= r < n) and r's position in it.
 func (z *big) at(r int) (*node, int) {
+	// The ends are where most range reads start (ZRANGE 0 9, ZREVRANGE 0 9): their leaves are
+	// at hand, without the root-to-leaf path's dependent misses.
+	switch {
+	case r == 0 && len(z.head.ids) > 0:
+		return z.head, 0
+	case r == z.n-1 && len(z.tail.ids) > 0:
+		return z.tail, len(z.tail.ids) - 1
+	}
 	n := z.root
 	for !n.isLeaf() {
 		i := 0

@@ -213,6 +213,14 @@ func checkWalks(t *testing.T, z *ZSet, want []Entry) {
 		if !sameEntries(got, rev) {
 			t.Fatalf("reverse walk from %d differs", start)
 		}
+		got = got[:0]
+		z.Walk(start, false, func(m []byte, s float64) bool {
+			got = append(got, Entry{bytes.Clone(m), s})
+			return true
+		})
+		if !sameEntries(got, want[start:]) {
+			t.Fatalf("walk from %d differs", start)
+		}
 	}
 }
 
