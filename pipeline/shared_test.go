@@ -179,22 +179,7 @@ func TestTokenWaitsForReaders(t *testing.T) {
 	if !g.enter(r, 1) {
 		t.Fatal("a reader could not enter a free shard")
 	}
-	locked := make(chan struct{})
-	go func() {
-		g.Lock([]int32{1})
-		close(locked)
-	}()
-	select {
-	case <-locked:
-		t.Fatal("the token was taken while a reader was inside")
-	case <-time.After(50 * time.Millisecond):
-	}
-	r[1].Add(-1)
-	select {
-	case <-locked:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the token taker did not go on once the reader left")
-	}
+	lockWaitsFor(t, g, 1, func() { r[1].Add(-1) })
 	if g.enter(r, 1) {
 		t.Fatal("a reader entered a shard whose token is taken")
 	}
@@ -228,21 +213,28 @@ func TestShareAllOrNothing(t *testing.T) {
 	if !ok {
 		t.Fatal("Share failed with every token free")
 	}
+	lockWaitsFor(t, g, 3, func() { g.Unshare(p, []int32{0, 1, 2, 3}) })
+	g.Unlock([]int32{3})
+}
+
+// lockWaitsFor checks that taking shard id's token waits while a reader is inside and goes on
+// once leave has let it out; the token is left taken.
+func lockWaitsFor(t *testing.T, g *Group, id int32, leave func()) {
+	t.Helper()
 	locked := make(chan struct{})
 	go func() {
-		g.Lock([]int32{3})
+		g.Lock([]int32{id})
 		close(locked)
 	}()
 	select {
 	case <-locked:
-		t.Fatal("a token was taken from a shared reader")
+		t.Fatalf("shard %d's token was taken while a reader was inside", id)
 	case <-time.After(50 * time.Millisecond):
 	}
-	g.Unshare(p, []int32{0, 1, 2, 3})
+	leave()
 	select {
 	case <-locked:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the token taker did not go on after Unshare")
+		t.Fatalf("the taker of shard %d's token did not go on once the reader left", id)
 	}
-	g.Unlock([]int32{3})
 }

@@ -52,15 +52,25 @@ func TestPanicInBarrierReleasesShards(t *testing.T) {
 	}()
 	// MGET reads its shards shared (shared.go): the writer checks that the panic left no
 	// reader registered, which would keep every token taker of those shards waiting.
-	done := make(chan string)
-	go func() { done <- tc.do("MGET", "a", "b", "c") + tc.do("MSET", "a", "1", "b", "2", "c", "3") }()
+	got := within(t, "MGET or MSET after the panic (the barrier's shards stayed locked)", func() string {
+		return tc.do("MGET", "a", "b", "c") + tc.do("MSET", "a", "1", "b", "2", "c", "3")
+	})
+	if got != "*3\r\n$-1\r\n$-1\r\n$-1\r\n+OK\r\n" {
+		t.Fatalf("MGET and MSET after the panic replied %q", got)
+	}
+}
+
+// within returns do's result, failing the test if it takes more than 10 seconds (what hangs).
+func within(t *testing.T, what string, do func() string) string {
+	t.Helper()
+	done := make(chan string, 1)
+	go func() { done <- do() }()
 	select {
 	case got := <-done:
-		if got != "*3\r\n$-1\r\n$-1\r\n$-1\r\n+OK\r\n" {
-			t.Fatalf("MGET and MSET after the panic replied %q", got)
-		}
+		return got
 	case <-time.After(10 * time.Second):
-		t.Fatal("MGET or MSET after the panic hung: the barrier's shards stayed locked")
+		t.Fatalf("%s hung", what)
+		return ""
 	}
 }
 
@@ -85,14 +95,10 @@ func TestPanicInSharedWork(t *testing.T) {
 	if !bad.stream.closed && !bad.client.closeAfter {
 		t.Fatal("the panicking client was not closed")
 	}
-	done := make(chan string)
-	go func() { done <- good.do("SET", "boom", "v") + good.do("STRLEN", "boom") }()
-	select {
-	case got := <-done:
-		if got != "+OK\r\n:1\r\n" {
-			t.Fatalf("SET and STRLEN after the panic replied %q", got)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("SET after the panic hung: the shared reader stayed registered")
+	got := within(t, "SET after the panic (the shared reader stayed registered)", func() string {
+		return good.do("SET", "boom", "v") + good.do("STRLEN", "boom")
+	})
+	if got != "+OK\r\n:1\r\n" {
+		t.Fatalf("SET and STRLEN after the panic replied %q", got)
 	}
 }

@@ -9,8 +9,9 @@ import (
 
 // Shared work (pipeline/shared.go) runs without the shard's token, possibly on two cores at
 // once, so it must not write the shard's Ctx or counters: it runs in its client's Ctx (the one
-// its barriers use) and counts in its P's. Only commands whose Spec is marked shared run this way; they read one key through
-// FindRead and change nothing but the entry's access time, which keyspace stores atomically.
+// its barriers use) and counts in its P's. Only commands whose Spec is marked shared run this
+// way (GET, MGET); they read through FindRead and change nothing but entries' access times,
+// which keyspace stores atomically.
 
 // readerState is one P's counters for shared work: two goroutines may run shared work of one
 // shard at once, so they cannot count in the shard's counters, and counting in common ones
@@ -44,8 +45,7 @@ func (e *Engine) execShared(r *readerState, w *pipeline.Work) {
 	c := &b.Slots[w.Slots[0]].Client.(*Client).ctx
 	c.rstats = r
 	defer func() { c.rstats = nil }()
-	r.works.Add(1)
-	timed := r.works.Load()%timeSample == 0
+	timed := r.works.Add(1)%timeSample == 0
 	var start time.Time
 	if timed {
 		start = time.Now()
