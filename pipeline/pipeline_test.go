@@ -182,30 +182,37 @@ func TestWarmRunsHeldShards(t *testing.T) {
 }
 
 func runDeepPipeline(t *testing.T, env *Env) {
+	const depth = 3000
+	serveConns(t, env, 4, func(c int) (req []byte) {
+		for i := range depth {
+			key := fmt.Sprintf("c%d:k%d", c, i%50)
+			switch i % 7 {
+			case 3:
+				req = append(req, cmd("PING")...)
+			case 5:
+				req = append(req, cmd("SUM", key)...)
+			default:
+				req = append(req, cmd("INCR", key)...)
+			}
+		}
+		return req
+	}, func(c int, out []byte) { checkOrder(t, out, c, depth) })
+}
+
+// serveConns serves request(c) as one read on each of conns connections at once and passes
+// each connection's replies to check.
+func serveConns(t *testing.T, env *Env, conns int, request func(c int) []byte, check func(c int, out []byte)) {
 	var wg sync.WaitGroup
-	const conns, depth = 4, 3000
 	for c := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st := &chanStream{}
-			conn := NewConn(env, st, nil)
-			for i := range depth {
-				key := fmt.Sprintf("c%d:k%d", c, i%50)
-				switch i % 7 {
-				case 3:
-					st.in = append(st.in, cmd("PING")...)
-				case 5:
-					st.in = append(st.in, cmd("SUM", key)...)
-				default:
-					st.in = append(st.in, cmd("INCR", key)...)
-				}
-			}
-			if err := conn.Serve(); err != nil {
+			st := &chanStream{in: request(c)}
+			if err := NewConn(env, st, nil).Serve(); err != nil {
 				t.Error(err)
 				return
 			}
-			checkOrder(t, st.out.Bytes(), c, depth)
+			check(c, st.out.Bytes())
 		}()
 	}
 	wg.Wait()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -66,50 +65,40 @@ func TestSharedReadersExcludeWriters(t *testing.T) {
 			sharedRuns.Add(1)
 		}
 	}
-	var wg sync.WaitGroup
-	for c := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			st := &chanStream{}
-			conn := NewConn(env, st, nil)
-			for i := range depth {
-				key := "k" + strconv.Itoa((i*7+c)%keys)
-				if i%5 == 0 {
-					st.in = append(st.in, cmd("INCR", key)...)
-				} else {
-					st.in = append(st.in, cmd("GET", key)...)
-				}
+	serveConns(t, env, conns, func(c int) (req []byte) {
+		for i := range depth {
+			key := "k" + strconv.Itoa((i*7+c)%keys)
+			if i%5 == 0 {
+				req = append(req, cmd("INCR", key)...)
+			} else {
+				req = append(req, cmd("GET", key)...)
 			}
-			if err := conn.Serve(); err != nil {
-				t.Error(err)
+		}
+		return req
+	}, func(c int, got []byte) {
+		// A GET sees at least this connection's own INCRs of the key, and values never go
+		// back.
+		own, last := map[string]int{}, map[string]int{}
+		out := string(got)
+		for i := range depth {
+			key := "k" + strconv.Itoa((i*7+c)%keys)
+			line, rest, _ := strings.Cut(out, "\r\n")
+			out = rest
+			v, err := strconv.Atoi(strings.TrimPrefix(line, ":"))
+			if err != nil {
+				t.Errorf("conn %d reply %d: %q", c, i, line)
 				return
 			}
-			// A GET sees at least this connection's own INCRs of the key, and values never
-			// go back.
-			own, last := map[string]int{}, map[string]int{}
-			out := st.out.String()
-			for i := range depth {
-				key := "k" + strconv.Itoa((i*7+c)%keys)
-				line, rest, _ := strings.Cut(out, "\r\n")
-				out = rest
-				v, err := strconv.Atoi(strings.TrimPrefix(line, ":"))
-				if err != nil {
-					t.Errorf("conn %d reply %d: %q", c, i, line)
-					return
-				}
-				if i%5 == 0 {
-					own[key]++
-				}
-				if v < own[key] || v < last[key] {
-					t.Errorf("conn %d reply %d: %s is %d after own %d, last seen %d", c, i, key, v, own[key], last[key])
-					return
-				}
-				last[key] = v
+			if i%5 == 0 {
+				own[key]++
 			}
-		}()
-	}
-	wg.Wait()
+			if v < own[key] || v < last[key] {
+				t.Errorf("conn %d reply %d: %s is %d after own %d, last seen %d", c, i, key, v, own[key], last[key])
+				return
+			}
+			last[key] = v
+		}
+	})
 	var req []byte
 	for k := range keys {
 		req = append(req, cmd("GET", "k"+strconv.Itoa(k))...)
