@@ -10,7 +10,8 @@ import (
 // Shared work (pipeline/shared.go) runs without the shard's token, possibly on two cores at
 // once, so it must not write the shard's Ctx or counters: it runs in its client's Ctx (the one
 // its barriers use) and counts in its P's. Only commands whose Spec is marked shared run this
-// way (GET, MGET); they read through FindRead and change nothing but entries' access times,
+// way (GET, MGET, STRLEN, GETRANGE, SCARD, SISMEMBER, SMISMEMBER, ZCARD, ZSCORE); they read
+// through FindRead and change nothing but entries' access times,
 // which keyspace stores atomically.
 
 // readerState is one P's counters for shared work: two goroutines may run shared work of one

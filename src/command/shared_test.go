@@ -144,3 +144,56 @@ func TestSharedMGetExpired(t *testing.T) {
 		t.Errorf("MGETs counted as shared reads: %d, want the first one only", calls)
 	}
 }
+
+// The collection and string reads marked shared run beside each other on two connections while
+// a third writes the same keys: each reply is one the writes could have produced at some moment
+// (counts never go back, preloaded members stay), and under -race no read writes shared state.
+func TestSharedReadsBesideWrites(t *testing.T) {
+	e := newTestEngine()
+	w := newTestConn(t, e)
+	for i := range 200 { // past the small encodings' limits
+		w.do("SADD", "s", fmt.Sprint("m", i))
+		w.do("ZADD", "z", fmt.Sprint(i), fmt.Sprint("m", i))
+	}
+	w.do("SET", "k", "v")
+	var reads []byte
+	for _, args := range [][]string{{"SISMEMBER", "s", "m7"}, {"SMISMEMBER", "s", "m7", "x"},
+		{"SCARD", "s"}, {"ZSCORE", "z", "m7"}, {"ZCARD", "z"}, {"STRLEN", "k"}, {"GETRANGE", "k", "0", "0"}} {
+		reads = append(reads, encodeCommand(args)...)
+	}
+	const rounds = 300
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := newTestConn(t, e)
+			lastS, lastZ, lastK := 0, 0, 0
+			for range rounds {
+				out, err := r.send(reads)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				var s, z, k int
+				_, err = fmt.Sscanf(string(out), ":1\r\n*2\r\n:1\r\n:0\r\n:%d\r\n$1\r\n7\r\n:%d\r\n:%d\r\n$1\r\nv\r\n", &s, &z, &k)
+				if err != nil || s < lastS || z < lastZ || k < lastK {
+					t.Errorf("replies %q after SCARD %d, ZCARD %d, STRLEN %d", out, lastS, lastZ, lastK)
+					return
+				}
+				lastS, lastZ, lastK = s, z, k
+			}
+		}()
+	}
+	for i := range rounds {
+		w.do("SADD", "s", fmt.Sprint("n", i))
+		w.do("ZADD", "z", "1", fmt.Sprint("n", i))
+		w.do("APPEND", "k", "v")
+	}
+	wg.Wait()
+	for _, name := range []string{"sismember", "smismember", "scard", "zscore", "zcard", "strlen", "getrange"} {
+		if calls, _, _ := e.readerCalls(lookup([]byte(name))); calls == 0 {
+			t.Errorf("%s never ran as shared work", name)
+		}
+	}
+}

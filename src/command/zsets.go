@@ -12,8 +12,8 @@ var zsetCommands = []*Spec{
 	{Name: "zadd", Arity: -4, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: zadd},
 	{Name: "zincrby", Arity: 4, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1, Member: 3, Run: zincrby},
 	{Name: "zrem", Arity: -3, Flags: Write | Fast, FirstKey: 1, LastKey: 1, Step: 1, Member: 2, Run: zrem},
-	{Name: "zcard", Arity: 2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: zcard},
-	{Name: "zscore", Arity: 3, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Member: 2, Run: zscore},
+	{Name: "zcard", Arity: 2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: zcard, shared: true},
+	{Name: "zscore", Arity: 3, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Member: 2, Run: zscore, shared: true},
 	{Name: "zmscore", Arity: -3, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Member: 2, Run: zmscore},
 	// ZRANK and ZREVRANK take Redis 7.2's optional WITHSCORE, so their arity is 7.2's -3.
 	{Name: "zrank", Arity: -3, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Member: 2, Run: zrank},
