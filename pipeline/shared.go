@@ -82,16 +82,16 @@ func (g *Group) Share(ids []int32) (p int, ok bool) {
 		if n == len(ids) {
 			return p, true
 		}
-		for _, id := range ids[:n] {
-			r[id].Add(-1)
-		}
+		leave(r, ids[:n])
 	}
 	return 0, false
 }
 
 // Unshare ends what Share began.
-func (g *Group) Unshare(p int, ids []int32) {
-	r := g.readers[p]
+func (g *Group) Unshare(p int, ids []int32) { leave(g.readers[p], ids) }
+
+// leave lowers the counters r of the given shards, which their readers had raised.
+func leave(r []atomic.Int32, ids []int32) {
 	for _, id := range ids {
 		r[id].Add(-1)
 	}
@@ -129,9 +129,7 @@ func (b *Batch) runShared(g *Group) []int32 {
 		for _, id := range in {
 			g.Shards[id].run(&b.works[id])
 		}
-		for _, id := range in {
-			r[id].Add(-1)
-		}
+		leave(r, in)
 	}
 	for _, id := range in {
 		w := &b.works[id]

@@ -89,8 +89,8 @@ type Spec struct {
 	Subs map[string]*Spec
 
 	id int // index into per-shard statistics, set when the table is built
-	// shared marks a command that may run without its shard's token (shared.go): it reads
-	// one key through FindRead and writes nothing else.
+	// shared marks a command that may run without its shards' tokens (shared.go): it reads
+	// its keys only through FindRead and writes nothing else.
 	shared bool
 	stats  cmdStats
 }
