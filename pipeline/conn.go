@@ -50,8 +50,8 @@ type Env struct {
 	// Route resolves s (its Args are set): it fills Cmd, DB, Proto and Silent from the client's
 	// state, answers connection commands and errors into s.Reply, and sets s.Target.
 	Route func(client any, s *Slot)
-	// Exec runs shard-targeted slots; installed into the Group's shards by NewGroup.
-	// Barrier runs a barrier slot on the connection.
+	// Barrier runs a barrier slot on the connection. (Slots targeted at one shard are run by the
+	// Group's executor, the exec func given to NewGroup.)
 	Barrier func(s *Slot)
 	// Limits returns the parser limits for the client now (they change with AUTH and CONFIG SET).
 	Limits func(client any) *resp.Limits

@@ -68,6 +68,32 @@ func (c *Ctx) UpsertIn(key []byte) (*keyspace.Keyspace, *keyspace.Entry, bool) {
 	return ks, e, created
 }
 
+// FindRead finds key for a read, counting a keyspace hit or miss for INFO as Redis's
+// lookupKeyRead does.
+func (c *Ctx) FindRead(key []byte) *keyspace.Entry {
+	ks, h := c.lookup(key)
+	if st := c.rstats; st != nil { // shared work (shared.go)
+		e, expired := ks.FindShared(key, h, c.Now)
+		switch {
+		case expired:
+			c.needToken = true
+		case e == nil:
+			st.misses.Add(1)
+		default:
+			st.hits.Add(1)
+		}
+		return e
+	}
+	e := ks.FindHashed(key, h, c.Now)
+	st := &c.E.data(c.E.shardOfHash(h)).stats
+	if e == nil {
+		st.misses++
+	} else {
+		st.hits++
+	}
+	return e
+}
+
 func (c *Ctx) lookup(key []byte) (*keyspace.Keyspace, uint64) {
 	h := keyspace.Hash(key)
 	return c.E.data(c.E.shardOfHash(h)).dbs[c.DB], h

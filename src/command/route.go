@@ -3,10 +3,7 @@ package command
 import (
 	"bytes"
 	"fmt"
-	"log/slog"
-	"runtime/debug"
 	"slices"
-	"time"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/net/resp"
@@ -52,21 +49,6 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 	default:
 		s.Target = pipeline.TargetBarrier
 	}
-}
-
-// callConn runs a connection command. Like the shards' work items, only one call in timeSample
-// reads the clock (twice: a virtual machine's clock read cost as much as PING itself), and its
-// duration is charged timeSample times over.
-func (e *Engine) callConn(cl *Client, s *pipeline.Slot) {
-	spec := s.Cmd.(*Spec)
-	cl.connRuns++
-	if cl.connRuns%timeSample != 0 {
-		e.call(&cl.ctx, s, cl.batchNow)
-		return
-	}
-	start := time.Now()
-	e.call(&cl.ctx, s, start.UnixNano())
-	spec.stats.nsec.Add(int64(time.Since(start)) * timeSample)
 }
 
 // mayBlock reports whether the command in args may wait when it runs: a blocking command, DEBUG
@@ -195,125 +177,4 @@ func (e *Engine) reject(s *pipeline.Slot, spec *Spec, msg string) {
 	}
 	e.stats.countError(msg)
 	s.Reply = resp.AppendError(s.Reply[:0], msg) // turns CR and LF from arguments into spaces
-}
-
-// barrier runs a slot that spans shards, after every earlier slot of its batch has completed.
-// A blocking command that had to wait reruns here when a waiter cannot be served in place.
-//
-// The first run uses the batch's time; like connection commands, only one barrier in timeSample
-// reads the clock for its statistics.
-func (e *Engine) barrier(s *pipeline.Slot) {
-	cl, spec := s.Client.(*Client), s.Cmd.(*Spec)
-	c := &cl.ctx
-	cl.connRuns++
-	timed := cl.connRuns%timeSample == 0
-	var start time.Time
-	if timed {
-		start = time.Now()
-	}
-	for now := cl.batchNow; ; now = time.Now().UnixNano() {
-		switch spec.Scope {
-		case ScopeKeys:
-			e.runOnKeys(c, s, cl, now)
-		case ScopeAll:
-			e.runOnAll(c, s, now)
-		default:
-			e.call(c, s, now)
-		}
-		w := c.blocked
-		if w == nil {
-			break
-		}
-		c.blocked = nil
-		if !e.waitBlocked(w, s, cl.shards) {
-			break
-		}
-	}
-	if timed {
-		spec.stats.nsec.Add(int64(time.Since(start)) * timeSample)
-	}
-}
-
-// runOnKeys runs a barrier holding its keys' shards. The tokens are let go by a deferred call:
-// call recovers a command's panic, but one in the warming or in serving the blocked clients
-// would otherwise leave the shards locked and hang every client of them.
-func (e *Engine) runOnKeys(c *Ctx, s *pipeline.Slot, cl *Client, now int64) {
-	if s.Cmd.(*Spec).shared && e.runKeysShared(c, s, cl, now) {
-		return
-	}
-	e.Group.Lock(cl.shards)
-	defer e.Group.Unlock(cl.shards)
-	if sink := e.warmKeys(s, cl.keyPos); sink != 0 {
-		e.data(cl.shards[0]).warmSink += sink
-	}
-	e.call(c, s, now)
-	e.serveReadyIn(cl.shards, now)
-}
-
-// runOnAll runs a barrier holding every shard, as runOnKeys does.
-func (e *Engine) runOnAll(c *Ctx, s *pipeline.Slot, now int64) {
-	e.Group.LockAll()
-	defer e.Group.UnlockAll()
-	e.call(c, s, now)
-	e.serveReadyAll(now)
-}
-
-// serveReadyIn serves blocked clients of keys made ready on the held shards.
-func (e *Engine) serveReadyIn(shards []int32, now int64) {
-	for _, id := range shards {
-		if d := e.data(id); len(d.block.ready) > 0 {
-			e.serveReadyLocked(d, now)
-		}
-	}
-}
-
-// serveReadyAll is serveReadyIn for every shard.
-func (e *Engine) serveReadyAll(now int64) {
-	for i := range e.Group.Shards {
-		if d := e.data(int32(i)); len(d.block.ready) > 0 {
-			e.serveReadyLocked(d, now)
-		}
-	}
-}
-
-// call runs one command with c, recording its statistics. A panic is logged, answered with an
-// error, and closes the client; the executor and its tokens are unaffected.
-func (e *Engine) call(c *Ctx, s *pipeline.Slot, now int64) {
-	spec := s.Cmd.(*Spec)
-	c.Args, c.Out, c.Proto, c.DB, c.Now, c.Spec = s.Args, s.Reply[:0], int(s.Proto), int(s.DB), now, spec
-	c.Client, c.slot = s.Client.(*Client), s
-	defer func() {
-		if r := recover(); r != nil {
-			slog.Error("command panicked", "cmd", spec.Name, "client", c.Client.ID, "panic", r,
-				"stack", string(debug.Stack()))
-			c.Out = append(c.Out[:0], "-ERR internal error\r\n"...)
-			c.Client.CloseAfterReply()
-		}
-		s.Reply = c.Out
-		if !c.needToken { // else not a call: it runs again holding the token (shared.go)
-			e.count(c, spec)
-		}
-		c.Args, c.Client = nil, nil
-	}()
-	spec.Run(c)
-}
-
-// count records a call of spec by c: in the counters of the P, the shard or the Spec, whichever
-// ran it.
-func (e *Engine) count(c *Ctx, spec *Spec) {
-	failed := len(c.Out) > 0 && c.Out[0] == '-'
-	if failed {
-		e.stats.countErrorReply(c.Out)
-	}
-	switch {
-	case c.rstats != nil:
-		c.rstats.count(spec, failed)
-	case c.stats != nil:
-		c.stats.count(spec, failed)
-	default:
-		spec.stats.calls.Add(1)
-		if failed {
-			spec.stats.failed.Add(1)
-		}
-	}
 }

@@ -2,9 +2,6 @@ package command
 
 import (
 	"sync/atomic"
-	"time"
-
-	"github.com/hotkv/hotkv/pipeline"
 )
 
 // Shared work (pipeline/shared.go) runs without the shard's token, possibly on two cores at
@@ -37,63 +34,12 @@ func newReaders(n int) []readerState {
 	return r
 }
 
-// execShared runs one batch's slots for one shard without its token, counting in r. A slot
-// that finds it needs the token (FindRead met an expired key) hands it and the rest back.
-func (e *Engine) execShared(r *readerState, w *pipeline.Work) {
-	b := w.Batch()
-	// The client's own Ctx: only its goroutine runs its shared work, and never beside a
-	// barrier or connection command of its own.
-	c := &b.Slots[w.Slots[0]].Client.(*Client).ctx
-	c.rstats = r
-	defer func() { c.rstats = nil }()
-	timed := r.works.Add(1)%timeSample == 0
-	var start time.Time
-	if timed {
-		start = time.Now()
-	}
-	ran := len(w.Slots)
-	for k, i := range w.Slots {
-		e.call(c, &b.Slots[i], b.Now)
-		if c.needToken {
-			c.needToken = false
-			w.NeedToken(k)
-			ran = k
-			break
-		}
-	}
-	r.done.Add(int64(ran))
-	if timed && ran > 0 {
-		per := int64(time.Since(start)) * timeSample / int64(ran)
-		for _, i := range w.Slots[:ran] {
-			r.cmds[b.Slots[i].Cmd.(*Spec).id].nsec.Add(per)
-		}
-	}
-}
-
 func (st *readerState) count(spec *Spec, failed bool) {
 	c := &st.cmds[spec.id]
 	c.calls.Add(1)
 	if failed {
 		c.failed.Add(1)
 	}
-}
-
-// runKeysShared runs a shared command whose keys span shards (MGET) as a reader of them all,
-// without their tokens. It reports false, having changed nothing, when a token was taken or a
-// key must be deleted; the caller then runs it holding the tokens.
-func (e *Engine) runKeysShared(c *Ctx, s *pipeline.Slot, cl *Client, now int64) bool {
-	p, ok := e.Group.Share(cl.shards)
-	if !ok {
-		return false
-	}
-	defer e.Group.Unshare(p, cl.shards)
-	r := &e.readers[p]
-	r.sink.Add(e.warmKeys(s, cl.keyPos))
-	c.rstats = r
-	e.call(c, s, now)
-	undone := c.needToken
-	c.rstats, c.needToken = nil, false
-	return !undone
 }
 
 // readerCalls sums every P's counters of spec.

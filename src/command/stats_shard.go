@@ -2,10 +2,6 @@ package command
 
 import (
 	"sync/atomic"
-	"time"
-
-	"github.com/hotkv/hotkv/ds/keyspace"
-	"github.com/hotkv/hotkv/pipeline"
 )
 
 // Statistics of commands that run on a shard actor are kept per shard, without atomics, by the
@@ -26,47 +22,12 @@ type cmdCounter struct {
 	calls, nsec, failed int64
 }
 
-// timeSample: one work item in timeSample has its duration measured, and charged timeSample
-// times over, so command statistics cost no clock reads on most batches.
-const timeSample = 32
-
 // count records one call of spec on this shard.
 func (st *shardStats) count(spec *Spec, failed bool) {
 	c := &st.cmds[spec.id]
 	c.calls++
 	if failed {
 		c.failed++
-	}
-}
-
-// execWork is the shards' executor: it runs one batch's slots for one shard, in order, at the
-// batch's time. The clock is read only for the sampled work items.
-func (e *Engine) execWork(sh *pipeline.Shard, w *pipeline.Work) {
-	if p := w.Reader(); p >= 0 {
-		e.execShared(&e.readers[p], w)
-		return
-	}
-	d := sh.Data.(*shardData)
-	b := w.Batch()
-	now := b.Now
-	d.stats.works++
-	timed := d.stats.works%timeSample == 0
-	var start time.Time
-	if timed {
-		start = time.Now()
-	}
-	for _, i := range w.Slots {
-		e.call(&d.ctx, &b.Slots[i], now)
-		if len(d.block.ready) > 0 {
-			e.serveReadyLocked(d, now)
-		}
-	}
-	d.stats.done.Add(int64(len(w.Slots)))
-	if timed {
-		per := int64(time.Since(start)) * timeSample / int64(len(w.Slots))
-		for _, i := range w.Slots {
-			d.stats.cmds[b.Slots[i].Cmd.(*Spec).id].nsec += per
-		}
 	}
 }
 
@@ -102,30 +63,4 @@ func (e *Engine) resetShardStatsLocked() {
 		st.hits, st.misses = 0, 0
 	}
 	e.resetReaderStats()
-}
-
-// FindRead finds key for a read, counting a keyspace hit or miss for INFO as Redis's
-// lookupKeyRead does.
-func (c *Ctx) FindRead(key []byte) *keyspace.Entry {
-	ks, h := c.lookup(key)
-	if st := c.rstats; st != nil { // shared work (shared.go)
-		e, expired := ks.FindShared(key, h, c.Now)
-		switch {
-		case expired:
-			c.needToken = true
-		case e == nil:
-			st.misses.Add(1)
-		default:
-			st.hits.Add(1)
-		}
-		return e
-	}
-	e := ks.FindHashed(key, h, c.Now)
-	st := &c.E.data(c.E.shardOfHash(h)).stats
-	if e == nil {
-		st.misses++
-	} else {
-		st.hits++
-	}
-	return e
 }

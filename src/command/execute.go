@@ -1,0 +1,244 @@
+package command
+
+import (
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/hotkv/hotkv/pipeline"
+)
+
+// The execute stage. A command runs in one of four places, each a function below, and every one
+// of them ends in call, the single place a command's handler is invoked, its panic caught and its
+// call counted:
+//
+//   - execWork: a shard actor runs one batch's slots for its shard, holding the shard's token;
+//   - execShared: the same without the token, for work whose commands are all shared reads
+//     (shared.go, pipeline/shared.go);
+//   - callConn: a connection command, on the connection while the batch is routed (route.go);
+//   - barrier: a command whose keys span shards, or that needs every shard, on the connection
+//     once every earlier slot of its batch has completed (runOnKeys, runOnAll).
+//
+// Blocked clients made ready by a write are served before the token that wrote is let go.
+
+// timeSample: one work item in timeSample has its duration measured, and charged timeSample
+// times over, so command statistics cost no clock reads on most batches.
+const timeSample = 32
+
+// execWork is the shards' executor: it runs one batch's slots for one shard, in order, at the
+// batch's time. The clock is read only for the sampled work items.
+func (e *Engine) execWork(sh *pipeline.Shard, w *pipeline.Work) {
+	if p := w.Reader(); p >= 0 {
+		e.execShared(&e.readers[p], w)
+		return
+	}
+	d := sh.Data.(*shardData)
+	b := w.Batch()
+	now := b.Now
+	d.stats.works++
+	timed := d.stats.works%timeSample == 0
+	var start time.Time
+	if timed {
+		start = time.Now()
+	}
+	for _, i := range w.Slots {
+		e.call(&d.ctx, &b.Slots[i], now)
+		if len(d.block.ready) > 0 {
+			e.serveReadyLocked(d, now)
+		}
+	}
+	d.stats.done.Add(int64(len(w.Slots)))
+	if timed {
+		per := int64(time.Since(start)) * timeSample / int64(len(w.Slots))
+		for _, i := range w.Slots {
+			d.stats.cmds[b.Slots[i].Cmd.(*Spec).id].nsec += per
+		}
+	}
+}
+
+// execShared runs one batch's slots for one shard without its token, counting in r. A slot
+// that finds it needs the token (FindRead met an expired key) hands it and the rest back.
+func (e *Engine) execShared(r *readerState, w *pipeline.Work) {
+	b := w.Batch()
+	// The client's own Ctx: only its goroutine runs its shared work, and never beside a
+	// barrier or connection command of its own.
+	c := &b.Slots[w.Slots[0]].Client.(*Client).ctx
+	c.rstats = r
+	defer func() { c.rstats = nil }()
+	timed := r.works.Add(1)%timeSample == 0
+	var start time.Time
+	if timed {
+		start = time.Now()
+	}
+	ran := len(w.Slots)
+	for k, i := range w.Slots {
+		e.call(c, &b.Slots[i], b.Now)
+		if c.needToken {
+			c.needToken = false
+			w.NeedToken(k)
+			ran = k
+			break
+		}
+	}
+	r.done.Add(int64(ran))
+	if timed && ran > 0 {
+		per := int64(time.Since(start)) * timeSample / int64(ran)
+		for _, i := range w.Slots[:ran] {
+			r.cmds[b.Slots[i].Cmd.(*Spec).id].nsec.Add(per)
+		}
+	}
+}
+
+// runKeysShared runs a shared command whose keys span shards (MGET) as a reader of them all,
+// without their tokens. It reports false, having changed nothing, when a token was taken or a
+// key must be deleted; the caller then runs it holding the tokens.
+func (e *Engine) runKeysShared(c *Ctx, s *pipeline.Slot, cl *Client, now int64) bool {
+	p, ok := e.Group.Share(cl.shards)
+	if !ok {
+		return false
+	}
+	defer e.Group.Unshare(p, cl.shards)
+	r := &e.readers[p]
+	r.sink.Add(e.warmKeys(s, cl.keyPos))
+	c.rstats = r
+	e.call(c, s, now)
+	undone := c.needToken
+	c.rstats, c.needToken = nil, false
+	return !undone
+}
+
+// callConn runs a connection command. Like the shards' work items, only one call in timeSample
+// reads the clock (twice: a virtual machine's clock read cost as much as PING itself), and its
+// duration is charged timeSample times over.
+func (e *Engine) callConn(cl *Client, s *pipeline.Slot) {
+	spec := s.Cmd.(*Spec)
+	cl.connRuns++
+	if cl.connRuns%timeSample != 0 {
+		e.call(&cl.ctx, s, cl.batchNow)
+		return
+	}
+	start := time.Now()
+	e.call(&cl.ctx, s, start.UnixNano())
+	spec.stats.nsec.Add(int64(time.Since(start)) * timeSample)
+}
+
+// barrier runs a slot that spans shards, after every earlier slot of its batch has completed.
+// A blocking command that had to wait reruns here when a waiter cannot be served in place.
+//
+// The first run uses the batch's time; like connection commands, only one barrier in timeSample
+// reads the clock for its statistics.
+func (e *Engine) barrier(s *pipeline.Slot) {
+	cl, spec := s.Client.(*Client), s.Cmd.(*Spec)
+	c := &cl.ctx
+	cl.connRuns++
+	timed := cl.connRuns%timeSample == 0
+	var start time.Time
+	if timed {
+		start = time.Now()
+	}
+	for now := cl.batchNow; ; now = time.Now().UnixNano() {
+		switch spec.Scope {
+		case ScopeKeys:
+			e.runOnKeys(c, s, cl, now)
+		case ScopeAll:
+			e.runOnAll(c, s, now)
+		default:
+			e.call(c, s, now)
+		}
+		w := c.blocked
+		if w == nil {
+			break
+		}
+		c.blocked = nil
+		if !e.waitBlocked(w, s, cl.shards) {
+			break
+		}
+	}
+	if timed {
+		spec.stats.nsec.Add(int64(time.Since(start)) * timeSample)
+	}
+}
+
+// runOnKeys runs a barrier holding its keys' shards. The tokens are let go by a deferred call:
+// call recovers a command's panic, but one in the warming or in serving the blocked clients
+// would otherwise leave the shards locked and hang every client of them.
+func (e *Engine) runOnKeys(c *Ctx, s *pipeline.Slot, cl *Client, now int64) {
+	if s.Cmd.(*Spec).shared && e.runKeysShared(c, s, cl, now) {
+		return
+	}
+	e.Group.Lock(cl.shards)
+	defer e.Group.Unlock(cl.shards)
+	if sink := e.warmKeys(s, cl.keyPos); sink != 0 {
+		e.data(cl.shards[0]).warmSink += sink
+	}
+	e.call(c, s, now)
+	e.serveReadyIn(cl.shards, now)
+}
+
+// runOnAll runs a barrier holding every shard, as runOnKeys does.
+func (e *Engine) runOnAll(c *Ctx, s *pipeline.Slot, now int64) {
+	e.Group.LockAll()
+	defer e.Group.UnlockAll()
+	e.call(c, s, now)
+	e.serveReadyAll(now)
+}
+
+// serveReadyIn serves blocked clients of keys made ready on the held shards.
+func (e *Engine) serveReadyIn(shards []int32, now int64) {
+	for _, id := range shards {
+		if d := e.data(id); len(d.block.ready) > 0 {
+			e.serveReadyLocked(d, now)
+		}
+	}
+}
+
+// serveReadyAll is serveReadyIn for every shard.
+func (e *Engine) serveReadyAll(now int64) {
+	for i := range e.Group.Shards {
+		if d := e.data(int32(i)); len(d.block.ready) > 0 {
+			e.serveReadyLocked(d, now)
+		}
+	}
+}
+
+// call runs one command with c, recording its statistics. A panic is logged, answered with an
+// error, and closes the client; the executor and its tokens are unaffected.
+func (e *Engine) call(c *Ctx, s *pipeline.Slot, now int64) {
+	spec := s.Cmd.(*Spec)
+	c.Args, c.Out, c.Proto, c.DB, c.Now, c.Spec = s.Args, s.Reply[:0], int(s.Proto), int(s.DB), now, spec
+	c.Client, c.slot = s.Client.(*Client), s
+	defer func() {
+		if r := recover(); r != nil {
+			slog.Error("command panicked", "cmd", spec.Name, "client", c.Client.ID, "panic", r,
+				"stack", string(debug.Stack()))
+			c.Out = append(c.Out[:0], "-ERR internal error\r\n"...)
+			c.Client.CloseAfterReply()
+		}
+		s.Reply = c.Out
+		if !c.needToken { // else not a call: it runs again holding the token (shared.go)
+			e.count(c, spec)
+		}
+		c.Args, c.Client = nil, nil
+	}()
+	spec.Run(c)
+}
+
+// count records a call of spec by c: in the counters of the P, the shard or the Spec, whichever
+// ran it.
+func (e *Engine) count(c *Ctx, spec *Spec) {
+	failed := len(c.Out) > 0 && c.Out[0] == '-'
+	if failed {
+		e.stats.countErrorReply(c.Out)
+	}
+	switch {
+	case c.rstats != nil:
+		c.rstats.count(spec, failed)
+	case c.stats != nil:
+		c.stats.count(spec, failed)
+	default:
+		spec.stats.calls.Add(1)
+		if failed {
+			spec.stats.failed.Add(1)
+		}
+	}
+}
