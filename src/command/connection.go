@@ -98,7 +98,7 @@ func hello(c *Ctx) {
 	if len(c.Args) > 1 {
 		v, ok := ParseInt(c.Args[1])
 		if !ok {
-			c.Err("ERR Protocol version is not an integer or out of range")
+			c.Err(ErrProtoVersion)
 			return
 		}
 		if v < 2 || v > 3 {
@@ -118,7 +118,7 @@ func hello(c *Ctx) {
 			name = c.Args[j+1]
 			j++
 		default:
-			c.Errf("ERR Syntax error in HELLO option '%s'", opt)
+			c.Errf(ErrHelloOption, opt)
 			return
 		}
 	}
@@ -131,7 +131,7 @@ func hello(c *Ctx) {
 		cl.SetUser(string(user))
 	}
 	if !cl.Authed {
-		c.Err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		c.Err(ErrHelloNoAuth)
 		return
 	}
 	if name != nil {
@@ -168,7 +168,7 @@ const RedisVersion = "7.0.15"
 func validClientName(name []byte) string {
 	for _, ch := range name {
 		if ch < '!' || ch > '~' {
-			return "ERR Client names cannot contain spaces, newlines or special characters."
+			return ErrClientName
 		}
 	}
 	return ""

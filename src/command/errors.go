@@ -1,8 +1,10 @@
 package command
 
-// Wire errors: the exact bytes Redis 7.0 replies, without the leading '-' and trailing CRLF.
-// Every error string a handler sends is defined here.
+// Wire errors: the exact bytes Redis 7.0 replies (Redis 7.4's for the commands it added), without the
+// leading '-' and trailing CRLF. Every error string a handler sends is defined here, once: a text
+// two families reply is one constant, named for what it says, not for a family.
 const (
+	// Shared by several families.
 	ErrSyntax        = "ERR syntax error"
 	ErrWrongType     = "WRONGTYPE Operation against a key holding the wrong kind of value"
 	ErrNotInt        = "ERR value is not an integer or out of range"
@@ -28,5 +30,99 @@ const (
 	ErrTimeout       = "ERR timeout is not an integer or out of range"
 	ErrTimeoutNeg    = "ERR timeout is negative"
 	ErrTimeoutFloat  = "ERR timeout is not a float or out of range"
-	ErrSelectNotInt  = "ERR value is not an integer or out of range"
+	ErrNumkeys       = "ERR numkeys should be greater than 0"
+	ErrCountPositive = "ERR count should be greater than 0"
+	ErrPositive      = "ERR value is out of range, must be positive"
+	ErrCountRange    = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+	ErrLimitNegative = "ERR LIMIT can't be negative"
+	ErrOutOfRange    = "ERR value is out of range"
+
+	// Connection (HELLO, CLIENT SETNAME).
+	ErrProtoVersion = "ERR Protocol version is not an integer or out of range"
+	ErrHelloOption  = "ERR Syntax error in HELLO option '%s'"
+	ErrHelloNoAuth  = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
+	ErrClientName   = "ERR Client names cannot contain spaces, newlines or special characters."
+	ErrInternal     = "ERR internal error"
+
+	// Keys and expiry (DEL … SWAPDB, SCAN, OBJECT, EXPIRE …).
+	ErrInvalidCursor   = "ERR invalid cursor"
+	ErrIntArgRange     = "ERR value is out of range, value must between -2147483648 and 2147483647"
+	ErrFirstDBIndex    = "ERR invalid first DB index"
+	ErrSecondDBIndex   = "ERR invalid second DB index"
+	ErrUnknownObject   = "ERR unknown type object"
+	ErrExpireOption    = "ERR Unsupported option %s"
+	ErrExpireNXAndMore = "ERR NX and XX, GT or LT options at the same time are not compatible"
+	ErrExpireGTAndLT   = "ERR GT and LT options at the same time are not compatible"
+	ErrNoLFUPolicy     = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+	ErrLFUPolicy       = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+
+	// Strings.
+	ErrDecrOverflow  = "ERR decrement would overflow"
+	ErrLCSNotStrings = "ERR The specified keys must contain string values"
+	ErrLCSLenAndIdx  = "ERR If you want both the length and indexes, please just use IDX."
+	ErrLCSTooLong    = "ERR String too long for LCS"
+	ErrLCSMemory     = "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"
+	ErrLCSAlloc      = "ERR Insufficient memory, failed allocating transient memory for LCS"
+
+	// Lists.
+	ErrListIndexRange = "ERR index out of range"
+	ErrLPosRank       = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
+	ErrLPosCount      = "ERR COUNT can't be negative"
+	ErrLPosMaxLen     = "ERR MAXLEN can't be negative"
+	ErrUnblockReason  = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
+
+	// Hashes (Redis 7.4's for per-field expiry, HEXPIRE … HPERSIST).
+	ErrHashNotInt       = "ERR hash value is not an integer"
+	ErrHashNotFloat     = "ERR hash value is not a float"
+	ErrHashNaNInf       = "ERR value is NaN or Infinity"
+	ErrHashFieldsArg    = "ERR Mandatory argument FIELDS is missing or not at the right position"
+	ErrHashExpireFields = "ERR Parameter `numFields` should be greater than 0"
+	ErrHashNumFields    = "ERR Number of fields must be a positive integer"
+	ErrHashFieldsCount  = "ERR The `numfields` parameter must match the number of arguments"
+	ErrHashExpireNeg    = "ERR invalid expire time, must be >= 0"
+
+	// Sets.
+	ErrSetNumkeysArgs = "ERR Number of keys can't be greater than number of args"
+
+	// Sorted sets.
+	ErrZIncrPairs     = "ERR INCR option supports a single increment-element pair"
+	ErrZNaN           = "ERR resulting score is not a number (NaN)"
+	ErrZMinMaxFloat   = "ERR min or max is not a float"
+	ErrZMinMaxLex     = "ERR min or max not valid string range item"
+	ErrZLimitRank     = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
+	ErrZWithscoresLex = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
+	ErrZNeedKey       = "ERR at least 1 input key is needed for '%s' command"
+	ErrZWeightFloat   = "ERR weight value is not a float"
+
+	// SORT.
+	// ErrSortWeight is replied when a weight (the element, or the BY key's value) of a numeric
+	// sort is not a number strtod reads whole.
+	ErrSortWeight = "ERR One or more scores can't be converted into double"
+
+	// COMMAND and CONFIG.
+	ErrInvalidCommand   = "ERR Invalid command specified"
+	ErrNoKeyArguments   = "ERR The command has no key arguments"
+	ErrInvalidArgCount  = "ERR Invalid number of arguments specified for command"
+	ErrInvalidArguments = "ERR Invalid arguments specified for command"
+	ErrConfigSetUnknown = "ERR Unknown option or number of arguments for CONFIG SET - '%s'"
+	ErrNoConfigFile     = "ERR The server is running without a config file"
+
+	// CLIENT, server (DBSIZE, FLUSHALL, SHUTDOWN, DEBUG, FUNCTION) and INFO.
+	ErrSubSyntax        = "ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP."
+	ErrInvalidClientID  = "ERR Invalid client ID"
+	ErrClientIDRange    = "ERR client-id should be greater than 0"
+	ErrUnknownClient    = "ERR Unknown client type '%s'"
+	ErrNoSuchClient     = "ERR No such client"
+	ErrNoSuchUser       = "ERR No such user '%s'"
+	ErrPauseMode        = "ERR CLIENT PAUSE mode must be WRITE or ALL"
+	ErrSetinfoOption    = "ERR Unrecognized option '%s'"
+	ErrSetinfoChars     = "ERR %s cannot contain spaces, newlines or special characters."
+	ErrNoShutdown       = "ERR No shutdown in progress."
+	ErrShutdownFailed   = "ERR Errors trying to SHUTDOWN. Check logs."
+	ErrDebugDisabled    = `ERR DEBUG command not allowed. If the enable-debug-command option is set to "local", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.`
+	ErrFunctionFlushArg = "ERR FUNCTION FLUSH only supports SYNC|ASYNC option"
+	ErrFunctionLibName  = "ERR library name argument was not given"
+	ErrFunctionUnknown  = "ERR Unknown argument %s"
+	ErrLibraryNotFound  = "ERR Library not found"
+	ErrNotBusy          = "NOTBUSY No scripts in execution right now."
 )

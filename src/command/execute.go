@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/hotkv/hotkv/net/resp"
 	"github.com/hotkv/hotkv/pipeline"
 )
 
@@ -211,7 +212,7 @@ func (e *Engine) call(c *Ctx, s *pipeline.Slot, now int64) {
 		if r := recover(); r != nil {
 			slog.Error("command panicked", "cmd", spec.Name, "client", c.Client.ID, "panic", r,
 				"stack", string(debug.Stack()))
-			c.Out = append(c.Out[:0], "-ERR internal error\r\n"...)
+			c.Out = resp.AppendError(c.Out[:0], ErrInternal)
 			c.Client.CloseAfterReply()
 		}
 		s.Reply = c.Out

@@ -63,13 +63,13 @@ func hrandfield(c *Ctx) {
 		c.Err(ErrNotInt)
 		return
 	case n == math.MinInt64:
-		c.Err(ErrHashRandCount)
+		c.Err(ErrCountRange)
 		return
 	case len(c.Args) > 4 || (len(c.Args) == 4 && !EqualFold(c.Args[3], "WITHVALUES")):
 		c.Err(ErrSyntax)
 		return
 	case len(c.Args) == 4 && (n < -math.MaxInt64/2 || n > math.MaxInt64/2): // ±LONG_MAX/2
-		c.Err(ErrHashRandRange)
+		c.Err(ErrOutOfRange)
 		return
 	}
 	hrandfieldCount(c, n, len(c.Args) == 4)

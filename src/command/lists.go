@@ -139,7 +139,7 @@ func popGeneric(c *Ctx, front bool) {
 	if withCount {
 		var ok bool
 		if count, ok = ParseInt(c.Args[2]); !ok || count < 0 {
-			c.Err(ErrListPositive)
+			c.Err(ErrPositive)
 			return
 		}
 	}

@@ -73,7 +73,7 @@ func parseMPop(args [][]byte, at int) (mpopArgs, string) {
 	n, ok := ParseInt(args[at])
 	switch {
 	case !ok || n <= 0:
-		return o, ErrListNumKeys
+		return o, ErrNumkeys
 	case n > int64(len(args)-at-2):
 		return o, ErrSyntax
 	}
@@ -89,7 +89,7 @@ func parseMPop(args [][]byte, at int) (mpopArgs, string) {
 		}
 		i++
 		if o.count, ok = ParseInt(args[i]); !ok || o.count <= 0 {
-			return o, ErrListCount
+			return o, ErrCountPositive
 		}
 	}
 	o.count = max(o.count, 1)

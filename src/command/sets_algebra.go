@@ -53,7 +53,7 @@ func sinterstore(c *Ctx) {
 func sintercard(c *Ctx) {
 	numkeys, ok := ParseInt(c.Args[1])
 	if !ok || numkeys < 1 {
-		c.Err(ErrSetNumkeys)
+		c.Err(ErrNumkeys)
 		return
 	}
 	if numkeys > int64(len(c.Args)-2) {
@@ -87,7 +87,7 @@ func parseSintercardLimit(opts [][]byte) (limit int64, msg string) {
 		i++
 		n, ok := ParseInt(opts[i])
 		if !ok || n < 0 {
-			return 0, ErrSetLimitNegative
+			return 0, ErrLimitNegative
 		}
 		limit = n
 	}

@@ -42,7 +42,7 @@ func spop(c *Ctx) {
 func spopCount(c *Ctx) {
 	n, ok := ParseInt(c.Args[2])
 	if !ok || n < 0 {
-		c.Err(ErrSetPopCount)
+		c.Err(ErrPositive)
 		return
 	}
 	key := c.Args[1]
@@ -94,7 +94,7 @@ func srandmemberCount(c *Ctx) {
 		c.Err(ErrNotInt)
 		return
 	case n == math.MinInt64:
-		c.Err(ErrSetRandCount)
+		c.Err(ErrCountRange)
 		return
 	}
 	s, ok := readSet(c, c.Args[1])

@@ -174,7 +174,7 @@ func (a *zalgebra) parseOptions(args [][]byte) string {
 			j++
 			v, ok := ParseInt(args[j])
 			if !ok || v < 0 {
-				return ErrZLimitNegative
+				return ErrLimitNegative
 			}
 			a.limit = v
 		default:

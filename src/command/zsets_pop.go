@@ -32,7 +32,7 @@ func zpopMinMax(c *Ctx, max bool) {
 	if len(c.Args) == 3 {
 		n, ok := ParseInt(c.Args[2])
 		if !ok || n < 0 {
-			c.Err(ErrZPositive)
+			c.Err(ErrPositive)
 			return
 		}
 		count = n
@@ -123,7 +123,7 @@ func parseZMPop(args [][]byte, at int) (zmpopOpts, string) {
 	var o zmpopOpts
 	n, ok := ParseInt(args[at])
 	if !ok || n < 1 {
-		return o, ErrZNumkeys
+		return o, ErrNumkeys
 	}
 	where := at + 1
 	if n >= int64(len(args)-where) {
@@ -146,7 +146,7 @@ func parseZMPop(args [][]byte, at int) (zmpopOpts, string) {
 		j++
 		v, ok := ParseInt(args[j])
 		if !ok || v < 1 {
-			return o, ErrZCount
+			return o, ErrCountPositive
 		}
 		o.count = v
 	}
@@ -244,13 +244,13 @@ func zrandmember(c *Ctx) {
 		c.Err(ErrNotInt)
 		return
 	case l == math.MinInt64:
-		c.Err(ErrZRandRange)
+		c.Err(ErrCountRange)
 		return
 	case len(c.Args) > 4 || (len(c.Args) == 4 && !EqualFold(c.Args[3], "WITHSCORES")):
 		c.Err(ErrSyntax)
 		return
 	case len(c.Args) == 4 && (l < -math.MaxInt64/2 || l > math.MaxInt64/2):
-		c.Err(ErrZOutOfRange)
+		c.Err(ErrOutOfRange)
 		return
 	}
 	zrandWithCount(c, l, len(c.Args) == 4)
