@@ -25,12 +25,12 @@ var listCommands = []*Spec{
 	{Name: "lpos", Arity: -3, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: lpos},
 	{Name: "lmove", Arity: 5, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Run: lmove},
 	{Name: "rpoplpush", Arity: 3, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Run: rpoplpush},
-	{Name: "lmpop", Arity: -4, Flags: Write | MovableKeys, Keys: mpopKeys(1), Run: lmpop},
+	{Name: "lmpop", Arity: -4, Flags: Write | MovableKeys, NumKeys: 1, Run: lmpop},
 	{Name: "blpop", Arity: -3, Flags: Write | NoScript | Blocking, FirstKey: 1, LastKey: -2, Step: 1, Run: blpop},
 	{Name: "brpop", Arity: -3, Flags: Write | NoScript | Blocking, FirstKey: 1, LastKey: -2, Step: 1, Run: brpop},
 	{Name: "blmove", Arity: 6, Flags: Write | DenyOOM | NoScript | Blocking, FirstKey: 1, LastKey: 2, Step: 1, Run: blmove},
 	{Name: "brpoplpush", Arity: 4, Flags: Write | DenyOOM | NoScript | Blocking, FirstKey: 1, LastKey: 2, Step: 1, Run: brpoplpush},
-	{Name: "blmpop", Arity: -5, Flags: Write | Blocking | MovableKeys, Keys: mpopKeys(2), Run: blmpop},
+	{Name: "blmpop", Arity: -5, Flags: Write | Blocking | MovableKeys, NumKeys: 2, Run: blmpop},
 }
 
 // asList returns e's list: nil (and ok) for a missing key, ok false with WRONGTYPE replied for a

@@ -96,21 +96,6 @@ func parseMPop(args [][]byte, at int) (mpopArgs, string) {
 	return o, ""
 }
 
-// mpopKeys finds the keys of LMPOP (numkeys at 1) and BLMPOP (numkeys at 2). Arguments that do
-// not parse yield no keys; the handler then replies the error without touching any.
-func mpopKeys(at int) func(args [][]byte, dst []int) []int {
-	return func(args [][]byte, dst []int) []int {
-		n, ok := ParseInt(args[at])
-		if !ok || n <= 0 || n > int64(len(args)-at-2) {
-			return dst
-		}
-		for i := range int(n) {
-			dst = append(dst, at+1+i)
-		}
-		return dst
-	}
-}
-
 // LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]
 func lmpop(c *Ctx) {
 	o, msg := parseMPop(c.Args, 1)

@@ -66,27 +66,6 @@ func TestListNodeSizeSetting(t *testing.T) {
 	}
 }
 
-// LMPOP's and BLMPOP's key positions follow numkeys; arguments that cannot parse give no keys.
-func TestMPopKeys(t *testing.T) {
-	f := func(args string, at int, want ...int) {
-		t.Helper()
-		var argv [][]byte
-		for _, a := range strings.Fields(args) {
-			argv = append(argv, []byte(a))
-		}
-		if got := mpopKeys(at)(argv, nil); !slices.Equal(got, want) {
-			t.Errorf("%q: keys at %v, want %v", args, got, want)
-		}
-	}
-	f("LMPOP 2 a b LEFT", 1, 2, 3)
-	f("LMPOP 1 a LEFT COUNT 2", 1, 2)
-	f("LMPOP 3 a b LEFT", 1)
-	f("LMPOP 0 a LEFT", 1)
-	f("LMPOP x a LEFT", 1)
-	f("BLMPOP 0 2 a b RIGHT", 2, 3, 4)
-	f("BLMPOP 0 -1 a RIGHT", 2)
-}
-
 // A client blocked in one database is not served by a push to the same key in another.
 func TestBlockPerDatabase(t *testing.T) {
 	e := newTestEngine()

@@ -20,7 +20,7 @@ var setCommands = []*Spec{
 	{Name: "spop", Arity: -2, Flags: Write | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: spop},
 	{Name: "smove", Arity: 4, Flags: Write | Fast, FirstKey: 1, LastKey: 2, Step: 1, Run: smove},
 	{Name: "sinter", Arity: -2, Flags: ReadOnly, FirstKey: 1, LastKey: -1, Step: 1, Run: sinter},
-	{Name: "sintercard", Arity: -3, Flags: ReadOnly | MovableKeys, Keys: sintercardKeys, Run: sintercard},
+	{Name: "sintercard", Arity: -3, Flags: ReadOnly | MovableKeys, NumKeys: 1, Run: sintercard},
 	{Name: "sinterstore", Arity: -3, Flags: Write | DenyOOM, FirstKey: 1, LastKey: -1, Step: 1, Run: sinterstore},
 	{Name: "sunion", Arity: -2, Flags: ReadOnly, FirstKey: 1, LastKey: -1, Step: 1, Run: sunion},
 	{Name: "sunionstore", Arity: -3, Flags: Write | DenyOOM, FirstKey: 1, LastKey: -1, Step: 1, Run: sunionstore},

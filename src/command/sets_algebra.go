@@ -94,19 +94,6 @@ func parseSintercardLimit(opts [][]byte) (limit int64, msg string) {
 	return limit, ""
 }
 
-// sintercardKeys finds SINTERCARD's keys from numkeys; none when numkeys is invalid, so the
-// handler replies the error without touching data.
-func sintercardKeys(args [][]byte, dst []int) []int {
-	if len(args) < 2 {
-		return dst
-	}
-	n, ok := ParseInt(args[1])
-	for i := int64(0); ok && i < n && int(i)+2 < len(args); i++ {
-		dst = append(dst, int(i)+2)
-	}
-	return dst
-}
-
 // unionDiff is SUNION, SDIFF and their STORE forms: compute the result set from keys and store
 // it in dst, or reply it when dst is nil.
 func unionDiff(c *Ctx, dst []byte, keys [][]byte, op func([]*dset.Set, *dset.Limits) *dset.Set) {

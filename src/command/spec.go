@@ -82,6 +82,12 @@ type Spec struct {
 	// batch warming loads the sorted set's node and member at that rank (warm.go).
 	Rank int
 	Run  func(c *Ctx)
+	// NumKeys, when set, is the position of a numkeys argument: the command's keys are the
+	// numkeys arguments after it, plus FirstKey..LastKey when those are set (a STORE
+	// destination). As Redis's key extraction (genericGetKeys) does, a numkeys that is not a
+	// positive integer or counts more arguments than follow it gives no keys at all, the
+	// destination included: the handler then replies the error without touching data.
+	NumKeys int
 	// Keys extracts key positions when they are not a simple range (movablekeys); it returns the
 	// indexes of the keys in args.
 	Keys func(args [][]byte, dst []int) []int
@@ -121,6 +127,30 @@ func (s *Spec) keyIndexes(args [][]byte, dst []int) []int {
 	if s.Keys != nil {
 		return s.Keys(args, dst)
 	}
+	if s.NumKeys > 0 {
+		return s.numKeysIndexes(args, dst)
+	}
+	return s.rangeIndexes(args, dst)
+}
+
+// numKeysIndexes appends the keys of a numkeys command (Spec.NumKeys).
+func (s *Spec) numKeysIndexes(args [][]byte, dst []int) []int {
+	if s.NumKeys >= len(args) {
+		return dst
+	}
+	n, ok := ParseInt(args[s.NumKeys])
+	if !ok || n < 1 || n > int64(len(args)-s.NumKeys-1) {
+		return dst
+	}
+	dst = s.rangeIndexes(args, dst)
+	for i := range int(n) {
+		dst = append(dst, s.NumKeys+1+i)
+	}
+	return dst
+}
+
+// rangeIndexes appends the keys FirstKey..LastKey (every Step).
+func (s *Spec) rangeIndexes(args [][]byte, dst []int) []int {
 	if s.FirstKey <= 0 {
 		return dst
 	}

@@ -32,42 +32,19 @@ var zsetCommands = []*Spec{
 	{Name: "zremrangebylex", Arity: 4, Flags: Write, FirstKey: 1, LastKey: 1, Step: 1, Run: zremrangebylex},
 	{Name: "zpopmin", Arity: -2, Flags: Write | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: zpopmin},
 	{Name: "zpopmax", Arity: -2, Flags: Write | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: zpopmax},
-	{Name: "zmpop", Arity: -4, Flags: Write | MovableKeys, Keys: zNumkeysKeys(1, false), Run: zmpop},
+	{Name: "zmpop", Arity: -4, Flags: Write | MovableKeys, NumKeys: 1, Run: zmpop},
 	{Name: "bzpopmin", Arity: -3, Flags: Write | NoScript | Blocking | Fast, FirstKey: 1, LastKey: -2, Step: 1, Run: bzpopmin},
 	{Name: "bzpopmax", Arity: -3, Flags: Write | NoScript | Blocking | Fast, FirstKey: 1, LastKey: -2, Step: 1, Run: bzpopmax},
-	{Name: "bzmpop", Arity: -5, Flags: Write | Blocking | MovableKeys, Keys: zNumkeysKeys(2, false), Run: bzmpop},
+	{Name: "bzmpop", Arity: -5, Flags: Write | Blocking | MovableKeys, NumKeys: 2, Run: bzmpop},
 	{Name: "zrandmember", Arity: -2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: zrandmember},
-	{Name: "zunion", Arity: -3, Flags: ReadOnly | MovableKeys, Keys: zNumkeysKeys(1, false), Run: zunion},
-	{Name: "zunionstore", Arity: -4, Flags: Write | DenyOOM | MovableKeys, FirstKey: 1, LastKey: 1, Step: 1, Keys: zNumkeysKeys(2, true), Run: zunionstore},
-	{Name: "zinter", Arity: -3, Flags: ReadOnly | MovableKeys, Keys: zNumkeysKeys(1, false), Run: zinter},
-	{Name: "zinterstore", Arity: -4, Flags: Write | DenyOOM | MovableKeys, FirstKey: 1, LastKey: 1, Step: 1, Keys: zNumkeysKeys(2, true), Run: zinterstore},
-	{Name: "zintercard", Arity: -3, Flags: ReadOnly | MovableKeys, Keys: zNumkeysKeys(1, false), Run: zintercard},
-	{Name: "zdiff", Arity: -3, Flags: ReadOnly | MovableKeys, Keys: zNumkeysKeys(1, false), Run: zdiff},
-	{Name: "zdiffstore", Arity: -4, Flags: Write | DenyOOM | MovableKeys, FirstKey: 1, LastKey: 1, Step: 1, Keys: zNumkeysKeys(2, true), Run: zdiffstore},
+	{Name: "zunion", Arity: -3, Flags: ReadOnly | MovableKeys, NumKeys: 1, Run: zunion},
+	{Name: "zunionstore", Arity: -4, Flags: Write | DenyOOM | MovableKeys, FirstKey: 1, LastKey: 1, Step: 1, NumKeys: 2, Run: zunionstore},
+	{Name: "zinter", Arity: -3, Flags: ReadOnly | MovableKeys, NumKeys: 1, Run: zinter},
+	{Name: "zinterstore", Arity: -4, Flags: Write | DenyOOM | MovableKeys, FirstKey: 1, LastKey: 1, Step: 1, NumKeys: 2, Run: zinterstore},
+	{Name: "zintercard", Arity: -3, Flags: ReadOnly | MovableKeys, NumKeys: 1, Run: zintercard},
+	{Name: "zdiff", Arity: -3, Flags: ReadOnly | MovableKeys, NumKeys: 1, Run: zdiff},
+	{Name: "zdiffstore", Arity: -4, Flags: Write | DenyOOM | MovableKeys, FirstKey: 1, LastKey: 1, Step: 1, NumKeys: 2, Run: zdiffstore},
 	{Name: "zscan", Arity: -3, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: zscan},
-}
-
-// zNumkeysKeys returns the key finder of a command whose argument at pos counts the keys that
-// follow it (after a destination key at 1 when dst). A count that is not a positive integer
-// within the arguments finds no source keys: the handler then replies its error without
-// touching any.
-func zNumkeysKeys(pos int, dst bool) func(args [][]byte, out []int) []int {
-	return func(args [][]byte, out []int) []int {
-		if dst && len(args) > 1 {
-			out = append(out, 1)
-		}
-		if pos >= len(args) {
-			return out
-		}
-		n, ok := ParseInt(args[pos])
-		if !ok || n < 1 || n > int64(len(args)-pos-1) {
-			return out
-		}
-		for i := pos + 1; i <= pos+int(n); i++ {
-			out = append(out, i)
-		}
-		return out
-	}
 }
 
 // zsetLimits returns the listpack thresholds from the configuration.
