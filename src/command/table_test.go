@@ -68,19 +68,34 @@ func specDiffs(s *Spec, m *meta.Command) []string {
 	field("FirstKey", s.FirstKey, m.FirstKey)
 	field("LastKey", s.LastKey, m.LastKey)
 	field("Step", s.Step, m.Step)
-	if slices.Contains(m.Flags, "movablekeys") && s.Keys == nil {
+	if slices.Contains(m.Flags, "movablekeys") && s.Keys == nil && s.NumKeys == 0 {
 		out = append(out, "Keys is nil, but Redis 7.0 finds its keys by parsing (movablekeys)")
 	}
+	field("NumKeys", s.NumKeys, keynumIndex(m))
 	field("Subs (container)", s.Subs != nil, len(m.Subs) > 0)
 	return out
+}
+
+// keynumIndex is the position of the numkeys argument of Redis's "keynum" key spec, or 0.
+func keynumIndex(m *meta.Command) int {
+	for _, k := range m.KeySpecs {
+		if k.FindKeys == "keynum" && k.BeginSearch == "index" {
+			return k.Index + k.KeyNumIdx
+		}
+	}
+	return 0
 }
 
 // The golden test fails, naming the field, for each kind of difference.
 func TestSpecDiffs(t *testing.T) {
 	get, zunion := meta.Lookup("get"), meta.Lookup("zunion")
-	if d := specDiffs(&Spec{Name: "zunion", Arity: -3, Flags: ReadOnly | MovableKeys}, zunion); len(d) != 1 ||
-		d[0] != "Keys is nil, but Redis 7.0 finds its keys by parsing (movablekeys)" {
-		t.Errorf("zunion without a key function: %q", d)
+	if d := specDiffs(&Spec{Name: "zunion", Arity: -3, Flags: ReadOnly | MovableKeys}, zunion); len(d) != 2 ||
+		d[0] != "Keys is nil, but Redis 7.0 finds its keys by parsing (movablekeys)" || d[1] != "NumKeys is 0, Redis 7.0 has 1" {
+		t.Errorf("zunion without a key finder: %q", d)
+	}
+	if d := specDiffs(&Spec{Name: "zunion", Arity: -3, Flags: ReadOnly | MovableKeys, NumKeys: 2}, zunion); len(d) != 1 ||
+		d[0] != "NumKeys is 2, Redis 7.0 has 1" {
+		t.Errorf("zunion with numkeys at 2: %q", d)
 	}
 	f := func(edit func(s *Spec), want string) {
 		t.Helper()
