@@ -1,11 +1,12 @@
 // Command hotkv-benchmark is a load generator for Redis-protocol servers, in the spirit of
 // memtier_benchmark: connections send pipelined batches of command templates over a key range and
-// every reply is parsed; an error reply fails the run (redis-benchmark and memtier count errors as
-// successes). It prints a progress line a second on stderr and a summary on stdout, and writes the
+// every reply is parsed and checked against what its template expects (--expect, or inferred from
+// the command: a GET must find a value, a SET answer +OK); an error reply or an unexpected one fails
+// the run, where redis-benchmark and memtier count both as successes. It prints a progress line a second on stderr and a summary on stdout, and writes the
 // whole result as JSON with --json.
 //
 //	hotkv-benchmark --port 6379 --pipeline 30 --keys 1000000 --prefill \
-//	    --command 'SET key:__key__ __data__' --command 'GET key:__key__' --ratio 1:10 --duration 10s
+//	    --command 'SET key:__key__ __data__' --command 'GET key:__key__' --expect data --ratio 1:10 --duration 10s
 //
 // Exit status: 0 on success, 1 when the run failed (the error is printed, and recorded in the JSON),
 // 2 for bad flags.
@@ -21,11 +22,44 @@ import (
 	"time"
 )
 
-// commandList collects repeated --command flags.
-type commandList []string
+// commandFlags collects the repeated --command flags and the --expect that follows each.
+type commandFlags struct {
+	commands []string
+	expects  []string // expects[i] is commands[i]'s; "" infers it from the command's name
+}
 
-func (c *commandList) String() string     { return strings.Join(*c, "; ") }
-func (c *commandList) Set(s string) error { *c = append(*c, s); return nil }
+type commandFlag struct{ *commandFlags }
+
+func (c commandFlag) String() string {
+	if c.commandFlags == nil {
+		return ""
+	}
+	return strings.Join(c.commands, "; ")
+}
+
+func (c commandFlag) Set(s string) error {
+	c.commands, c.expects = append(c.commands, s), append(c.expects, "")
+	return nil
+}
+
+// expectFlag attaches an --expect to the --command before it.
+type expectFlag struct{ *commandFlags }
+
+func (e expectFlag) String() string { return "" }
+
+func (e expectFlag) Set(s string) error {
+	last := len(e.commands) - 1
+	switch {
+	case last < 0:
+		return errors.New("--expect must follow the --command whose replies it describes")
+	case e.expects[last] != "":
+		return fmt.Errorf("--command %q has two --expect", e.commands[last])
+	case s == "":
+		return errors.New("--expect is empty")
+	}
+	e.expects[last] = s
+	return nil
+}
 
 func main() {
 	cfg, err := parseFlags(os.Args[1:], os.Stderr)
@@ -58,7 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("hotkv-benchmark", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg := &config{progress: stderr}
-	var cmds commandList
+	cmds := &commandFlags{}
 	var keys int64
 	fs.StringVar(&cfg.host, "host", "127.0.0.1", "server host")
 	fs.IntVar(&cfg.port, "port", 6379, "server port")
@@ -76,7 +110,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&cfg.prefillPipeline, "prefill-pipeline", 64, "pipeline depth of the prefill")
 	fs.DurationVar(&cfg.duration, "duration", 0, "how long to run (default 10s unless --requests)")
 	fs.Int64Var(&cfg.requests, "requests", 0, "total requests over all connections, instead of --duration")
-	fs.Var(&cmds, "command", "command template with __key__ and __data__ (repeatable; default SET and GET 1:10)")
+	fs.Var(commandFlag{cmds}, "command", "command template with __key__ and __data__ (repeatable; default SET and GET 1:10)")
+	fs.Var(expectFlag{cmds}, "expect", "what every reply to the --command before it must be: any, value, nil, ok, simple:TEXT,\n"+
+		"bulk[:N], data, double, int[:N|:>=N|:<=N|:A..B], array[:N|:>=N|:A..B][:ELEMENT] (default: inferred from the command's name)")
+	fs.StringVar(&cfg.prefillExpect, "prefill-expect", "", "what every reply to --prefill-command must be (default: inferred)")
+	fs.BoolVar(&cfg.allowMisses, "allow-misses", false, "count misses (a null, a null element, 0 for an integer, an empty array) as successes")
 	fs.StringVar(&cfg.ratio, "ratio", "", "weights of the --command flags, as a:b:c (default equal)")
 	fs.IntVar(&cfg.resp, "resp", 2, "protocol: 2, or 3 (HELLO 3 on every connection)")
 	fs.StringVar(&cfg.jsonPath, "json", "", "write the result to this JSON file")
@@ -92,7 +130,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if *quiet {
 		cfg.progress = nil
 	}
-	cfg.commands = cmds
+	cfg.commands, cfg.expects = cmds.commands, cmds.expects
 	if len(cfg.commands) == 0 {
 		cfg.commands = []string{"SET key:__key__ __data__", "GET key:__key__"}
 		if cfg.ratio == "" {
@@ -133,10 +171,10 @@ func (cfg *config) check() error {
 	if cfg.prefillOnly {
 		cfg.prefill = true
 	}
-	if _, err := compileTemplate(cfg.prefillCommand, cfg.dataSize); err != nil {
-		return fmt.Errorf("--prefill-command: %w", err)
+	if _, err := cfg.compilePrefill(); err != nil {
+		return err
 	}
-	if _, _, err := compileCommands(cfg.commands, cfg.ratio, cfg.dataSize); err != nil {
+	if _, _, err := cfg.compile(); err != nil {
 		return err
 	}
 	if cfg.duration == 0 && cfg.requests == 0 {

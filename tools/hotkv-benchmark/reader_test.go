@@ -79,16 +79,20 @@ func TestReaderMatchesReadReply(t *testing.T) {
 		iotest.HalfReader(strings.NewReader(joined))} {
 		rd := newReplyReader(src, 64)
 		for i, want := range stream {
-			msg, err := rd.next()
+			bad, err := rd.next(nil)
 			if err != nil {
 				t.Fatalf("reply %d (%.40q): %v", i, want, err)
 			}
+			var msg []byte
+			if bad != nil {
+				msg = bad.errText
+			}
 			wantMsg, isErr := errorReplies[want]
-			if isErr != (msg != nil) || string(msg) != wantMsg {
+			if isErr != (bad != nil) || string(msg) != wantMsg {
 				t.Fatalf("reply %d (%.40q): error text %q, want %q", i, want, msg, wantMsg)
 			}
 		}
-		if _, err := rd.next(); !errors.Is(err, io.ErrUnexpectedEOF) {
+		if _, err := rd.next(nil); !errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Fatalf("after the last reply: err = %v, want io.ErrUnexpectedEOF", err)
 		}
 	}
@@ -97,7 +101,7 @@ func TestReaderMatchesReadReply(t *testing.T) {
 func TestReaderRejectsMalformed(t *testing.T) {
 	f := func(in string, want error) {
 		t.Helper()
-		_, err := newReplyReader(strings.NewReader(in), 16).next()
+		_, err := newReplyReader(strings.NewReader(in), 16).next(nil)
 		if !errors.Is(err, want) {
 			t.Fatalf("next(%.40q) err = %v, want %v", in, err, want)
 		}
@@ -125,9 +129,14 @@ func TestReaderAllocatesNothing(t *testing.T) {
 	reply = resp.AppendInt(reply, 7)
 	src := &repeatReader{chunk: bytes.Repeat(reply, 30)}
 	rd := newReplyReader(src, 4096)
+	e, err := parseExpect("array:3", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.allowMisses() // the null in the middle
 	allocs := testing.AllocsPerRun(1000, func() {
-		if msg, err := rd.next(); msg != nil || err != nil {
-			t.Fatal(msg, err)
+		if bad, err := rd.next(e); bad != nil || err != nil {
+			t.Fatal(bad, err)
 		}
 	})
 	if allocs != 0 {

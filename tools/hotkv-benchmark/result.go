@@ -25,6 +25,7 @@ type result struct {
 	RESP         int             `json:"resp"`
 	Commands     []string        `json:"commands"`
 	Ratio        string          `json:"ratio,omitempty"`
+	AllowMisses  bool            `json:"allow_misses,omitempty"`
 	Prefill      *prefillResult  `json:"prefill,omitempty"`
 	Ops          uint64          `json:"ops"`
 	Seconds      float64         `json:"seconds"`
@@ -42,6 +43,7 @@ type prefillResult struct {
 
 type commandResult struct {
 	Command string  `json:"command"`
+	Expect  string  `json:"expect"` // what every reply had to be (--expect, or inferred)
 	Ops     int64   `json:"ops"`
 	Latency latency `json:"latency_us"`
 }
@@ -61,6 +63,7 @@ func newResult(cfg *config) *result {
 		Host: cfg.host, Port: cfg.port, Threads: cfg.threads, Clients: cfg.clients,
 		Connections: cfg.threads * cfg.clients, Pipeline: cfg.pipeline, Keys: cfg.keys,
 		Distribution: cfg.dist, DataSize: cfg.dataSize, RESP: cfg.resp, Commands: cfg.commands, Ratio: cfg.ratio,
+		AllowMisses: cfg.allowMisses,
 	}
 }
 
@@ -78,7 +81,7 @@ func (r *result) fill(tpls []*template, pr phaseResult) {
 			h.Merge(hs[i])
 		}
 		all.Merge(h)
-		r.PerCommand = append(r.PerCommand, commandResult{Command: t.text, Ops: h.TotalCount(), Latency: summarize(h)})
+		r.PerCommand = append(r.PerCommand, commandResult{Command: t.text, Expect: t.expect.spec, Ops: h.TotalCount(), Latency: summarize(h)})
 	}
 	r.Latency = summarize(all)
 }

@@ -33,6 +33,9 @@ type config struct {
 	duration        time.Duration
 	requests        int64 // total over all connections; 0 means run for duration
 	commands        []string
+	expects         []string // per command; "" infers the expectation from the command's name
+	prefillExpect   string
+	allowMisses     bool
 	ratio           string
 	resp            int
 	jsonPath        string
@@ -72,7 +75,7 @@ type phaseResult struct {
 // error reply, a dropped connection, a server that stopped answering) comes with what was measured.
 func run(cfg *config) (*result, error) {
 	runtime.GOMAXPROCS(cfg.threads)
-	tpls, order, err := compileCommands(cfg.commands, cfg.ratio, cfg.dataSize)
+	tpls, order, err := cfg.compile()
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +100,47 @@ func run(cfg *config) (*result, error) {
 	return res, err
 }
 
+// compile builds the run's templates, each with its expectation, and the --ratio schedule.
+func (cfg *config) compile() ([]*template, []uint8, error) {
+	tpls, order, err := compileCommands(cfg.commands, cfg.ratio, cfg.dataSize)
+	if err != nil {
+		return nil, nil, err
+	}
+	data := makeData(cfg.dataSize, cfg.seed)
+	for i, t := range tpls {
+		spec := ""
+		if i < len(cfg.expects) {
+			spec = cfg.expects[i]
+		}
+		if err := cfg.expectOn(t, spec, data); err != nil {
+			return nil, nil, fmt.Errorf("--command %q: %w", t.text, err)
+		}
+	}
+	return tpls, order, nil
+}
+
+// compilePrefill builds the --prefill-command template with its expectation.
+func (cfg *config) compilePrefill() (*template, error) {
+	t, err := compileTemplate(cfg.prefillCommand, cfg.dataSize)
+	if err == nil {
+		err = cfg.expectOn(t, cfg.prefillExpect, makeData(cfg.dataSize, cfg.seed))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--prefill-command %q: %w", cfg.prefillCommand, err)
+	}
+	return t, nil
+}
+
+func (cfg *config) expectOn(t *template, spec string, data []byte) error {
+	if err := t.setExpect(spec, data); err != nil {
+		return err
+	}
+	if cfg.allowMisses {
+		t.expect.allowMisses()
+	}
+	return nil
+}
+
 func compileCommands(cmds []string, ratio string, dataSize int) ([]*template, []uint8, error) {
 	if len(cmds) > 255 {
 		return nil, nil, errors.New("at most 255 --command flags")
@@ -119,7 +163,7 @@ func compileCommands(cmds []string, ratio string, dataSize int) ([]*template, []
 // prefillPhase SETs every key of the range exactly once, connections taking chunks of a shared
 // sequence.
 func prefillPhase(cfg *config) phase {
-	tpl, err := compileTemplate(cfg.prefillCommand, cfg.dataSize)
+	tpl, err := cfg.compilePrefill()
 	if err != nil {
 		panic("BUG: prefill command checked in parseFlags: " + err.Error())
 	}
@@ -182,12 +226,12 @@ func hello3(cl *client, timeout time.Duration) error {
 	if _, err := io.WriteString(cl.conn, "*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n"); err != nil {
 		return fmt.Errorf("cannot send HELLO 3: %w", err)
 	}
-	msg, err := cl.rd.next()
+	bad, err := cl.rd.next(nil)
 	if err != nil {
 		return fmt.Errorf("cannot read the reply to HELLO 3: %w", err)
 	}
-	if msg != nil {
-		return &replyError{command: "HELLO", msg: string(msg)}
+	if bad != nil {
+		return &replyError{command: "HELLO", msg: string(bad.errText)}
 	}
 	return nil
 }

@@ -18,9 +18,10 @@ const (
 // A template is one --command compiled once into the RESP bytes it sends: runs of constant arguments
 // are stored already encoded, and only arguments holding a placeholder are assembled per request.
 type template struct {
-	text string
-	name string // the command's name, upper case, for reports
-	segs []segment
+	text   string
+	name   string // the command's name, upper case, for reports
+	segs   []segment
+	expect *expectation // what every reply must say (expect.go)
 }
 
 // A segment is either constant encoded bytes (pieces == nil) or one argument with placeholders.
@@ -60,7 +61,7 @@ type expander struct {
 }
 
 // compileTemplate parses a command line: words separated by spaces, a word in double quotes may hold
-// spaces (no escapes).
+// spaces (no escapes). Its expectation is inferred from the command's name until setExpect.
 func compileTemplate(text string, dataSize int) (*template, error) {
 	words, err := splitWords(text)
 	if err != nil {
@@ -70,6 +71,10 @@ func compileTemplate(text string, dataSize int) (*template, error) {
 		return nil, errors.New("empty command")
 	}
 	t := &template{text: text, name: strings.ToUpper(words[0])}
+	if t.expect, err = parseExpect(inferExpect(words), nil); err != nil {
+		panic("BUG: an inferred expectation does not parse: " + err.Error())
+	}
+	t.expect.inferred, t.expect.command = true, t.name
 	var lit []byte
 	lit = append(lit, '*')
 	lit = strconv.AppendInt(lit, int64(len(words)), 10)
@@ -89,6 +94,48 @@ func compileTemplate(text string, dataSize int) (*template, error) {
 		t.segs = append(t.segs, segment{lit: lit})
 	}
 	return t, nil
+}
+
+// setExpect replaces the inferred expectation by an --expect spelling ("" keeps the inferred one);
+// data is the __data__ value.
+func (t *template) setExpect(spec string, data []byte) error {
+	if spec == "" {
+		return nil
+	}
+	e, err := parseExpect(spec, data)
+	if err != nil {
+		return err
+	}
+	t.expect = e
+	return nil
+}
+
+// failure is the error that fails the run on a bad reply to t.
+func (t *template) failure(bad *badReply) error {
+	if bad.errText != nil {
+		return &replyError{command: t.name, msg: string(bad.errText)}
+	}
+	return &unexpectedReply{template: t.text, got: bad.got, miss: bad.miss, expect: t.expect}
+}
+
+// unexpectedReply is a reply that parses but does not say what the template expects: it fails the
+// run, since a server answering "missing" quickly is not a fast server.
+type unexpectedReply struct {
+	template string
+	got      string
+	miss     bool
+	expect   *expectation
+}
+
+func (e *unexpectedReply) Error() string {
+	msg := fmt.Sprintf("unexpected reply to %s: %s; expected %s", e.template, e.got, e.expect.describe())
+	if e.expect.inferred {
+		msg += fmt.Sprintf(" (inferred from %s; --expect sets another)", e.expect.command)
+	}
+	if e.miss && !e.expect.misses {
+		msg += "; is the data loaded (--prefill)? use --allow-misses to count misses as successes"
+	}
+	return msg
 }
 
 // dynamicSegment cuts an argument at its placeholders.

@@ -73,7 +73,7 @@ func newWorker(conn io.ReadWriter, rd *replyReader, tpls []*template, order []ui
 }
 
 // run sends batches until the quota is spent, the key source runs dry, stop is set, or something
-// fails; an error reply fails at once.
+// fails; an error reply or an unexpected one fails at once.
 func (w *worker) run() error {
 	for w.stop == nil || !w.stop.Load() {
 		if !w.fill() {
@@ -108,19 +108,20 @@ func (w *worker) fill() bool {
 	return len(w.kinds) > 0
 }
 
-// roundTrip writes the batch once and checks and times every reply.
+// roundTrip writes the batch once and checks and times every reply: an error reply, or one that is
+// not what its template expects, fails the run.
 func (w *worker) roundTrip() error {
 	sent := time.Now()
 	if _, err := w.conn.Write(w.wbuf); err != nil {
 		return fmt.Errorf("cannot send: %w", err)
 	}
 	for _, kind := range w.kinds {
-		msg, err := w.rd.next()
+		bad, err := w.rd.next(w.tpls[kind].expect)
 		if err != nil {
 			return fmt.Errorf("cannot read reply: %w", err)
 		}
-		if msg != nil {
-			return &replyError{command: w.tpls[kind].name, msg: string(msg)}
+		if bad != nil {
+			return w.tpls[kind].failure(bad)
 		}
 		w.hists[kind].RecordValue(min(int64(w.rd.at.Sub(sent)), maxLatency))
 	}

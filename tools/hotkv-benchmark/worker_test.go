@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"io"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -10,7 +11,8 @@ import (
 )
 
 // fakeServer answers each request written to it, in memory and without allocating once warm:
-// PING gets +PONG, GET a 256-byte bulk, FAIL an error, anything else +OK.
+// PING gets +PONG, GET its value (256 bytes unless set), MGET an array of it, MISS a nil, FAIL an
+// error, anything else +OK.
 type fakeServer struct {
 	args     [][]byte
 	out      []byte
@@ -31,17 +33,25 @@ func (f *fakeServer) Write(p []byte) (int, error) {
 		}
 		f.args, off = args, off+n
 		f.requests++
-		f.out = f.reply(f.out, string(args[0]))
+		f.out = f.reply(f.out, string(args[0]), len(args))
 	}
 	return len(p), nil
 }
 
-func (f *fakeServer) reply(dst []byte, name string) []byte {
+func (f *fakeServer) reply(dst []byte, name string, args int) []byte {
 	switch name {
 	case "PING":
 		return resp.AppendSimple(dst, "PONG")
 	case "GET":
 		return resp.AppendBulk(dst, f.value)
+	case "MGET":
+		dst = resp.AppendArrayLen(dst, args-1)
+		for range args - 1 {
+			dst = resp.AppendBulk(dst, f.value)
+		}
+		return dst
+	case "MISS":
+		return resp.AppendNull(dst, 2)
 	case "FAIL":
 		return resp.AppendError(dst, "ERR failing on purpose")
 	}
@@ -58,7 +68,22 @@ func (f *fakeServer) Read(p []byte) (int, error) {
 
 func testWorker(t *testing.T, srv *fakeServer, pipeline int, cmds ...string) *worker {
 	t.Helper()
-	tpls, order, err := compileCommands(cmds, "", 16)
+	var args []string
+	for _, c := range cmds {
+		args = append(args, "--command", c)
+	}
+	return testWorkerArgs(t, srv, pipeline, args...)
+}
+
+// testWorkerArgs sets up a worker with 16-byte data from hotkv-benchmark's flags (--command,
+// --expect, --allow-misses).
+func testWorkerArgs(t *testing.T, srv *fakeServer, pipeline int, args ...string) *worker {
+	t.Helper()
+	cfg, err := parseFlags(append([]string{"--data-size", "16"}, args...), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpls, order, err := cfg.compile()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,10 +129,42 @@ func TestWorkerFailsOnErrorReply(t *testing.T) {
 	}
 }
 
-// The steady state of a connection, building a batch, writing it and checking every reply, allocates
-// nothing.
+// A GET answered with a nil fails the run, naming the reply, unless --allow-misses; so does a value
+// that is not __data__ where the template expects it.
+func TestWorkerFailsOnMisses(t *testing.T) {
+	f := func(want string, args ...string) {
+		t.Helper()
+		srv := newFakeServer()
+		srv.value = makeData(16, 1)
+		w := testWorkerArgs(t, srv, 10, args...)
+		w.quota = 100
+		err := w.run()
+		var ue *unexpectedReply
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%q: %v", args, err)
+		case want != "" && (!errors.As(err, &ue) || !strings.HasPrefix(err.Error(), want)):
+			t.Errorf("%q: err = %v, want %q", args, err, want)
+		}
+	}
+	f("unexpected reply to MISS k:__key__: $-1 (nil); expected a bulk string; is the data loaded",
+		"--command", "PING", "--command", "MISS k:__key__", "--expect", "bulk")
+	f("", "--command", "PING", "--command", "MISS k:__key__", "--expect", "bulk", "--allow-misses")
+	f("", "--command", "GET k:__key__", "--expect", "data", "--command", "MGET k:__key__ k:__key__", "--expect", "array:2:data")
+	f("unexpected reply to GET k:__key__: $16 whose bytes differ from __data__ from byte 0 on",
+		"--data-size", "16", "--seed", "2", "--command", "GET k:__key__", "--expect", "data")
+	f("unexpected reply to MGET k:__key__: *1; expected an array of 2 elements",
+		"--command", "MGET k:__key__", "--expect", "array:2:bulk")
+}
+
+// The steady state of a connection, building a batch, writing it and checking every reply against
+// its expectation, allocates nothing.
 func TestWorkerAllocatesNothing(t *testing.T) {
-	w := testWorker(t, newFakeServer(), 30, "GET key:__key__", "MSET key:__key__ __data__ key:__key__ __data__", "PING")
+	srv := newFakeServer()
+	srv.value = makeData(16, 1)
+	w := testWorkerArgs(t, srv, 30, "--command", "GET key:__key__", "--expect", "data",
+		"--command", "MGET key:__key__ key:__key__ key:__key__", "--expect", "array:3:data",
+		"--command", "MSET key:__key__ __data__ key:__key__ __data__", "--command", "PING", "--command", "MISS x", "--allow-misses")
 	for range 10 { // warm up the fake server's buffers
 		w.fill()
 		if err := w.roundTrip(); err != nil {
