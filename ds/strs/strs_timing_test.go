@@ -44,3 +44,11 @@ func BenchmarkIncrByFloat(b *testing.B) {
 		cur, _ = IncrByFloat(cur, cur, []byte("0.1"))
 	}
 }
+
+func BenchmarkGlob(b *testing.B) {
+	p, s := []byte("user:*:session:[0-9]*"), []byte("user:12345:session:987654")
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		Glob(p, s, false)
+	}
+}

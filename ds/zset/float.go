@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"unsafe"
+
+	"github.com/hotkv/hotkv/ds/strs"
 )
 
 // Scores are parsed the way Redis parses them, which is C's strtod with two different wrappers:
@@ -60,13 +62,13 @@ func strtod(b []byte) (f float64, n int, rangeErr bool) {
 	rest := b[i:]
 	var m int
 	switch {
-	case hasPrefixFold(rest, "inf"):
+	case strs.HasPrefixFold(rest, "inf"):
 		m = 3
-		if hasPrefixFold(rest, "infinity") {
+		if strs.HasPrefixFold(rest, "infinity") {
 			m = 8
 		}
 		f = math.Inf(1)
-	case hasPrefixFold(rest, "nan"):
+	case strs.HasPrefixFold(rest, "nan"):
 		m = nanLen(rest)
 		f = math.NaN()
 	case len(rest) >= 2 && rest[0] == '0' && rest[1]|0x20 == 'x':
@@ -179,18 +181,6 @@ func exponentLen(b []byte, letter byte) int {
 		return 0
 	}
 	return j
-}
-
-func hasPrefixFold(b []byte, word string) bool {
-	if len(b) < len(word) {
-		return false
-	}
-	for i := range len(word) {
-		if b[i]|0x20 != word[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func isSpace(c byte) bool {

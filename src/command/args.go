@@ -47,7 +47,7 @@ func (a *Args) Next() []byte {
 
 // Is consumes the next argument if it equals word case-insensitively (word is upper case).
 func (a *Args) Is(word string) bool {
-	if a.err != "" || a.pos >= len(a.argv) || !EqualFold(a.argv[a.pos], word) {
+	if a.err != "" || a.pos >= len(a.argv) || !strs.EqualFold(a.argv[a.pos], word) {
 		return false
 	}
 	a.pos++
@@ -91,23 +91,6 @@ func (a *Args) Float() float64 {
 		a.err = ErrNotFloat
 	}
 	return f
-}
-
-// EqualFold compares b with an upper-case ASCII word, ignoring case, without allocating.
-func EqualFold(b []byte, word string) bool {
-	if len(b) != len(word) {
-		return false
-	}
-	for i := range len(b) {
-		c := b[i]
-		if 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
-		}
-		if c != word[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // ParseInt parses b like Redis's string2ll: optional '-', digits, no leading zeros or spaces, no

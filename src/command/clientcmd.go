@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/hotkv/hotkv/ds/strs"
 )
 
 const clientFlags = NoScript | Loading | Stale
@@ -66,7 +68,7 @@ func clientList(c *Ctx) {
 		out = appendClientLine(out, &v, now)
 	}
 	switch n := len(c.Args); {
-	case n == 4 && EqualFold(c.Args[2], "TYPE"):
+	case n == 4 && strs.EqualFold(c.Args[2], "TYPE"):
 		kind, ok := parseClientKind(c.Args[3])
 		if !ok {
 			c.Errf(ErrUnknownClient, c.Args[3])
@@ -77,7 +79,7 @@ func clientList(c *Ctx) {
 				line(cl)
 			}
 		}
-	case n > 3 && EqualFold(c.Args[2], "ID"):
+	case n > 3 && strs.EqualFold(c.Args[2], "ID"):
 		ids := make([]int64, 0, n-3)
 		for _, a := range c.Args[3:] {
 			id, ok := ParseInt(a)
@@ -126,13 +128,13 @@ const (
 
 func parseClientKind(b []byte) (clientKind, bool) {
 	switch {
-	case EqualFold(b, "NORMAL"):
+	case strs.EqualFold(b, "NORMAL"):
 		return kindNormal, true
-	case EqualFold(b, "SLAVE"), EqualFold(b, "REPLICA"):
+	case strs.EqualFold(b, "SLAVE"), strs.EqualFold(b, "REPLICA"):
 		return kindReplica, true
-	case EqualFold(b, "PUBSUB"):
+	case strs.EqualFold(b, "PUBSUB"):
 		return kindPubSub, true
-	case EqualFold(b, "MASTER"):
+	case strs.EqualFold(b, "MASTER"):
 		return kindMaster, true
 	}
 	return 0, false
@@ -202,31 +204,31 @@ func parseKillFilter(args [][]byte) (killFilter, string) {
 		}
 		opt, val := args[i], args[i+1]
 		switch {
-		case EqualFold(opt, "ID"):
+		case strs.EqualFold(opt, "ID"):
 			id, ok := ParseInt(val)
 			if !ok || id < 1 {
 				return f, ErrClientIDRange
 			}
 			f.id = uint64(id)
-		case EqualFold(opt, "TYPE"):
+		case strs.EqualFold(opt, "TYPE"):
 			kind, ok := parseClientKind(val)
 			if !ok {
 				return f, fmt.Sprintf(ErrUnknownClient, val)
 			}
 			f.kind, f.hasKind = kind, true
-		case EqualFold(opt, "ADDR"):
+		case strs.EqualFold(opt, "ADDR"):
 			f.addr = val
-		case EqualFold(opt, "LADDR"):
+		case strs.EqualFold(opt, "LADDR"):
 			f.laddr = val
-		case EqualFold(opt, "USER"):
+		case strs.EqualFold(opt, "USER"):
 			// "default" is the only user until ACL users exist.
 			if string(val) != "default" {
 				return f, fmt.Sprintf(ErrNoSuchUser, val)
 			}
 			f.user = val
-		case EqualFold(opt, "SKIPME") && EqualFold(val, "YES"):
+		case strs.EqualFold(opt, "SKIPME") && strs.EqualFold(val, "YES"):
 			f.skipMe = true
-		case EqualFold(opt, "SKIPME") && EqualFold(val, "NO"):
+		case strs.EqualFold(opt, "SKIPME") && strs.EqualFold(val, "NO"):
 			f.skipMe = false
 		default:
 			return f, ErrSyntax
@@ -260,9 +262,9 @@ func clientSetInfo(c *Ctx) {
 	attr, val := c.Args[2], string(c.Args[3])
 	var name, ver *string
 	switch {
-	case EqualFold(attr, "LIB-NAME"):
+	case strs.EqualFold(attr, "LIB-NAME"):
 		name = &val
-	case EqualFold(attr, "LIB-VER"):
+	case strs.EqualFold(attr, "LIB-VER"):
 		ver = &val
 	default:
 		c.Errf(ErrSetinfoOption, attr)
@@ -279,9 +281,9 @@ func clientSetInfo(c *Ctx) {
 // parseOnOff parses an ON|OFF argument, replying a syntax error when it is neither.
 func parseOnOff(c *Ctx, b []byte) (on, ok bool) {
 	switch {
-	case EqualFold(b, "ON"):
+	case strs.EqualFold(b, "ON"):
 		return true, true
-	case EqualFold(b, "OFF"):
+	case strs.EqualFold(b, "OFF"):
 		return false, true
 	}
 	c.Err(ErrSyntax)
@@ -311,12 +313,12 @@ func clientNoTouch(c *Ctx) {
 func clientReply(c *Ctx) {
 	cl, arg := c.Client, c.Args[2]
 	switch {
-	case EqualFold(arg, "ON"):
+	case strs.EqualFold(arg, "ON"):
 		cl.replyMode, cl.skipNext, cl.forceReply = replyOn, false, true
 		c.OK()
-	case EqualFold(arg, "OFF"):
+	case strs.EqualFold(arg, "OFF"):
 		cl.replyMode = replyOff
-	case EqualFold(arg, "SKIP"):
+	case strs.EqualFold(arg, "SKIP"):
 		if cl.replyMode != replyOff {
 			cl.skipNext = true
 		}
@@ -332,9 +334,9 @@ func clientPause(c *Ctx) {
 	case 3:
 	case 4:
 		switch {
-		case EqualFold(c.Args[3], "WRITE"):
+		case strs.EqualFold(c.Args[3], "WRITE"):
 			all = false
-		case !EqualFold(c.Args[3], "ALL"):
+		case !strs.EqualFold(c.Args[3], "ALL"):
 			c.Err(ErrPauseMode)
 			return
 		}
@@ -380,9 +382,9 @@ func clientUnblock(c *Ctx) {
 	case len(c.Args) > 4:
 		c.Errf(ErrSubSyntax, c.Args[1], "CLIENT")
 		return
-	case len(c.Args) == 4 && EqualFold(c.Args[3], "ERROR"):
+	case len(c.Args) == 4 && strs.EqualFold(c.Args[3], "ERROR"):
 		withError = true
-	case len(c.Args) == 4 && !EqualFold(c.Args[3], "TIMEOUT"):
+	case len(c.Args) == 4 && !strs.EqualFold(c.Args[3], "TIMEOUT"):
 		c.Err(ErrUnblockReason)
 		return
 	}

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hotkv/hotkv/ds/strs"
 	"github.com/hotkv/hotkv/src/command/meta"
-	"github.com/hotkv/hotkv/src/config"
 )
 
 var commandCommands = []*Spec{
@@ -102,7 +102,7 @@ func commandList(c *Ctx) {
 	switch {
 	case len(c.Args) == 2:
 		filter = func(*cmdDoc) bool { return true }
-	case len(c.Args) == 5 && EqualFold(c.Args[2], "FILTERBY"):
+	case len(c.Args) == 5 && strs.EqualFold(c.Args[2], "FILTERBY"):
 		filter = listFilter(c.Args[3], string(c.Args[4]))
 	}
 	if filter == nil {
@@ -122,16 +122,16 @@ func commandList(c *Ctx) {
 // listFilter returns COMMAND LIST's filter for FILTERBY kind arg, or nil for an unknown kind.
 func listFilter(kind []byte, arg string) func(d *cmdDoc) bool {
 	switch {
-	case EqualFold(kind, "MODULE"):
+	case strs.EqualFold(kind, "MODULE"):
 		return func(d *cmdDoc) bool { return d.own && strings.EqualFold(arg, hotkvModule) }
-	case EqualFold(kind, "ACLCAT"):
+	case strs.EqualFold(kind, "ACLCAT"):
 		return func(d *cmdDoc) bool {
 			return meta.ACLCategory(arg) && slices.ContainsFunc(d.ACL, func(cat string) bool {
 				return strings.EqualFold(cat[1:], arg)
 			})
 		}
-	case EqualFold(kind, "PATTERN"):
-		return func(d *cmdDoc) bool { return config.Glob([]byte(arg), []byte(d.Name), true) }
+	case strs.EqualFold(kind, "PATTERN"):
+		return func(d *cmdDoc) bool { return strs.Glob([]byte(arg), []byte(d.Name), true) }
 	}
 	return nil
 }
@@ -360,7 +360,7 @@ func variableKeyFlags(name string, argv [][]byte) []string {
 	switch name {
 	case "set":
 		for _, a := range argv[3:] {
-			if EqualFold(a, "GET") {
+			if strs.EqualFold(a, "GET") {
 				return []string{"RW", "access", "update"}
 			}
 		}
@@ -380,9 +380,9 @@ func bitfieldReadOnly(argv [][]byte) bool {
 	for i := 2; i < len(argv); i++ {
 		left := len(argv) - i - 1
 		switch {
-		case EqualFold(argv[i], "GET") && left >= 2:
+		case strs.EqualFold(argv[i], "GET") && left >= 2:
 			i += 2
-		case EqualFold(argv[i], "OVERFLOW") && left >= 1:
+		case strs.EqualFold(argv[i], "OVERFLOW") && left >= 1:
 			i++
 		default:
 			return false

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hotkv/hotkv/ds/strs"
 	"github.com/hotkv/hotkv/src/config"
 )
 
@@ -28,7 +29,7 @@ func (f *fakeStore) Get(pattern string) [][2]string {
 		return out
 	}
 	for _, k := range []string{"maxmemory", "maxmemory-policy", "port", "timeout"} {
-		if config.Glob([]byte(pattern), []byte(k), true) {
+		if strs.Glob([]byte(pattern), []byte(k), true) {
 			out = append(out, [2]string{k, f.vals[k]})
 		}
 	}

@@ -1,5 +1,7 @@
 package command
 
+import "github.com/hotkv/hotkv/ds/strs"
+
 var connectionCommands = []*Spec{
 	{Name: "ping", Arity: -1, Flags: Fast, Scope: ScopeConn, Run: ping},
 	{Name: "echo", Arity: 2, Flags: Loading | Stale | Fast, Scope: ScopeConn, Run: echo},
@@ -111,10 +113,10 @@ func hello(c *Ctx) {
 	for j := 2; j < len(c.Args); j++ {
 		more := len(c.Args) - 1 - j
 		switch opt := c.Args[j]; {
-		case EqualFold(opt, "AUTH") && more >= 2:
+		case strs.EqualFold(opt, "AUTH") && more >= 2:
 			user, pass = c.Args[j+1], c.Args[j+2]
 			j += 2
-		case EqualFold(opt, "SETNAME") && more >= 1:
+		case strs.EqualFold(opt, "SETNAME") && more >= 1:
 			name = c.Args[j+1]
 			j++
 		default:

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/ds/strs"
 	"github.com/hotkv/hotkv/pipeline"
 )
 
@@ -153,13 +154,13 @@ func parseExpireFlags(args [][]byte) (int, string) {
 	flags := 0
 	for _, a := range args {
 		switch {
-		case EqualFold(a, "NX"):
+		case strs.EqualFold(a, "NX"):
 			flags |= expireNX
-		case EqualFold(a, "XX"):
+		case strs.EqualFold(a, "XX"):
 			flags |= expireXX
-		case EqualFold(a, "GT"):
+		case strs.EqualFold(a, "GT"):
 			flags |= expireGT
-		case EqualFold(a, "LT"):
+		case strs.EqualFold(a, "LT"):
 			flags |= expireLT
 		default:
 			return 0, formatOption(a)

@@ -3,7 +3,7 @@ package command
 import (
 	"math"
 
-	"github.com/hotkv/hotkv/src/config"
+	"github.com/hotkv/hotkv/ds/strs"
 )
 
 // HKEYS key
@@ -65,7 +65,7 @@ func hrandfield(c *Ctx) {
 	case n == math.MinInt64:
 		c.Err(ErrCountRange)
 		return
-	case len(c.Args) > 4 || (len(c.Args) == 4 && !EqualFold(c.Args[3], "WITHVALUES")):
+	case len(c.Args) > 4 || (len(c.Args) == 4 && !strs.EqualFold(c.Args[3], "WITHVALUES")):
 		c.Err(ErrSyntax)
 		return
 	case len(c.Args) == 4 && (n < -math.MaxInt64/2 || n > math.MaxInt64/2): // ±LONG_MAX/2
@@ -146,7 +146,7 @@ func hscan(c *Ctx) {
 	}
 	start, n := len(c.Out), 0
 	next := h.Scan(cursor, int(min(opt.count, math.MaxInt32)), func(f, v []byte) {
-		if opt.pattern == nil || config.Glob(opt.pattern, f, false) {
+		if opt.pattern == nil || strs.Glob(opt.pattern, f, false) {
 			c.Bulk(f)
 			c.Bulk(v)
 			n += 2

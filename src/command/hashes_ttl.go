@@ -5,6 +5,7 @@ import (
 
 	"github.com/hotkv/hotkv/ds/hash"
 	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/ds/strs"
 )
 
 // Per-field expiry, with Redis 7.4's syntax, checks and replies: an array with one code per
@@ -109,13 +110,13 @@ func hfeInvalidTime(c *Ctx) string { return fmt.Sprintf(ErrInvalidExpire, c.Spec
 // hfeCondition parses an optional NX|XX|GT|LT (0: not one of them).
 func hfeCondition(a []byte) int {
 	switch {
-	case EqualFold(a, "NX"):
+	case strs.EqualFold(a, "NX"):
 		return expireNX
-	case EqualFold(a, "XX"):
+	case strs.EqualFold(a, "XX"):
 		return expireXX
-	case EqualFold(a, "GT"):
+	case strs.EqualFold(a, "GT"):
 		return expireGT
-	case EqualFold(a, "LT"):
+	case strs.EqualFold(a, "LT"):
 		return expireLT
 	}
 	return 0
@@ -124,7 +125,7 @@ func hfeCondition(a []byte) int {
 // hfeFields parses "FIELDS numfields field..." at args[pos:], which must name exactly the
 // remaining arguments. countMsg is the command's error for a count that is not positive.
 func hfeFields(args [][]byte, pos int, countMsg string) ([][]byte, string) {
-	if !EqualFold(args[pos], "FIELDS") {
+	if !strs.EqualFold(args[pos], "FIELDS") {
 		return nil, ErrHashFieldsArg
 	}
 	n, ok := ParseInt(args[pos+1])

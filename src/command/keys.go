@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
-	"github.com/hotkv/hotkv/src/config"
+	"github.com/hotkv/hotkv/ds/strs"
 )
 
 // keyCommands is the generic keyspace family: commands that work on keys whatever their type.
@@ -78,7 +78,7 @@ func keysCmd(c *Ctx) {
 	var keys []string
 	c.E.eachKeyspace(c.DB, func(ks *keyspace.Keyspace) {
 		scanAll(ks, func(e *keyspace.Entry) {
-			if entryLive(e, c.Now) && (all || config.Glob(pat, keyBytes(e.Key()), false)) {
+			if entryLive(e, c.Now) && (all || strs.Glob(pat, keyBytes(e.Key()), false)) {
 				keys = append(keys, e.Key())
 			}
 		})
@@ -229,9 +229,9 @@ func copyCmd(c *Ctx) {
 	db, replace := c.DB, false
 	for j := 3; j < len(c.Args); j++ {
 		switch {
-		case EqualFold(c.Args[j], "REPLACE"):
+		case strs.EqualFold(c.Args[j], "REPLACE"):
 			replace = true
-		case EqualFold(c.Args[j], "DB") && j+1 < len(c.Args):
+		case strs.EqualFold(c.Args[j], "DB") && j+1 < len(c.Args):
 			var msg string
 			if db, msg = parseDBIndex(c.Args[j+1], "", c.E.dbCount); msg != "" {
 				c.Err(msg)

@@ -4,12 +4,13 @@ import (
 	"math"
 
 	"github.com/hotkv/hotkv/ds/list"
+	"github.com/hotkv/hotkv/ds/strs"
 )
 
 // LINSERT key BEFORE|AFTER pivot element
 func linsert(c *Ctx) {
-	after := EqualFold(c.Args[2], "AFTER")
-	if !after && !EqualFold(c.Args[2], "BEFORE") {
+	after := strs.EqualFold(c.Args[2], "AFTER")
+	if !after && !strs.EqualFold(c.Args[2], "BEFORE") {
 		c.Err(ErrSyntax)
 		return
 	}
@@ -98,7 +99,7 @@ func parseLPos(args [][]byte) (lposArgs, string) {
 		}
 		n, isInt := ParseInt(args[i+1])
 		switch opt := args[i]; {
-		case EqualFold(opt, "RANK"):
+		case strs.EqualFold(opt, "RANK"):
 			if !isInt {
 				return o, ErrNotInt
 			}
@@ -106,12 +107,12 @@ func parseLPos(args [][]byte) (lposArgs, string) {
 				return o, ErrLPosRank
 			}
 			o.q.Reverse, o.q.Skip = n < 0, rankSkip(n)
-		case EqualFold(opt, "COUNT"):
+		case strs.EqualFold(opt, "COUNT"):
 			if !isInt || n < 0 {
 				return o, ErrLPosCount
 			}
 			o.count, o.q.Count = n, int(n)
-		case EqualFold(opt, "MAXLEN"):
+		case strs.EqualFold(opt, "MAXLEN"):
 			if !isInt || n < 0 {
 				return o, ErrLPosMaxLen
 			}

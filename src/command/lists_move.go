@@ -1,13 +1,16 @@
 package command
 
-import "github.com/hotkv/hotkv/ds/list"
+import (
+	"github.com/hotkv/hotkv/ds/list"
+	"github.com/hotkv/hotkv/ds/strs"
+)
 
 // parseEnd reads LEFT or RIGHT; front is true for LEFT.
 func parseEnd(b []byte) (front, ok bool) {
 	switch {
-	case EqualFold(b, "LEFT"):
+	case strs.EqualFold(b, "LEFT"):
 		return true, true
-	case EqualFold(b, "RIGHT"):
+	case strs.EqualFold(b, "RIGHT"):
 		return false, true
 	}
 	return false, false
@@ -84,7 +87,7 @@ func parseMPop(args [][]byte, at int) (mpopArgs, string) {
 	}
 	o.count = -1
 	for i := end + 1; i < len(args); i++ {
-		if o.count != -1 || !EqualFold(args[i], "COUNT") || i+1 == len(args) {
+		if o.count != -1 || !strs.EqualFold(args[i], "COUNT") || i+1 == len(args) {
 			return o, ErrSyntax
 		}
 		i++

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/ds/strs"
 	"github.com/hotkv/hotkv/net/resp"
 	"github.com/hotkv/hotkv/pipeline"
 )
@@ -16,7 +17,7 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 	s.Silent = cl.replyMode == replyOff || cl.skipNext
 	cl.skipNext = false
 	spec, errMsg := cl.lastSpec, ""
-	if spec == nil || spec.Subs != nil || !sameName(s.Args[0], spec.Name) || !arityOK(spec, len(s.Args)) {
+	if spec == nil || spec.Subs != nil || !strs.EqualFold(s.Args[0], spec.Name) || !arityOK(spec, len(s.Args)) {
 		spec, errMsg = lookupArgs(s.Args)
 	}
 	if errMsg != "" {
@@ -59,7 +60,7 @@ func (e *Engine) mayBlock(cl *Client, args [][]byte) bool {
 		return true
 	}
 	spec := cl.lastSpec
-	if spec == nil || !sameName(args[0], spec.Name) {
+	if spec == nil || !strs.EqualFold(args[0], spec.Name) {
 		if spec = lookup(args[0]); spec == nil {
 			return false
 		}
@@ -108,7 +109,7 @@ func lookupArgs(args [][]byte) (*Spec, string) {
 	if spec.Subs != nil && len(args) > 1 {
 		sub := lookupIn(spec.Subs, args[1])
 		if sub == nil {
-			return spec, fmt.Sprintf(ErrUnknownSub, trunc(args[1], 128), upper(args[0]))
+			return spec, fmt.Sprintf(ErrUnknownSub, trunc(args[1], 128), strs.AppendUpper(nil, args[0]))
 		}
 		spec = sub
 	}
@@ -120,23 +121,6 @@ func lookupArgs(args [][]byte) (*Spec, string) {
 
 func arityOK(spec *Spec, n int) bool {
 	return (spec.Arity <= 0 || n == spec.Arity) && n >= -spec.Arity
-}
-
-// sameName reports whether b names the command lower (lower case), ignoring b's case.
-func sameName(b []byte, lower string) bool {
-	if len(b) != len(lower) {
-		return false
-	}
-	for i := range len(b) {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func unknownCommand(args [][]byte) string {
@@ -156,17 +140,6 @@ func trunc(b []byte, n int) []byte {
 		b = b[:i]
 	}
 	return b[:min(len(b), max(n, 0))]
-}
-
-func upper(b []byte) []byte {
-	out := make([]byte, len(b))
-	for i, c := range b {
-		if 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
-		}
-		out[i] = c
-	}
-	return out
 }
 
 // reject answers a command refused before it ran.

@@ -6,9 +6,9 @@ import (
 	"unsafe"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/ds/strs"
 	"github.com/hotkv/hotkv/net/resp"
 	"github.com/hotkv/hotkv/pipeline"
-	"github.com/hotkv/hotkv/src/config"
 )
 
 // SCAN walks the shards in order, one at a time, each with its keyspace's reverse-binary cursor.
@@ -90,7 +90,7 @@ func parseScanOptions(args [][]byte) (scanOptions, string) {
 			return opt, ErrSyntax
 		}
 		switch v := args[i+1]; {
-		case EqualFold(args[i], "COUNT"):
+		case strs.EqualFold(args[i], "COUNT"):
 			n, ok := ParseInt(v)
 			if !ok {
 				return opt, ErrNotInt
@@ -99,12 +99,12 @@ func parseScanOptions(args [][]byte) (scanOptions, string) {
 				return opt, ErrSyntax
 			}
 			opt.count = n
-		case EqualFold(args[i], "MATCH"):
+		case strs.EqualFold(args[i], "MATCH"):
 			opt.pattern = v
 			if len(v) == 1 && v[0] == '*' {
 				opt.pattern = nil
 			}
-		case EqualFold(args[i], "TYPE"):
+		case strs.EqualFold(args[i], "TYPE"):
 			opt.typ = v
 		default:
 			return opt, ErrSyntax
@@ -118,7 +118,7 @@ func parseScanOptions(args [][]byte) (scanOptions, string) {
 // SCAN reports it; the TYPE itself is a syntax error.
 func parseMemberScanOptions(args [][]byte) (scanOptions, string) {
 	for i := 0; i < len(args); i += 2 {
-		if EqualFold(args[i], "TYPE") {
+		if strs.EqualFold(args[i], "TYPE") {
 			if opt, msg := parseScanOptions(args[:i]); msg != "" {
 				return opt, msg
 			}
@@ -194,30 +194,10 @@ func (e *Engine) scanKeys(db int, cursor uint64, opt *scanOptions, now int64) (u
 }
 
 func (opt *scanOptions) matches(en *keyspace.Entry) bool {
-	if opt.typ != nil && !equalFoldString(opt.typ, en.Kind.String()) {
+	if opt.typ != nil && !strs.EqualFold(opt.typ, en.Kind.String()) {
 		return false
 	}
-	return opt.pattern == nil || config.Glob(opt.pattern, keyBytes(en.Key()), false)
-}
-
-// equalFoldString compares b and s ignoring ASCII case.
-func equalFoldString(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range len(b) {
-		x, y := b[i], s[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
+	return opt.pattern == nil || strs.Glob(opt.pattern, keyBytes(en.Key()), false)
 }
 
 // keyBytes views a key as bytes without copying, for read-only use (matching, lookups); the

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/ds/strs"
 )
 
 var serverCommands = []*Spec{
@@ -53,7 +54,7 @@ func dbsize(c *Ctx) {
 func flushMode(c *Ctx) bool {
 	switch {
 	case len(c.Args) == 1:
-	case len(c.Args) > 2 || !(EqualFold(c.Args[1], "ASYNC") || EqualFold(c.Args[1], "SYNC")):
+	case len(c.Args) > 2 || !(strs.EqualFold(c.Args[1], "ASYNC") || strs.EqualFold(c.Args[1], "SYNC")):
 		c.Err(ErrSyntax)
 		return false
 	}
@@ -98,15 +99,15 @@ func shutdown(c *Ctx) {
 	var save, nosave, now, force, abort bool
 	for _, a := range c.Args[1:] {
 		switch {
-		case EqualFold(a, "NOSAVE"):
+		case strs.EqualFold(a, "NOSAVE"):
 			nosave = true
-		case EqualFold(a, "SAVE"):
+		case strs.EqualFold(a, "SAVE"):
 			save = true
-		case EqualFold(a, "NOW"):
+		case strs.EqualFold(a, "NOW"):
 			now = true
-		case EqualFold(a, "FORCE"):
+		case strs.EqualFold(a, "FORCE"):
 			force = true
-		case EqualFold(a, "ABORT"):
+		case strs.EqualFold(a, "ABORT"):
 			abort = true
 		default:
 			c.Err(ErrSyntax)
@@ -133,7 +134,7 @@ func shutdown(c *Ctx) {
 
 // debugKeys declares DEBUG OBJECT's key so that it runs on the key's shard.
 func debugKeys(args [][]byte, dst []int) []int {
-	if len(args) == 3 && EqualFold(args[1], "OBJECT") {
+	if len(args) == 3 && strs.EqualFold(args[1], "OBJECT") {
 		dst = append(dst, 2)
 	}
 	return dst
@@ -149,11 +150,11 @@ func debugCmd(c *Ctx) {
 		return
 	}
 	switch sub, n := c.Args[1], len(c.Args); {
-	case n == 2 && EqualFold(sub, "HELP"):
+	case n == 2 && strs.EqualFold(sub, "HELP"):
 		replyHelpLines(c, debugHelpLines)
-	case n == 3 && EqualFold(sub, "OBJECT"):
+	case n == 3 && strs.EqualFold(sub, "OBJECT"):
 		debugObject(c)
-	case n == 3 && EqualFold(sub, "SLEEP"):
+	case n == 3 && strs.EqualFold(sub, "SLEEP"):
 		debugSleep(c)
 	default:
 		c.Errf(ErrSubSyntax, sub, "DEBUG")
@@ -303,9 +304,9 @@ func functionList(c *Ctx) {
 	withCode, named := false, false
 	for i := 2; i < len(c.Args); i++ {
 		switch a := c.Args[i]; {
-		case !withCode && EqualFold(a, "WITHCODE"):
+		case !withCode && strs.EqualFold(a, "WITHCODE"):
 			withCode = true
-		case !named && EqualFold(a, "LIBRARYNAME"):
+		case !named && strs.EqualFold(a, "LIBRARYNAME"):
 			if i == len(c.Args)-1 {
 				c.Err(ErrFunctionLibName)
 				return
@@ -325,7 +326,7 @@ func functionFlush(c *Ctx) {
 	switch {
 	case len(c.Args) > 3:
 		c.Errf(ErrSubSyntax, c.Args[1], "FUNCTION")
-	case len(c.Args) == 3 && !EqualFold(c.Args[2], "ASYNC") && !EqualFold(c.Args[2], "SYNC"):
+	case len(c.Args) == 3 && !strs.EqualFold(c.Args[2], "ASYNC") && !strs.EqualFold(c.Args[2], "SYNC"):
 		c.Err(ErrFunctionFlushArg)
 	default:
 		c.OK()

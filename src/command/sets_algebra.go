@@ -2,6 +2,7 @@ package command
 
 import (
 	dset "github.com/hotkv/hotkv/ds/set"
+	"github.com/hotkv/hotkv/ds/strs"
 	"github.com/hotkv/hotkv/net/resp"
 )
 
@@ -81,7 +82,7 @@ func sintercard(c *Ctx) {
 // parseSintercardLimit parses SINTERCARD's options; limit 0 is no limit.
 func parseSintercardLimit(opts [][]byte) (limit int64, msg string) {
 	for i := 0; i < len(opts); i++ {
-		if !EqualFold(opts[i], "LIMIT") || i+1 == len(opts) {
+		if !strs.EqualFold(opts[i], "LIMIT") || i+1 == len(opts) {
 			return 0, ErrSyntax
 		}
 		i++

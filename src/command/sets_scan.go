@@ -3,7 +3,7 @@ package command
 import (
 	"math"
 
-	"github.com/hotkv/hotkv/src/config"
+	"github.com/hotkv/hotkv/ds/strs"
 )
 
 // SSCAN key cursor [MATCH pattern] [COUNT count]
@@ -28,7 +28,7 @@ func sscan(c *Ctx) {
 	}
 	start, n := len(c.Out), 0
 	next := s.Scan(cursor, int(min(opt.count, math.MaxInt32)), func(m []byte) {
-		if opt.pattern == nil || config.Glob(opt.pattern, m, false) {
+		if opt.pattern == nil || strs.Glob(opt.pattern, m, false) {
 			c.Bulk(m)
 			n++
 		}

@@ -3,6 +3,8 @@ package command
 import (
 	"bytes"
 	"slices"
+
+	"github.com/hotkv/hotkv/ds/strs"
 )
 
 // The SORT family. SORT and SORT_RO sort a list, set or sorted set by its elements or by the
@@ -157,7 +159,7 @@ func sortROKeys(args [][]byte, dst []int) []int { return append(dst, 1) }
 
 // optIs compares an option name with an upper-case word as C's strcasecmp does, so the name ends
 // at its first NUL byte.
-func optIs(b []byte, word string) bool { return EqualFold(cstr(b), word) }
+func optIs(b []byte, word string) bool { return strs.EqualFold(cstr(b), word) }
 
 // cstr returns b up to its first NUL byte, where C code reading it as a string stops.
 func cstr(b []byte) []byte {

@@ -100,13 +100,13 @@ func lcs(c *Ctx) {
 	var minLen int64
 	for j := 3; j < len(c.Args); j++ {
 		switch opt := c.Args[j]; {
-		case EqualFold(opt, "IDX"):
+		case strs.EqualFold(opt, "IDX"):
 			getIdx = true
-		case EqualFold(opt, "LEN"):
+		case strs.EqualFold(opt, "LEN"):
 			getLen = true
-		case EqualFold(opt, "WITHMATCHLEN"):
+		case strs.EqualFold(opt, "WITHMATCHLEN"):
 			withLen = true
-		case EqualFold(opt, "MINMATCHLEN") && j+1 < len(c.Args):
+		case strs.EqualFold(opt, "MINMATCHLEN") && j+1 < len(c.Args):
 			n, ok := ParseInt(c.Args[j+1])
 			if !ok {
 				c.Err(ErrNotInt)

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/ds/strs"
 )
 
 // setOptFlags are the options of SET and GETEX, as Redis's parseExtendedStringArgumentsOrReply
@@ -42,15 +43,15 @@ func parseSetOptions(args [][]byte, isSet bool) (setOpts, bool) {
 	for j := 0; j < len(args); j++ {
 		a, hasNext := args[j], j+1 < len(args)
 		switch unit := setExpireWord(a); {
-		case isSet && EqualFold(a, "NX") && o.flags&soXX == 0:
+		case isSet && strs.EqualFold(a, "NX") && o.flags&soXX == 0:
 			o.flags |= soNX
-		case isSet && EqualFold(a, "XX") && o.flags&soNX == 0:
+		case isSet && strs.EqualFold(a, "XX") && o.flags&soNX == 0:
 			o.flags |= soXX
-		case isSet && EqualFold(a, "GET"):
+		case isSet && strs.EqualFold(a, "GET"):
 			o.flags |= soGet
-		case isSet && EqualFold(a, "KEEPTTL") && o.flags&(soPersist|soExpire) == 0:
+		case isSet && strs.EqualFold(a, "KEEPTTL") && o.flags&(soPersist|soExpire) == 0:
 			o.flags |= soKeepTTL
-		case !isSet && EqualFold(a, "PERSIST") && o.flags&(soKeepTTL|soExpire) == 0:
+		case !isSet && strs.EqualFold(a, "PERSIST") && o.flags&(soKeepTTL|soExpire) == 0:
 			o.flags |= soPersist
 		case unit != 0 && hasNext && o.flags&(soKeepTTL|soPersist|soExpire&^unit) == 0:
 			o.flags |= unit
@@ -65,13 +66,13 @@ func parseSetOptions(args [][]byte, isSet bool) (setOpts, bool) {
 
 func setExpireWord(a []byte) setOptFlags {
 	switch {
-	case EqualFold(a, "EX"):
+	case strs.EqualFold(a, "EX"):
 		return soEX
-	case EqualFold(a, "PX"):
+	case strs.EqualFold(a, "PX"):
 		return soPX
-	case EqualFold(a, "EXAT"):
+	case strs.EqualFold(a, "EXAT"):
 		return soEXAT
-	case EqualFold(a, "PXAT"):
+	case strs.EqualFold(a, "PXAT"):
 		return soPXAT
 	}
 	return 0

@@ -1,6 +1,6 @@
 package command
 
-import "strings"
+import "github.com/hotkv/hotkv/ds/strs"
 
 // families lists every command family; adding a family is one line here.
 var families = [][]*Spec{
@@ -56,15 +56,5 @@ func lookup(name []byte) *Spec { return lookupIn(table, name) }
 
 func lookupIn(t map[string]*Spec, name []byte) *Spec {
 	var buf [32]byte
-	if len(name) > len(buf) {
-		return t[strings.ToLower(string(name))]
-	}
-	lower := buf[:len(name)]
-	for i, c := range name {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		lower[i] = c
-	}
-	return t[string(lower)]
+	return t[string(strs.AppendLower(buf[:0], name))]
 }

@@ -2,6 +2,7 @@ package command
 
 import (
 	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/ds/strs"
 	"github.com/hotkv/hotkv/ds/zset"
 )
 
@@ -132,17 +133,17 @@ func zaddOptions(args [][]byte, flags zset.Flags) (zset.Flags, bool, int) {
 	ch, i := false, 2
 	for ; i < len(args); i++ {
 		switch a := args[i]; {
-		case EqualFold(a, "NX"):
+		case strs.EqualFold(a, "NX"):
 			flags |= zset.NX
-		case EqualFold(a, "XX"):
+		case strs.EqualFold(a, "XX"):
 			flags |= zset.XX
-		case EqualFold(a, "GT"):
+		case strs.EqualFold(a, "GT"):
 			flags |= zset.GT
-		case EqualFold(a, "LT"):
+		case strs.EqualFold(a, "LT"):
 			flags |= zset.LT
-		case EqualFold(a, "INCR"):
+		case strs.EqualFold(a, "INCR"):
 			flags |= zset.Incr
-		case EqualFold(a, "CH"):
+		case strs.EqualFold(a, "CH"):
 			ch = true
 		default:
 			return flags, ch, i
@@ -306,7 +307,7 @@ func zrankGeneric(c *Ctx, rev bool) {
 	case len(c.Args) > 4:
 		c.ArityErr()
 		return
-	case len(c.Args) == 4 && !EqualFold(c.Args[3], "WITHSCORE"):
+	case len(c.Args) == 4 && !strs.EqualFold(c.Args[3], "WITHSCORE"):
 		c.Err(ErrSyntax)
 		return
 	case len(c.Args) == 4:

@@ -7,8 +7,8 @@ import (
 
 	"github.com/hotkv/hotkv/ds/keyspace"
 	dset "github.com/hotkv/hotkv/ds/set"
+	"github.com/hotkv/hotkv/ds/strs"
 	"github.com/hotkv/hotkv/ds/zset"
-	"github.com/hotkv/hotkv/src/config"
 )
 
 // ZUNION, ZINTER, ZDIFF, their STORE forms and ZINTERCARD, after Redis's
@@ -147,7 +147,7 @@ func (a *zalgebra) parseOptions(args [][]byte) string {
 	for j := 0; j < len(args); j++ {
 		left := len(args) - j
 		switch opt := args[j]; {
-		case scored && left > len(a.srcs) && EqualFold(opt, "WEIGHTS"):
+		case scored && left > len(a.srcs) && strs.EqualFold(opt, "WEIGHTS"):
 			for i := range a.srcs {
 				j++
 				w, ok := zset.ParseScore(args[j])
@@ -156,21 +156,21 @@ func (a *zalgebra) parseOptions(args [][]byte) string {
 				}
 				a.srcs[i].weight = w
 			}
-		case scored && left >= 2 && EqualFold(opt, "AGGREGATE"):
+		case scored && left >= 2 && strs.EqualFold(opt, "AGGREGATE"):
 			j++
 			switch {
-			case EqualFold(args[j], "SUM"):
+			case strs.EqualFold(args[j], "SUM"):
 				a.agg = aggSum
-			case EqualFold(args[j], "MIN"):
+			case strs.EqualFold(args[j], "MIN"):
 				a.agg = aggMin
-			case EqualFold(args[j], "MAX"):
+			case strs.EqualFold(args[j], "MAX"):
 				a.agg = aggMax
 			default:
 				return ErrSyntax
 			}
-		case a.dst == nil && !a.card && EqualFold(opt, "WITHSCORES"):
+		case a.dst == nil && !a.card && strs.EqualFold(opt, "WITHSCORES"):
 			a.withScores = true
-		case a.card && left >= 2 && EqualFold(opt, "LIMIT"):
+		case a.card && left >= 2 && strs.EqualFold(opt, "LIMIT"):
 			j++
 			v, ok := ParseInt(args[j])
 			if !ok || v < 0 {
@@ -367,7 +367,7 @@ func zscan(c *Ctx) {
 	var found []zset.Entry
 	packed := z.Encoding() == "listpack"
 	next := z.Scan(cursor, int(min(opt.count, 1<<30)), func(m []byte, s float64) {
-		if opt.pattern == nil || config.Glob(opt.pattern, m, false) {
+		if opt.pattern == nil || strs.Glob(opt.pattern, m, false) {
 			found = append(found, zset.Entry{Member: m, Score: s})
 		}
 	})

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/ds/strs"
 	"github.com/hotkv/hotkv/ds/zset"
 )
 
@@ -132,15 +133,15 @@ func parseZMPop(args [][]byte, at int) (zmpopOpts, string) {
 	where += int(n)
 	o.keys = args[at+1 : where]
 	switch {
-	case EqualFold(args[where], "MIN"):
-	case EqualFold(args[where], "MAX"):
+	case strs.EqualFold(args[where], "MIN"):
+	case strs.EqualFold(args[where], "MAX"):
 		o.max = true
 	default:
 		return o, ErrSyntax
 	}
 	o.count = -1
 	for j := where + 1; j < len(args); j++ {
-		if o.count != -1 || !EqualFold(args[j], "COUNT") || j == len(args)-1 {
+		if o.count != -1 || !strs.EqualFold(args[j], "COUNT") || j == len(args)-1 {
 			return o, ErrSyntax
 		}
 		j++
@@ -246,7 +247,7 @@ func zrandmember(c *Ctx) {
 	case l == math.MinInt64:
 		c.Err(ErrCountRange)
 		return
-	case len(c.Args) > 4 || (len(c.Args) == 4 && !EqualFold(c.Args[3], "WITHSCORES")):
+	case len(c.Args) > 4 || (len(c.Args) == 4 && !strs.EqualFold(c.Args[3], "WITHSCORES")):
 		c.Err(ErrSyntax)
 		return
 	case len(c.Args) == 4 && (l < -math.MaxInt64/2 || l > math.MaxInt64/2):

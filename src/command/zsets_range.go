@@ -3,6 +3,7 @@ package command
 import (
 	"slices"
 
+	"github.com/hotkv/hotkv/ds/strs"
 	"github.com/hotkv/hotkv/ds/zset"
 )
 
@@ -42,9 +43,9 @@ func parseZRange(c *Ctx, at int, store bool, kind zrangeKind, rev bool) (zrangeO
 	for j := at + 3; j < len(c.Args); j++ {
 		a, left := c.Args[j], len(c.Args)-j-1
 		switch {
-		case !store && EqualFold(a, "WITHSCORES"):
+		case !store && strs.EqualFold(a, "WITHSCORES"):
 			o.withScores = true
-		case EqualFold(a, "LIMIT") && left >= 2:
+		case strs.EqualFold(a, "LIMIT") && left >= 2:
 			var ok1, ok2 bool
 			o.offset, ok1 = ParseInt(c.Args[j+1])
 			o.limit, ok2 = ParseInt(c.Args[j+2])
@@ -54,11 +55,11 @@ func parseZRange(c *Ctx, at int, store bool, kind zrangeKind, rev bool) (zrangeO
 			}
 			o.limitGiven = true
 			j += 2
-		case dirAuto && EqualFold(a, "REV"):
+		case dirAuto && strs.EqualFold(a, "REV"):
 			o.rev, dirAuto = true, false
-		case o.kind == zrangeAuto && EqualFold(a, "BYLEX"):
+		case o.kind == zrangeAuto && strs.EqualFold(a, "BYLEX"):
 			o.kind = zrangeLex
-		case o.kind == zrangeAuto && EqualFold(a, "BYSCORE"):
+		case o.kind == zrangeAuto && strs.EqualFold(a, "BYSCORE"):
 			o.kind = zrangeScore
 		default:
 			c.Err(ErrSyntax)

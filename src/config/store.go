@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/hotkv/hotkv/ds/strs"
 )
 
 // Store holds the server's configuration. It is safe for concurrent use:
@@ -75,7 +77,7 @@ func (s *Store) GetAll(patterns ...string) [][2]string {
 		pb := []byte(p)
 		for _, e := range registry.sorted {
 			d := table[e.dir]
-			if d.flags&flagHidden != 0 || seen[e.name] || !Glob(pb, []byte(e.name), true) {
+			if d.flags&flagHidden != 0 || seen[e.name] || !strs.Glob(pb, []byte(e.name), true) {
 				continue
 			}
 			seen[e.name] = true

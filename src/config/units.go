@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/hotkv/hotkv/ds/strs"
 )
 
 // parseLL is Redis's string2ll: an optional '-', no '+', no blanks, no
@@ -70,13 +72,7 @@ func memToULL(s string) (uint64, bool) {
 }
 
 // asciiLower folds only A-Z, as C's tolower does in the "C" locale.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		b[i] = lower(c)
-	}
-	return string(b)
-}
+func asciiLower(s string) string { return string(strs.AppendLower(nil, []byte(s))) }
 
 // strtoll mimics C's strtoll(s, &end, base): end reports whether the
 // conversion stopped at the end of s and erange whether it overflowed (the

@@ -1,6 +1,9 @@
 package meta
 
-import "github.com/hotkv/hotkv/net/resp"
+import (
+	"github.com/hotkv/hotkv/ds/strs"
+	"github.com/hotkv/hotkv/net/resp"
+)
 
 // aclCategories lists Redis's ACL categories in the order COMMAND INFO prints them.
 var aclCategories = []string{
@@ -12,30 +15,11 @@ var aclCategories = []string{
 // ACLCategory reports whether name (without '@', any case) is an ACL category.
 func ACLCategory(name string) bool {
 	for _, c := range aclCategories {
-		if equalFold(c, name) {
+		if strs.EqualFold([]byte(c), name) {
 			return true
 		}
 	}
 	return false
-}
-
-func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // New describes a command Redis does not have (one of HotKV's own) from its command-table row, the

@@ -1,4 +1,4 @@
-package config
+package strs
 
 // maxGlobStars is the number of '*' groups Redis lets a pattern reach before it
 // gives up (its recursion limit in stringmatchlen): a match that needs to get
@@ -122,7 +122,7 @@ func (m *globMatcher) backtrack() (pi, si int, ok bool) {
 
 func (m *globMatcher) same(a, b byte) bool {
 	if m.nocase {
-		return lower(a) == lower(b)
+		return Lower(a) == Lower(b)
 	}
 	return a == b
 }
@@ -172,14 +172,7 @@ func (m *globMatcher) inRange(start, end, c byte) bool {
 		lo, hi = hi, lo
 	}
 	if m.nocase {
-		lo, hi, x = int(int8(lower(byte(lo)))), int(int8(lower(byte(hi)))), int(int8(lower(byte(x))))
+		lo, hi, x = int(int8(Lower(byte(lo)))), int(int8(Lower(byte(hi)))), int(int8(Lower(byte(x))))
 	}
 	return x >= lo && x <= hi
-}
-
-func lower(b byte) byte {
-	if b >= 'A' && b <= 'Z' {
-		return b + 'a' - 'A'
-	}
-	return b
 }
