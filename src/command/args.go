@@ -7,6 +7,8 @@ import (
 
 // Args parses a command's arguments after the name. The first failure latches: later calls
 // return zero values and Err reports it, so a handler parses everything, then checks once.
+// Option loops (LPOS, SCAN) are written with it, and every new family's are: a loop is
+// `for a := NewArgs(argv, i); ; { switch { case !a.More(): return o, a.Err(); case a.Is("OPT"): … } }`.
 type Args struct {
 	argv [][]byte
 	pos  int
@@ -23,6 +25,14 @@ func (a *Args) Err() string { return a.err }
 func (a *Args) Fail(msg string) {
 	if a.err == "" {
 		a.err = msg
+	}
+}
+
+// Require latches msg when ok is false: a check of a value just parsed (a count that must be
+// positive), which is skipped once an earlier error is latched.
+func (a *Args) Require(ok bool, msg string) {
+	if !ok {
+		a.Fail(msg)
 	}
 }
 

@@ -91,37 +91,28 @@ type lposArgs struct {
 
 // parseLPos reads [RANK rank] [COUNT num-matches] [MAXLEN len] in order, the last of a repeated
 // option winning; the first error ends the parse, as in Redis.
-func parseLPos(args [][]byte) (lposArgs, string) {
+func parseLPos(argv [][]byte) (lposArgs, string) {
 	o := lposArgs{count: -1}
-	for i := 0; i < len(args); i += 2 {
-		if i+1 >= len(args) {
-			return o, ErrSyntax
-		}
-		n, isInt := ParseInt(args[i+1])
-		switch opt := args[i]; {
-		case strs.EqualFold(opt, "RANK"):
-			if !isInt {
-				return o, ErrNotInt
-			}
-			if n == 0 {
-				return o, ErrLPosRank
-			}
+	for a := NewArgs(argv, 0); ; {
+		switch {
+		case !a.More():
+			return o, a.Err()
+		case a.Is("RANK"):
+			n := a.Int()
+			a.Require(n != 0, ErrLPosRank)
 			o.q.Reverse, o.q.Skip = n < 0, rankSkip(n)
-		case strs.EqualFold(opt, "COUNT"):
-			if !isInt || n < 0 {
-				return o, ErrLPosCount
-			}
+		case a.Is("COUNT"):
+			n := a.IntErr(ErrLPosCount)
+			a.Require(n >= 0, ErrLPosCount)
 			o.count, o.q.Count = n, int(n)
-		case strs.EqualFold(opt, "MAXLEN"):
-			if !isInt || n < 0 {
-				return o, ErrLPosMaxLen
-			}
+		case a.Is("MAXLEN"):
+			n := a.IntErr(ErrLPosMaxLen)
+			a.Require(n >= 0, ErrLPosMaxLen)
 			o.q.MaxLen = int(n)
 		default:
-			return o, ErrSyntax
+			a.Fail(ErrSyntax)
 		}
 	}
-	return o, ""
 }
 
 // rankSkip is how many matches RANK passes over. Redis negates a negative rank, which leaves

@@ -83,34 +83,25 @@ func parseScanCursor(b []byte) (uint64, bool) {
 
 // parseScanOptions parses SCAN's options in Redis's order of checks: each option needs its
 // value, COUNT must be a positive integer, anything else is a syntax error.
-func parseScanOptions(args [][]byte) (scanOptions, string) {
+func parseScanOptions(argv [][]byte) (scanOptions, string) {
 	opt := scanOptions{count: 10}
-	for i := 0; i < len(args); i += 2 {
-		if i+1 >= len(args) {
-			return opt, ErrSyntax
-		}
-		switch v := args[i+1]; {
-		case strs.EqualFold(args[i], "COUNT"):
-			n, ok := ParseInt(v)
-			if !ok {
-				return opt, ErrNotInt
-			}
-			if n < 1 {
-				return opt, ErrSyntax
-			}
-			opt.count = n
-		case strs.EqualFold(args[i], "MATCH"):
-			opt.pattern = v
-			if len(v) == 1 && v[0] == '*' {
+	for a := NewArgs(argv, 0); ; {
+		switch {
+		case !a.More():
+			return opt, a.Err()
+		case a.Is("COUNT"):
+			opt.count = a.Int()
+			a.Require(opt.count >= 1, ErrSyntax)
+		case a.Is("MATCH"):
+			if opt.pattern = a.Next(); len(opt.pattern) == 1 && opt.pattern[0] == '*' {
 				opt.pattern = nil
 			}
-		case strs.EqualFold(args[i], "TYPE"):
-			opt.typ = v
+		case a.Is("TYPE"):
+			opt.typ = a.Next()
 		default:
-			return opt, ErrSyntax
+			a.Fail(ErrSyntax)
 		}
 	}
-	return opt, ""
 }
 
 // parseMemberScanOptions parses the options of HSCAN, SSCAN and ZSCAN: SCAN's without TYPE,
