@@ -3,6 +3,7 @@ package command
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"flag"
 	"fmt"
 	"net"
@@ -10,11 +11,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hotkv/hotkv/net/resp"
+	"github.com/hotkv/hotkv/net/resp/resptest"
 )
 
 // Transcripts: testdata/<family>.txt holds commands and the exact RESP2 replies of Redis 7.0.15;
@@ -22,8 +25,11 @@ import (
 // Transcript -update` re-records both from a redis-server on PATH.
 //
 // Format: a line "> CMD args" (inline syntax, quotes allowed) starts a step; the lines after it,
-// up to the next step, are the reply with CRLF written as a newline. ">* " compares an array's
-// elements ignoring order; ">~ " compares only the reply's type. Lines starting "## " are comments.
+// up to the next step, are the reply with CRLF written as a newline. ">* " compares an aggregate's
+// elements ignoring their order, but keeps key/value pairs together: a map's, and a flat array's
+// when the command replies pairs (CONFIG GET, HGETALL, HRANDFIELD … WITHVALUES, ZRANDMEMBER …
+// WITHSCORES). ">~ " compares the reply's shape: its type, an aggregate's whole header (type and
+// length) and an integer's sign. Lines starting "## " are comments.
 var update = flag.Bool("update", false, "re-record transcripts from redis-server")
 
 type step struct {
@@ -123,39 +129,121 @@ func checkTranscript(t *testing.T, steps []step, proto int) {
 	}
 	for i, s := range steps {
 		out, _ := tc.send(encodeArgs(s.args))
-		if !replyMatches(t, s.mode, string(out), s.want) {
+		if !replyMatches(t, s, string(out), s.want) {
 			t.Errorf("step %d: %s\n got: %q\nwant: %q", i+1, s.line, out, s.want)
 		}
 	}
 }
 
-func replyMatches(t *testing.T, mode, got, want string) bool {
-	switch mode {
+func replyMatches(t *testing.T, s step, got, want string) bool {
+	switch s.mode {
 	case ">~":
-		return len(got) > 0 && len(want) > 0 && got[0] == want[0]
+		return replyShape(got) == replyShape(want)
 	case ">*":
-		return sortedElems(t, got) == sortedElems(t, want)
+		per := 1
+		if pairReply(s.args) {
+			per = 2
+		}
+		return sortedElems(t, got, per) == sortedElems(t, want, per)
 	}
 	return got == want
 }
 
-// sortedElems returns an array reply's header and its elements sorted.
-func sortedElems(t *testing.T, raw string) string {
+// replyShape is what ">~" compares: the first line of an aggregate (type and length), an
+// integer's sign, else the type byte.
+func replyShape(raw string) string {
+	line, _, _ := strings.Cut(raw, "\r\n")
+	switch {
+	case line == "":
+		return ""
+	case strings.ContainsRune("*%~>|", rune(line[0])):
+		return line
+	case line[0] == ':':
+		n, err := strconv.ParseInt(line[1:], 10, 64)
+		if err != nil {
+			return line
+		}
+		return fmt.Sprintf(":sign %d", cmp.Compare(n, 0))
+	}
+	return line[:1]
+}
+
+// pairReply reports whether the command of args replies a flat array of key/value pairs in RESP2.
+func pairReply(args [][]byte) bool {
+	name := strings.ToUpper(string(args[0]))
+	has := func(word string) bool {
+		return slices.ContainsFunc(args[1:], func(a []byte) bool { return strings.EqualFold(string(a), word) })
+	}
+	switch {
+	case name == "CONFIG" && len(args) > 1 && strings.EqualFold(string(args[1]), "GET"), name == "HGETALL":
+		return true
+	case name == "HRANDFIELD":
+		return has("WITHVALUES")
+	case name == "ZRANDMEMBER":
+		return has("WITHSCORES")
+	}
+	return false
+}
+
+// sortedElems returns an aggregate reply's header and its elements sorted, per elements at a time
+// (a map's are always pairs).
+func sortedElems(t *testing.T, raw string, per int) string {
 	r := bufio.NewReader(strings.NewReader(raw))
 	hdr, err := r.ReadString('\n')
 	if err != nil || len(hdr) == 0 || !strings.ContainsRune("*~%", rune(hdr[0])) {
 		return raw
 	}
+	if hdr[0] == '%' {
+		per = 2
+	} else if b, err := r.Peek(1); err == nil && b[0] == '*' {
+		per = 1 // RESP3 replies pairs as arrays of two
+	}
 	var elems []string
 	for {
-		e, err := resp.ReadReply(r)
-		if err != nil {
+		var group string
+		for range per {
+			e, err := resptest.ReadRaw(r)
+			if err != nil {
+				break
+			}
+			group += string(e)
+		}
+		if group == "" {
 			break
 		}
-		elems = append(elems, string(e))
+		elems = append(elems, group)
 	}
 	slices.Sort(elems)
 	return hdr + strings.Join(elems, "")
+}
+
+// The modes fail where the server is wrong: a pair split apart, a wrong length, a sign slip.
+func TestReplyModes(t *testing.T) {
+	f := func(mode, line, got, want string, match bool) {
+		t.Helper()
+		s := step{mode: mode, line: line, args: splitInline(t, line)}
+		if m := replyMatches(t, s, got, want); m != match {
+			t.Errorf("%s %s: %q against %q matched %v, want %v", mode, line, got, want, m, match)
+		}
+	}
+	pairs := "*4\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n"
+	swapped := "*4\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\na\r\n$1\r\n1\r\n"
+	crossed := "*4\r\n$1\r\na\r\n$1\r\n2\r\n$1\r\nb\r\n$1\r\n1\r\n"
+	f(">*", "HGETALL h", swapped, pairs, true)
+	f(">*", "HGETALL h", crossed, pairs, false)
+	f(">*", "CONFIG GET *", crossed, pairs, false)
+	f(">*", "HRANDFIELD h -4 WITHVALUES", crossed, pairs, false)
+	f(">*", "SMEMBERS s", crossed, pairs, true) // members, not pairs
+	m := "%2\r\n$1\r\na\r\n:1\r\n$1\r\nb\r\n:2\r\n"
+	f(">*", "HELLO 3", "%2\r\n$1\r\nb\r\n:2\r\n$1\r\na\r\n:1\r\n", m, true)
+	f(">*", "HELLO 3", "%2\r\n$1\r\na\r\n:2\r\n$1\r\nb\r\n:1\r\n", m, false)
+	f(">~", "SRANDMEMBER s 3", "*3\r\n$1\r\nx\r\n$1\r\ny\r\n$1\r\nz\r\n", "*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n", true)
+	f(">~", "SRANDMEMBER s 3", "*2\r\n$1\r\nx\r\n$1\r\ny\r\n", "*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n", false)
+	f(">~", "TTL k", ":99\r\n", ":100\r\n", true)
+	f(">~", "TTL k", ":-1\r\n", ":100\r\n", false)
+	f(">~", "TTL k", ":0\r\n", ":100\r\n", false)
+	f(">~", "GET k", "$2\r\nab\r\n", "$3\r\nabc\r\n", true)
+	f(">~", "GET k", "$-1\r\n", "$3\r\nabc\r\n", true) // both bulk: a nil needs an exact step
 }
 
 // recordTranscript runs steps against a fresh redis-server and rewrites path with its replies.
