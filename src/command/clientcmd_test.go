@@ -302,11 +302,7 @@ func TestClientReplyOffSkip(t *testing.T) {
 func TestClientReplyOn(t *testing.T) {
 	tc := newTestConn(t, newTestEngine())
 	tc.do("CLIENT", "REPLY", "OFF")
-	got := tc.do("CLIENT", "REPLY", "ON")
-	if got == "" && tc.client.replyMode == replyOn {
-		t.Skip("route does not clear Slot.Silent on Client.forceReply yet (see clientReply)")
-	}
-	if got != "+OK\r\n" {
+	if got := tc.do("CLIENT", "REPLY", "ON"); got != "+OK\r\n" {
 		t.Fatalf("CLIENT REPLY ON after OFF: %q", got)
 	}
 	tc.do("CLIENT", "REPLY", "SKIP")
