@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hotkv/hotkv/net/resp"
+	"github.com/hotkv/hotkv/net/resp/resptest"
 	"github.com/hotkv/hotkv/pipeline"
 )
 
@@ -24,20 +24,6 @@ func newTestConnAt(t testing.TB, e *Engine, addr string) *testConn {
 	st := &memStream{}
 	cl := e.NewClient(addr, "127.0.0.1:6379", func() { st.closed = true })
 	return &testConn{t: t, stream: st, conn: pipeline.NewConn(e.Env(), st, cl), client: cl}
-}
-
-// bulkText returns the text of a bulk or verbatim reply.
-func bulkText(t testing.TB, raw string) string {
-	t.Helper()
-	hdr, body, ok := strings.Cut(raw, "\r\n")
-	if !ok || len(hdr) == 0 || (hdr[0] != '$' && hdr[0] != '=') {
-		t.Fatalf("not a bulk reply: %q", raw)
-	}
-	body = strings.TrimSuffix(body, "\r\n")
-	if hdr[0] == '=' {
-		body = strings.TrimPrefix(body, "txt:")
-	}
-	return body
 }
 
 // parseClientLines splits CLIENT LIST text into one ordered field list per line.
@@ -88,7 +74,7 @@ func TestClientListFields(t *testing.T) {
 	b.do("PING")
 	a.do("HELLO", "3")
 
-	lines := parseClientLines(t, bulkText(t, a.do("CLIENT", "LIST")))
+	lines := parseClientLines(t, replyText(t, a.do("CLIENT", "LIST")))
 	if len(lines) != 2 {
 		t.Fatalf("want 2 clients, got %d", len(lines))
 	}
@@ -114,12 +100,12 @@ func TestClientListFields(t *testing.T) {
 	}
 
 	// ID filter: in the order asked, unknown ids skipped.
-	ids := parseClientLines(t, bulkText(t, a.do("CLIENT", "LIST", "ID", fmt.Sprint(b.client.ID), "12345",
+	ids := parseClientLines(t, replyText(t, a.do("CLIENT", "LIST", "ID", fmt.Sprint(b.client.ID), "12345",
 		fmt.Sprint(a.client.ID))))
 	if len(ids) != 2 || field(ids[0], "name") != "bee" || field(ids[1], "id") != fmt.Sprint(a.client.ID) {
 		t.Errorf("CLIENT LIST ID: %v", ids)
 	}
-	info := parseClientLines(t, bulkText(t, b.do("CLIENT", "INFO")))
+	info := parseClientLines(t, replyText(t, b.do("CLIENT", "INFO")))
 	if len(info) != 1 || field(info[0], "id") != fmt.Sprint(b.client.ID) || field(info[0], "cmd") != "client|info" {
 		t.Errorf("CLIENT INFO: %v", info)
 	}
@@ -130,13 +116,13 @@ func TestClientInfoFieldsMatchRedis(t *testing.T) {
 	conn, stop := startRedis(t)
 	defer stop()
 	conn.Write(encodeCommand([]string{"CLIENT", "INFO"}))
-	raw, err := resp.ReadReply(bufio.NewReader(conn))
+	raw, err := resptest.ReadRaw(bufio.NewReader(conn))
 	if err != nil {
 		t.Fatal(err)
 	}
-	redisFields := fieldNames(parseClientLines(t, bulkText(t, string(raw)))[0])
+	redisFields := fieldNames(parseClientLines(t, replyText(t, string(raw)))[0])
 	tc := newTestConn(t, newTestEngine())
-	ours := fieldNames(parseClientLines(t, bulkText(t, tc.do("CLIENT", "INFO")))[0])
+	ours := fieldNames(parseClientLines(t, replyText(t, tc.do("CLIENT", "INFO")))[0])
 	if !slices.Equal(ours, redisFields) {
 		t.Errorf("CLIENT INFO fields\n ours: %v\nredis: %v", ours, redisFields)
 	}
@@ -344,7 +330,7 @@ func TestClientSetInfoAndNoTouch(t *testing.T) {
 		t.Error("NO-TOUCH off did not clear the flag")
 	}
 	// SETINFO values stay out of CLIENT LIST: its fields are Redis 7.0's.
-	line := bulkText(t, tc.do("CLIENT", "INFO"))
+	line := replyText(t, tc.do("CLIENT", "INFO"))
 	if strings.Contains(line, "lib-name") || strings.Contains(line, "go-redis") {
 		t.Errorf("CLIENT INFO shows SETINFO values: %q", line)
 	}

@@ -88,7 +88,7 @@ func TestCommandListAll(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("replies %q", got)
 	}
-	names := bulkStrings(t, got[0])
+	names := replyStrings(t, got[0])
 	var want []string
 	for _, s := range allSpecs() {
 		want = append(want, s.Name)
@@ -97,7 +97,7 @@ func TestCommandListAll(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Errorf("COMMAND LIST = %v, want %v", names, want)
 	}
-	conn := bulkStrings(t, tc.do("COMMAND", "LIST", "FILTERBY", "ACLCAT", "CONNECTION"))
+	conn := replyStrings(t, tc.do("COMMAND", "LIST", "FILTERBY", "ACLCAT", "CONNECTION"))
 	for _, n := range []string{"ping", "client|list", "command|count"} {
 		if !slices.Contains(conn, n) {
 			t.Errorf("FILTERBY ACLCAT connection misses %s: %v", n, conn)
@@ -106,19 +106,6 @@ func TestCommandListAll(t *testing.T) {
 	if slices.Contains(conn, "config|get") {
 		t.Errorf("FILTERBY ACLCAT connection has config|get")
 	}
-}
-
-// bulkStrings parses a flat RESP2 array of bulk strings.
-func bulkStrings(t *testing.T, raw string) []string {
-	lines := strings.Split(strings.TrimSuffix(raw, "\r\n"), "\r\n")
-	if !strings.HasPrefix(lines[0], "*") {
-		t.Fatalf("not an array: %q", raw)
-	}
-	var out []string
-	for i := 2; i < len(lines); i += 2 {
-		out = append(out, lines[i])
-	}
-	return out
 }
 
 // A table with a command Redis lacks, a Redis container with one of HotKV's own subcommands, and

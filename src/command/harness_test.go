@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/hotkv/hotkv/net/resp"
+	"github.com/hotkv/hotkv/net/resp/resptest"
 	"github.com/hotkv/hotkv/pipeline"
 )
 
@@ -88,13 +90,15 @@ func encodeCommand(args []string) []byte {
 	return b
 }
 
-// splitReplies splits a reply stream into single replies.
+// Reply helpers: every test reads replies through net/resp/resptest, the tests' one parser.
+
+// splitReplies splits a reply stream into single replies, each its exact bytes.
 func splitReplies(t testing.TB, b []byte) []string {
 	t.Helper()
 	r := bufio.NewReader(bytes.NewReader(b))
 	var out []string
 	for {
-		raw, err := resp.ReadReply(r)
+		raw, err := resptest.ReadRaw(r)
 		if err == io.EOF {
 			return out
 		}
@@ -103,4 +107,75 @@ func splitReplies(t testing.TB, b []byte) []string {
 		}
 		out = append(out, string(raw))
 	}
+}
+
+// replyOf decodes one reply.
+func replyOf(t testing.TB, raw string) resptest.Value {
+	t.Helper()
+	v, err := resptest.Parse([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// replyAny decodes a reply made of arrays, strings and integers: arrays become []any, strings
+// string, integers int64, a null nil. It fails the test on anything else.
+func replyAny(t testing.TB, raw string) any {
+	t.Helper()
+	return valueAny(t, replyOf(t, raw))
+}
+
+func valueAny(t testing.TB, v resptest.Value) any {
+	t.Helper()
+	switch {
+	case v.Null:
+		return nil
+	case v.Kind == ':':
+		n, err := v.Int()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	case v.Kind == '$' || v.Kind == '+':
+		return v.Str
+	case v.Kind == '*':
+		out := make([]any, len(v.Elems))
+		for i, e := range v.Elems {
+			out[i] = valueAny(t, e)
+		}
+		return out
+	}
+	t.Fatalf("unexpected reply %s", v)
+	return nil
+}
+
+// replyStrings decodes an aggregate of strings.
+func replyStrings(t testing.TB, raw string) []string {
+	t.Helper()
+	s, err := replyOf(t, raw).Strings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// replyText decodes a bulk, simple or verbatim string.
+func replyText(t testing.TB, raw string) string {
+	t.Helper()
+	s, err := replyOf(t, raw).Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// replyElems splits an aggregate reply into its elements' exact bytes.
+func replyElems(t testing.TB, raw string) []string {
+	t.Helper()
+	hdr, rest, ok := strings.Cut(raw, "\r\n")
+	if !ok || hdr == "" || !strings.ContainsRune("*~%", rune(hdr[0])) {
+		t.Fatalf("not an aggregate: %q", raw)
+	}
+	return splitReplies(t, []byte(rest))
 }

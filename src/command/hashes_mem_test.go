@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hotkv/hotkv/net/resp"
+	"github.com/hotkv/hotkv/net/resp/resptest"
 )
 
 // Memory per hash and per field, against Redis 7.0.15 loaded with the same commands: 100,000
@@ -130,7 +130,7 @@ func redisBytes(t *testing.T, mc memCase) (float64, bool) {
 			t.Fatal(err)
 		}
 		for range cmds {
-			if _, err := resp.ReadReply(r); err != nil {
+			if _, err := resptest.ReadRaw(r); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -148,7 +148,7 @@ func startRedisIfAny(t *testing.T) (net.Conn, func()) {
 
 func redisUsedMemory(t *testing.T, conn net.Conn, r *bufio.Reader) int64 {
 	conn.Write(encodeCommand([]string{"INFO", "memory"}))
-	raw, err := resp.ReadReply(r)
+	raw, err := resptest.ReadRaw(r)
 	if err != nil {
 		t.Fatal(err)
 	}

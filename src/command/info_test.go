@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
-	"github.com/hotkv/hotkv/net/resp"
+	"github.com/hotkv/hotkv/net/resp/resptest"
 )
 
 // infoDoc is INFO's text split into sections: titles in order, and each section's fields.
@@ -61,7 +61,7 @@ func (d infoDoc) getInt(t testing.TB, section, name string) int64 {
 
 func infoOf(t testing.TB, tc *testConn, args ...string) infoDoc {
 	t.Helper()
-	return parseInfo(t, bulkText(t, tc.do(append([]string{"INFO"}, args...)...)))
+	return parseInfo(t, replyText(t, tc.do(append([]string{"INFO"}, args...)...)))
 }
 
 // listSections lists sections whose entries depend on what ran (per command, per error, per db):
@@ -74,11 +74,11 @@ func TestInfoMatchesRedis(t *testing.T) {
 	conn, stop := startRedis(t)
 	defer stop()
 	conn.Write(encodeCommand([]string{"INFO", "everything"}))
-	raw, err := resp.ReadReply(bufio.NewReader(conn))
+	raw, err := resptest.ReadRaw(bufio.NewReader(conn))
 	if err != nil {
 		t.Fatal(err)
 	}
-	redis := parseInfo(t, bulkText(t, string(raw)))
+	redis := parseInfo(t, replyText(t, string(raw)))
 	ours := infoOf(t, newTestConn(t, newTestEngine()), "everything")
 	if !slices.Equal(ours.titles, redis.titles) {
 		t.Fatalf("sections\n ours: %v\nredis: %v", ours.titles, redis.titles)

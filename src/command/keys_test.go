@@ -3,7 +3,6 @@ package command
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,55 +25,6 @@ func ktCall(e *Engine, db int, now int64, args ...string) string {
 	c := &Ctx{Args: argv, Proto: 2, DB: db, Now: now, E: e, Spec: spec}
 	spec.Run(c)
 	return string(c.Out)
-}
-
-// ktParse decodes a RESP2 reply made of arrays, bulk strings and integers: arrays become []any,
-// bulks string, integers int64, a null bulk nil. It fails the test on anything else.
-func ktParse(t testing.TB, raw string) any {
-	t.Helper()
-	v, rest := ktParseOne(t, raw)
-	if rest != "" {
-		t.Fatalf("trailing bytes after reply %q", raw)
-	}
-	return v
-}
-
-func ktParseOne(t testing.TB, raw string) (any, string) {
-	hdr, rest, ok := strings.Cut(raw, "\r\n")
-	if !ok || hdr == "" {
-		t.Fatalf("bad reply %q", raw)
-	}
-	n, err := strconv.ParseInt(hdr[1:], 10, 64)
-	if err != nil {
-		t.Fatalf("bad reply header %q", hdr)
-	}
-	switch hdr[0] {
-	case ':':
-		return n, rest
-	case '$':
-		if n < 0 {
-			return nil, rest
-		}
-		return rest[:n], rest[n+2:]
-	case '*':
-		out := make([]any, n)
-		for i := range out {
-			out[i], rest = ktParseOne(t, rest)
-		}
-		return out, rest
-	}
-	t.Fatalf("unexpected reply %q", raw)
-	return nil, ""
-}
-
-// ktStrings decodes an array of bulk strings.
-func ktStrings(t testing.TB, raw string) []string {
-	t.Helper()
-	var out []string
-	for _, v := range ktParse(t, raw).([]any) {
-		out = append(out, v.(string))
-	}
-	return out
 }
 
 // ktConfig is a configuration store holding a few exact names.
@@ -119,7 +69,7 @@ func TestKeysAcrossShards(t *testing.T) {
 		tc.do("SET", k, "v")
 		tc.do("SET", fmt.Sprint("other:", i), "v")
 	}
-	got := ktStrings(t, tc.do("KEYS", "user:*"))
+	got := replyStrings(t, tc.do("KEYS", "user:*"))
 	if len(got) != len(want) {
 		t.Fatalf("KEYS user:* returned %d keys, want %d", len(got), len(want))
 	}
@@ -128,7 +78,7 @@ func TestKeysAcrossShards(t *testing.T) {
 			t.Fatalf("unexpected key %q", k)
 		}
 	}
-	if n := len(ktStrings(t, tc.do("KEYS", "*"))); n != 600 {
+	if n := len(replyStrings(t, tc.do("KEYS", "*"))); n != 600 {
 		t.Fatalf("KEYS * returned %d keys", n)
 	}
 	if got := tc.do("DEL", "user:1", "user:2", "other:3", "nokey", "user:1"); got != ":3\r\n" {
@@ -296,7 +246,7 @@ func TestRandomKey(t *testing.T) {
 	seen := map[string]bool{}
 	for range 2000 {
 		raw := tc.do("RANDOMKEY")
-		k, _ := ktParse(t, raw).(string)
+		k, _ := replyAny(t, raw).(string)
 		if !live[k] {
 			t.Fatalf("RANDOMKEY returned %q", raw)
 		}

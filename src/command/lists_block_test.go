@@ -378,7 +378,7 @@ func TestBlockProducersConsumers(t *testing.T) {
 	close(got)
 	seen := map[string]bool{}
 	for r := range got {
-		v := ktParse(t, r).([]any)[1].(string)
+		v := replyAny(t, r).([]any)[1].(string)
 		if seen[v] {
 			t.Fatalf("%q popped twice", v)
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/ds/list"
-	"github.com/hotkv/hotkv/net/resp"
+	"github.com/hotkv/hotkv/net/resp/resptest"
 )
 
 // COPY duplicates a list through its Cloner: the copy is independent; TYPE and OBJECT ENCODING
@@ -60,7 +60,7 @@ func TestListNodeSizeSetting(t *testing.T) {
 		}
 		tc.do("LINSERT", "l", "BEFORE", want[150], "ins")
 		want = slices.Insert(want, 150, "ins")
-		if got := ktStrings(t, tc.do("LRANGE", "l", "0", "-1")); !slices.Equal(got, want) {
+		if got := replyStrings(t, tc.do("LRANGE", "l", "0", "-1")); !slices.Equal(got, want) {
 			t.Errorf("fill %d: contents differ", fill)
 		}
 	}
@@ -118,7 +118,7 @@ func TestListsAgainstRedis(t *testing.T) {
 		args := randListCommand(rng)
 		conn.Write(encodeCommand(args))
 		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-		want, err := resp.ReadReply(r)
+		want, err := resptest.ReadRaw(r)
 		if err != nil {
 			t.Fatalf("redis: %q: %v", args, err)
 		}

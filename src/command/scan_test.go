@@ -47,7 +47,7 @@ func ktScanAll(t *testing.T, tc *testConn, between func(), opts ...string) (map[
 	seen := map[string]int{}
 	cursor, calls := "0", 0
 	for {
-		reply := ktParse(t, tc.do(append([]string{"SCAN", cursor}, opts...)...)).([]any)
+		reply := replyAny(t, tc.do(append([]string{"SCAN", cursor}, opts...)...)).([]any)
 		cursor = reply[0].(string)
 		for _, k := range reply[1].([]any) {
 			seen[k.(string)]++
@@ -90,7 +90,7 @@ func TestScanWalksEveryShard(t *testing.T) {
 		}
 	}
 	// COUNT is a hint that bounds the work: one call sees about COUNT keys, not all of them.
-	reply := ktParse(t, tc.do("SCAN", "0", "COUNT", "5")).([]any)
+	reply := replyAny(t, tc.do("SCAN", "0", "COUNT", "5")).([]any)
 	if n := len(reply[1].([]any)); n < 5 || n > 50 || reply[0] == "0" {
 		t.Fatalf("SCAN 0 COUNT 5 returned %d keys, cursor %v", n, reply[0])
 	}
@@ -106,7 +106,7 @@ func TestScanCursorEncoding(t *testing.T) {
 	}
 	cursor, lastShard := "0", uint64(0)
 	for {
-		reply := ktParse(t, tc.do("SCAN", cursor, "COUNT", "3")).([]any)
+		reply := replyAny(t, tc.do("SCAN", cursor, "COUNT", "3")).([]any)
 		cursor = reply[0].(string)
 		if cursor == "0" {
 			break

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
-	"github.com/hotkv/hotkv/net/resp"
+	"github.com/hotkv/hotkv/net/resp/resptest"
 	"github.com/hotkv/hotkv/pipeline"
 )
 
@@ -218,7 +218,7 @@ func TestDebugObjectMatchesRedis(t *testing.T) {
 	r := bufio.NewReader(conn)
 	do := func(args ...string) string {
 		conn.Write(encodeCommand(args))
-		raw, err := resp.ReadReply(r)
+		raw, err := resptest.ReadRaw(r)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -80,8 +80,8 @@ func TestSetsMatchRedisRandomized(t *testing.T) {
 
 // sameScan compares two complete SSCAN replies (cursor 0) by their members.
 func sameScan(t *testing.T, got, want string) bool {
-	g, ok1 := ktParse(t, got).([]any)
-	w, ok2 := ktParse(t, want).([]any)
+	g, ok1 := replyAny(t, got).([]any)
+	w, ok2 := replyAny(t, want).([]any)
 	if !ok1 || !ok2 || len(g) != 2 || len(w) != 2 || g[0] != "0" || w[0] != "0" {
 		return false
 	}

@@ -44,7 +44,7 @@ func TestSrandmemberProperties(t *testing.T) {
 	for key, ms := range setFixtures(tc) {
 		in := memberSet(ms)
 		for _, n := range []int{1, 2, len(ms) / 3, len(ms)/3 + 1, len(ms) - 1, len(ms), len(ms) + 5, -1, -7, -2 * len(ms)} {
-			got := ktStrings(t, tc.do("SRANDMEMBER", key, strconv.Itoa(n)))
+			got := replyStrings(t, tc.do("SRANDMEMBER", key, strconv.Itoa(n)))
 			want := min(n, len(ms))
 			if n < 0 {
 				want = -n
@@ -62,7 +62,7 @@ func TestSrandmemberProperties(t *testing.T) {
 		}
 		hits := map[string]bool{}
 		for range 30 * len(ms) {
-			m := bulkText(t, tc.do("SRANDMEMBER", key))
+			m := replyText(t, tc.do("SRANDMEMBER", key))
 			if !in[m] {
 				t.Fatalf("%s: SRANDMEMBER returned %q", key, m)
 			}
@@ -91,12 +91,12 @@ func TestSpopProperties(t *testing.T) {
 			}
 			n := len(ms) * frac / 100
 			if n > 0 {
-				take(ktStrings(t, tc.do("SPOP", key, strconv.Itoa(n))))
+				take(replyStrings(t, tc.do("SPOP", key, strconv.Itoa(n))))
 			}
 			if len(popped) != n {
 				t.Fatalf("%s: SPOP %d returned %d members", key, n, len(popped))
 			}
-			rest := ktStrings(t, tc.do("SMEMBERS", key))
+			rest := replyStrings(t, tc.do("SMEMBERS", key))
 			if len(rest) != len(ms)-n {
 				t.Fatalf("%s: %d members left after SPOP %d of %d", key, len(rest), n, len(ms))
 			}
@@ -106,7 +106,7 @@ func TestSpopProperties(t *testing.T) {
 				}
 			}
 			for len(popped) < len(ms) {
-				take([]string{bulkText(t, tc.do("SPOP", key))})
+				take([]string{replyText(t, tc.do("SPOP", key))})
 			}
 			if got := tc.do("EXISTS", key); got != ":0\r\n" {
 				t.Fatalf("%s: emptied by SPOP, EXISTS = %q", key, got)
@@ -124,7 +124,7 @@ func TestSscanGuarantee(t *testing.T) {
 	seen := map[string]bool{}
 	cursor := "0"
 	for {
-		v := ktParse(t, tc.do("SSCAN", "large", cursor, "COUNT", "25")).([]any)
+		v := replyAny(t, tc.do("SSCAN", "large", cursor, "COUNT", "25")).([]any)
 		cursor = v[0].(string)
 		for _, m := range v[1].([]any) {
 			seen[m.(string)] = true
@@ -152,7 +152,7 @@ func TestSscanGuarantee(t *testing.T) {
 	matched := 0
 	cursor = "0"
 	for {
-		v := ktParse(t, tc.do("SSCAN", "large", cursor, "MATCH", "m1*")).([]any)
+		v := replyAny(t, tc.do("SSCAN", "large", cursor, "MATCH", "m1*")).([]any)
 		cursor = v[0].(string)
 		for _, m := range v[1].([]any) {
 			if !strings.HasPrefix(m.(string), "m1") {
@@ -232,7 +232,7 @@ func TestSetsUsedMemoryBelowRedis(t *testing.T) {
 func usedMemory(t *testing.T, tc *testConn) int64 {
 	runtime.GC()
 	runtime.GC()
-	text := bulkText(t, tc.do("INFO", "memory"))
+	text := replyText(t, tc.do("INFO", "memory"))
 	for _, line := range strings.Split(text, "\r\n") {
 		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
 			n, err := strconv.ParseInt(v, 10, 64)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
-	"github.com/hotkv/hotkv/net/resp"
+	"github.com/hotkv/hotkv/net/resp/resptest"
 	"github.com/hotkv/hotkv/pipeline"
 )
 
@@ -35,7 +35,7 @@ func (rs *redisSession) do(args ...string) string {
 	if _, err := rs.w(encodeCommand(args)); err != nil {
 		rs.t.Fatal(err)
 	}
-	raw, err := resp.ReadReply(rs.r)
+	raw, err := resptest.ReadRaw(rs.r)
 	if err != nil {
 		rs.t.Fatal(err)
 	}

@@ -253,7 +253,7 @@ func recordTranscript(t *testing.T, path string, steps []step, proto int) {
 	r := bufio.NewReader(conn)
 	if proto == 3 {
 		conn.Write(encodeArgs([][]byte{[]byte("HELLO"), []byte("3")}))
-		if _, err := resp.ReadReply(r); err != nil {
+		if _, err := resptest.ReadRaw(r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -261,7 +261,7 @@ func recordTranscript(t *testing.T, path string, steps []step, proto int) {
 	for _, s := range steps {
 		conn.Write(encodeArgs(s.args))
 		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-		reply, err := resp.ReadReply(r)
+		reply, err := resptest.ReadRaw(r)
 		if err != nil {
 			t.Fatalf("%s: %v", s.line, err)
 		}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hotkv/hotkv/net/resp"
+	"github.com/hotkv/hotkv/net/resp/resptest"
 )
 
 // Memory per member, against Redis 7.0.15 loaded with the same commands: one sorted set of
@@ -134,7 +134,7 @@ func zmemRedis(t *testing.T, batches int, batch func(*rand.Rand, int) [][]string
 	r := bufio.NewReader(conn)
 	used := func() float64 {
 		conn.Write(encodeCommand([]string{"INFO", "memory"}))
-		raw, err := resp.ReadReply(r)
+		raw, err := resptest.ReadRaw(r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +153,7 @@ func zmemRedis(t *testing.T, batches int, batch func(*rand.Rand, int) [][]string
 			t.Fatal(err)
 		}
 		for range n {
-			if _, err := resp.ReadReply(r); err != nil {
+			if _, err := resptest.ReadRaw(r); err != nil {
 				t.Fatal(err)
 			}
 		}

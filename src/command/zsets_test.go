@@ -136,16 +136,16 @@ func TestZScanLarge(t *testing.T) {
 	cursor := "0"
 	for calls := 0; ; calls++ {
 		replies := splitReplies(t, []byte(tc.do("ZSCAN", "z", cursor, "COUNT", "37")))
-		r := zArray(t, replies[0])
+		r := replyElems(t, replies[0])
 		cursor = r[0]
-		items := zArray(t, r[1])
+		items := replyElems(t, r[1])
 		for i := 0; i < len(items); i += 2 {
-			seen[zBulk(t, items[i])] = zBulk(t, items[i+1])
+			seen[replyText(t, items[i])] = replyText(t, items[i+1])
 		}
 		if cursor == "$1\r\n0\r\n" {
 			break
 		}
-		cursor = zBulk(t, cursor)
+		cursor = replyText(t, cursor)
 		if calls > 10000 {
 			t.Fatal("ZSCAN never ends")
 		}
@@ -156,29 +156,10 @@ func TestZScanLarge(t *testing.T) {
 	if seen["m7"] != "3.5" || seen["m8"] != "4" {
 		t.Errorf("scores %q %q", seen["m7"], seen["m8"])
 	}
-	r := zArray(t, tc.do("ZSCAN", "z", "0", "MATCH", "m12*", "COUNT", "100000"))
-	if n := len(zArray(t, r[1])) / 2; r[0] != "$1\r\n0\r\n" || n != 1+10+100 {
+	r := replyElems(t, tc.do("ZSCAN", "z", "0", "MATCH", "m12*", "COUNT", "100000"))
+	if n := len(replyElems(t, r[1])) / 2; r[0] != "$1\r\n0\r\n" || n != 1+10+100 {
 		t.Errorf("MATCH m12* found %d members, cursor %q", n, r[0])
 	}
-}
-
-// parseArray splits an array reply into its raw elements.
-func zArray(t *testing.T, raw string) []string {
-	t.Helper()
-	i := strings.Index(raw, "\r\n")
-	if raw[0] != '*' || i < 0 {
-		t.Fatalf("not an array: %q", raw)
-	}
-	return splitReplies(t, []byte(raw[i+2:]))
-}
-
-func zBulk(t *testing.T, raw string) string {
-	t.Helper()
-	i := strings.Index(raw, "\r\n")
-	if raw[0] != '$' || i < 0 {
-		t.Fatalf("not a bulk: %q", raw)
-	}
-	return raw[i+2 : len(raw)-2]
 }
 
 // ZRANDMEMBER's random answers: members of the set, distinct when the count is positive,
@@ -194,7 +175,7 @@ func TestZRandMember(t *testing.T) {
 		}
 		check := func(count int, distinct bool) {
 			t.Helper()
-			items := zArray(t, tc.do("ZRANDMEMBER", key, strconv.Itoa(count), "WITHSCORES"))
+			items := replyElems(t, tc.do("ZRANDMEMBER", key, strconv.Itoa(count), "WITHSCORES"))
 			want := count
 			if count < 0 {
 				want = -count
@@ -204,9 +185,9 @@ func TestZRandMember(t *testing.T) {
 			}
 			seen := map[string]bool{}
 			for i := 0; i < len(items); i += 2 {
-				m := zBulk(t, items[i])
+				m := replyText(t, items[i])
 				idx, _ := strconv.Atoi(m[1:])
-				if !valid[m] || zBulk(t, items[i+1]) != strconv.FormatFloat(float64(idx)/2, 'g', -1, 64) {
+				if !valid[m] || replyText(t, items[i+1]) != strconv.FormatFloat(float64(idx)/2, 'g', -1, 64) {
 					t.Fatalf("ZRANDMEMBER returned %q %q", m, items[i+1])
 				}
 				if distinct && seen[m] {
@@ -221,7 +202,7 @@ func TestZRandMember(t *testing.T) {
 		check(-3*n, false) // with repetition
 		drawn := map[string]bool{}
 		for range 50 * n {
-			drawn[zBulk(t, tc.do("ZRANDMEMBER", key))] = true
+			drawn[replyText(t, tc.do("ZRANDMEMBER", key))] = true
 		}
 		if len(drawn) != n {
 			t.Errorf("%s: %d of %d members ever drawn", key, len(drawn), n)
@@ -290,10 +271,10 @@ func TestZSetAlgebraModel(t *testing.T) {
 		if op != "ZDIFF" {
 			cmd = append(cmd, "WEIGHTS", "2", "1", "1")
 		}
-		items := zArray(t, tc.do(append(cmd, "WITHSCORES")...))
+		items := replyElems(t, tc.do(append(cmd, "WITHSCORES")...))
 		var got []string
 		for _, it := range items {
-			got = append(got, zBulk(t, it))
+			got = append(got, replyText(t, it))
 		}
 		if want := model(op); !slices.Equal(got, want) {
 			t.Errorf("%s: got %d items, want %d\n got %.300v\nwant %.300v", op, len(got), len(want), got, want)
