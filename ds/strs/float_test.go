@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hotkv/hotkv/net/resp/resptest"
 )
 
 // Sums of dyadic rationals with few fraction bits and small magnitude are exact in a long double
@@ -122,10 +124,11 @@ func TestIncrByFloatMatchesRedis(t *testing.T) {
 	go conn.Write([]byte(req.String()))
 	fails := 0
 	for _, c := range calls {
-		readLine(t, r) // +OK of SET
-		want := readLine(t, r)
-		if want[0] == '$' {
-			want = readLine(t, r)
+		readReply(t, r) // +OK of SET
+		v := readReply(t, r)
+		want := v.Str
+		if v.Kind == '-' {
+			want = "-" + v.Str
 		}
 		got, err := IncrByFloat(nil, []byte(c.cur), []byte(c.incr))
 		gotS := string(got)
@@ -145,12 +148,15 @@ func TestIncrByFloatMatchesRedis(t *testing.T) {
 	}
 }
 
-func readLine(t *testing.T, r *bufio.Reader) string {
-	line, err := r.ReadString('\n')
+// readReply reads one of redis-server's replies with the tests' reply parser, apart from the
+// code under test.
+func readReply(t *testing.T, r *bufio.Reader) resptest.Value {
+	t.Helper()
+	v, err := resptest.Read(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.TrimSuffix(line, "\r\n")
+	return v
 }
 
 // startRedis starts a throwaway redis-server on a free loopback port, or skips the test.

@@ -5,13 +5,23 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 )
 
-// The reference for ParseInt: strconv accepts the number and prints it back identically.
+// canonicalInt is the reference for ParseInt, Redis's string2ll (redis/redis: src/util.c) written
+// out: decimal digits with an optional leading '-', no '+', no spaces, no leading zeros (so no
+// "-0"), within int64.
 func canonicalInt(s string) (int64, bool) {
+	digits := strings.TrimPrefix(s, "-")
+	switch {
+	case digits == "" || strings.TrimLeft(digits, "0123456789") != "":
+		return 0, false // empty, a lone '-', '+', a space or another byte
+	case digits[0] == '0' && s != "0":
+		return 0, false // a leading zero, "-0" included
+	}
 	v, err := strconv.ParseInt(s, 10, 64)
-	return v, err == nil && strconv.FormatInt(v, 10) == s
+	return v, err == nil // ParseInt fails outside int64
 }
 
 func TestParseIntMatchesReference(t *testing.T) {

@@ -39,11 +39,10 @@ func TestRangeMatchesRedis(t *testing.T) {
 	}
 	go conn.Write([]byte(req.String()))
 	for _, c := range calls {
-		readLine(t, r)
-		readLine(t, r) // bulk header
-		want := readLine(t, r)
-		if got := Range([]byte(c.s), c.start, c.end); string(got) != want {
-			t.Errorf("Range(%q, %d, %d) = %q, redis %q", c.s, c.start, c.end, got, want)
+		readReply(t, r) // +OK of SET
+		want := readReply(t, r)
+		if got := Range([]byte(c.s), c.start, c.end); want.Kind != '$' || string(got) != want.Str {
+			t.Errorf("Range(%q, %d, %d) = %q, redis %s", c.s, c.start, c.end, got, want)
 		}
 	}
 }

@@ -83,7 +83,7 @@ func checkOrder(t *testing.T, b *big) {
 		for _, id := range l.ids {
 			if prev >= 0 {
 				p, c := b.item(uint32(prev)), b.item(id)
-				if compare(p.score, b.arena.get(p.ref), c.score, b.arena.get(c.ref)) >= 0 {
+				if modelOrder(Entry{b.arena.get(p.ref), p.score}, Entry{b.arena.get(c.ref), c.score}) >= 0 {
 					t.Fatal("tree out of order")
 				}
 			}
