@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -99,11 +100,14 @@ func summarize(h *hdrhistogram.Histogram) latency {
 }
 
 func (r *result) writeJSON(path string) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // expectations such as int:>=1 stay readable
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
 		return fmt.Errorf("cannot encode the result: %w", err)
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("cannot write the result: %w", err)
 	}
 	return nil
