@@ -2,20 +2,29 @@
 # Side-by-side benchmark of HotKV and redis-server 7.0.15 with hotkv-benchmark, one command.
 #
 # Both servers run on loopback with the same settings (no persistence), each pinned to CPU 0; the
-# generator is pinned to CPU 1. Runs alternate between the servers (Redis run 1, HotKV run 1, Redis
-# run 2, ...) so that a noisy neighbour hurts both alike; the report takes medians. Server CPU time is
+# generator is pinned to CPU 1. Runs alternate between the servers, and which one goes first
+# alternates from pair to pair (Redis then HotKV, HotKV then Redis, ...), so that a noisy neighbour
+# or a warm cache favours neither; the report takes medians and gives the range. Server CPU time is
 # utime+stime of every thread from /proc/PID/stat, sampled just before and after each run.
+#
+# Every reply is checked against what its template expects (hotkv-benchmark --expect: a GET must
+# return the bytes the prefill wrote, a SISMEMBER 1, ...), and every prefill by DBSIZE and the
+# collections' sizes, again before each run; a failed check fails that run, and any failed run makes
+# run.sh exit 1 once the report is written.
 #
 # Usage: benchmarks/run.sh [--quick] [--big] [--proof] [--only SECTIONS]
 #   (default)  sections throughput (the twelve commands), scaling (HotKV --threads 1 vs 2, on both
-#              CPUs and, coordination only, both on CPU 0), latency
-#              (pipeline 1), collections (ten list/set/hash/zset commands on prefilled collections)
-#              and memory (used_memory and RSS after loading six datasets)
+#              CPUs and, coordination only, both on CPU 0), latency (pipeline 1), throughput-batch
+#              (throughput again with redis-server under chrt -b 0, SCHED_BATCH), collections (ten
+#              list/set/hash/zset commands on prefilled collections) and memory (used_memory and RSS
+#              after loading six datasets)
 #   --big      p99.9 latency with BIG_KEYS (5,000,000) keys loaded (takes longer)
 #   --proof    hotkv-benchmark vs redis-benchmark, both on CPU 1, against redis-server on CPU 0
-#   --only     any of throughput scaling latency collections memory big proof, e.g. --only "memory"
-#   --quick    small key range, short runs, one run each: a smoke test of the whole harness (2 minutes)
+#   --only     any of throughput scaling latency throughput-batch collections memory big proof,
+#              e.g. --only "memory"
+#   --quick    small key range, short runs, one run each: a smoke test of the whole harness (3 minutes)
 # Env: KEYS (1000000) DURATION (5s) RUNS (3) PIPELINE (30) SIZE (256) CLIENTS (50) COMMANDS (all twelve)
+#      BATCH_COMMANDS (COMMANDS: throughput-batch's)
 #      SCALE_COMMANDS (SET GET MGET) LAT_COMMANDS (GET SET) BIG_KEYS (5000000) PROOF_REQUESTS (3000000)
 #      COLL_COMMANDS (all ten) COLL_KEYS (1000) POP_REQUESTS (2000000) MEM_MEMBERS (1000000)
 #      MEM_DATASETS (all six) MEM_SETTLE (150, seconds; 0 skips the settled measurement)
@@ -25,7 +34,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-sections="throughput scaling latency collections memory"
+default_sections="throughput scaling latency throughput-batch collections memory"
+sections=$default_sections
 quick=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -33,7 +43,7 @@ while [ $# -gt 0 ]; do
     --big) sections="big" ;;
     --proof) sections="proof" ;;
     --only) sections="${2:?--only needs a list}"; shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -50,6 +60,7 @@ PIPELINE=${PIPELINE:-30}
 SIZE=${SIZE:-256}
 CLIENTS=${CLIENTS:-50}
 COMMANDS=${COMMANDS:-SET GET MGET SETNX APPEND INCR LPUSH RPUSH SADD HSET MSET PING}
+BATCH_COMMANDS=${BATCH_COMMANDS:-$COMMANDS}
 SCALE_COMMANDS=${SCALE_COMMANDS:-SET GET MGET}
 LAT_COMMANDS=${LAT_COMMANDS:-GET SET}
 BIG_KEYS=${BIG_KEYS:-5000000}
@@ -71,6 +82,7 @@ MPORT=${MPORT:-16390}
 missing=()
 need=(redis-server redis-cli taskset go awk)
 case " $sections " in *" proof "*) need+=(redis-benchmark) ;; esac
+case " $sections " in *" throughput-batch "*) need+=(chrt) ;; esac
 for tool in "${need[@]}"; do command -v "$tool" >/dev/null || missing+=("$tool"); done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "run.sh: missing ${missing[*]}; install them first (Debian: apt-get install redis-server redis-tools util-linux golang)" >&2
@@ -105,7 +117,8 @@ go build -o "$work/fill" ./benchmarks/fill
 
 # --- servers -------------------------------------------------------------------------------------
 # start_server NAME PORT CPUS [extra hotkv args]: starts redis (NAME redis*) or hotkv pinned to CPUS and
-# records its PID in the variable pid_NAME.
+# records its PID in the variable pid_NAME. redisbatch is redis-server under SCHED_BATCH (chrt -b 0),
+# the policy HotKV's sched-batch (default yes) gives its own threads.
 start_server() {
   local name=$1 port=$2 cpus=$3; shift 3
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
@@ -114,7 +127,9 @@ start_server() {
   fi
   mkdir -p "$work/data-$name"
   if [[ $name == redis* ]]; then
-    taskset -c "$cpus" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+    local sched=()
+    [ "$name" = redisbatch ] && sched=(chrt -b 0)
+    taskset -c "$cpus" "${sched[@]}" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
       --dir "$work/data-$name" >"$work/$name.log" 2>&1 &
   else
     taskset -c "$cpus" "$work/hotkv" --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
@@ -149,22 +164,61 @@ cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 rss_kb() { awk '/^VmRSS:/{print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 hz=$(getconf CLK_TCK)
 
+# sched_policy PID: the scheduling policy of each of the process's threads, read off the running
+# process (the "policy" field of /proc/PID/task/*/sched), e.g. "SCHED_BATCH (5 threads)".
+sched_policy() {
+  cat /proc/"$1"/task/*/sched 2>/dev/null | awk '$1 == "policy" { n[$3]++ } END {
+    name[0] = "SCHED_OTHER"; name[1] = "SCHED_FIFO"; name[2] = "SCHED_RR"; name[3] = "SCHED_BATCH"
+    name[5] = "SCHED_IDLE"; name[6] = "SCHED_DEADLINE"
+    for (p in n) {
+      s = ((p in name) ? name[p] : "policy " p) " (" n[p] " thread" (n[p] == 1 ? "" : "s") ")"
+      out = out (out == "" ? "" : ", ") s
+    }
+    print (out == "" ? "unknown" : out)
+  }'
+}
+
+# dbsize PORT: the server's key count, empty if it does not answer.
+dbsize() { redis-cli -p "$1" dbsize 2>/dev/null | tr -d '\r' || true; }
+
+# Checks of what a server holds. bad_of[NAME] is why NAME's data is not what its prefill meant to
+# load: every run on NAME fails with it until NAME is launched again. base_of[NAME] is the DBSIZE
+# every run on NAME starts from.
+declare -A bad_of base_of
+# check_failed NAME MESSAGE: says it loudly and fails NAME's runs.
+check_failed() {
+  echo "run.sh: CHECK FAILED on $1: $2" >&2
+  bad_of[$1]=$2
+}
+# check_dbsize NAME PORT WANT WHEN: fails NAME's runs unless DBSIZE is WANT.
+check_dbsize() {
+  local have
+  have=$(dbsize "$2")
+  [ "$have" = "$3" ] || check_failed "$1" "DBSIZE is ${have:-no answer} $4, want $3"
+}
+
 # gen CPUS ARGS...: the generator, pinned.
 gen() {
   local cpus=$1; shift
   taskset -c "$cpus" "$work/hotkv-benchmark" --clients "$CLIENTS" --data-size "$SIZE" "$@"
 }
 
-# prefill NAME PORT KEYS: loads key:0..KEYS-1 and records the server's RSS afterwards.
+# prefill NAME PORT KEYS: loads key:0..KEYS-1 (every SET answered +OK), checks that the server holds
+# exactly those KEYS keys, and records the server's RSS and its threads' scheduling policy.
 prefill() {
   local name=$1 port=$2 keys=$3 pidvar="pid_$1"
   echo "prefilling $name with $keys keys..." >&2
-  gen 1 --port "$port" --keys "$keys" --prefill-only --quiet >/dev/null
+  gen 1 --port "$port" --keys "$keys" --prefill-only --prefill-expect ok --quiet >/dev/null ||
+    check_failed "$name" "the prefill failed"
+  base_of[$name]=$keys
+  check_dbsize "$name" "$port" "$keys" "after the prefill"
   echo "rss.$name=$(rss_kb "${!pidvar}")" >>"$meta"
+  echo "sched.$name=$(sched_policy "${!pidvar}")" >>"$meta"
 }
 
-# The twelve commands. Commands that grow values or collections write their own keys, which are
-# deleted after each run so memory stays bounded and every run starts from the same state.
+# The twelve commands. Commands that grow values or collections (and INCR's counters) write their
+# own keys, which are deleted after each run so memory stays bounded and every run starts from the
+# same state: the prefilled keys, DBSIZE = KEYS.
 template() {
   local k='key:__key__' d='__data__'
   case "$1" in
@@ -184,8 +238,27 @@ template() {
   esac
 }
 
+# template_expect CMD: what every reply to CMD's template must be (hotkv-benchmark --expect). Every
+# key:N holds the generator's __data__ (the prefill's, SET's and MSET's value), so GET and MGET must
+# return exactly those bytes; SETNX finds every key there.
+template_expect() {
+  case "$1" in
+    SET|MSET) echo ok ;;
+    GET) echo data ;;
+    MGET) echo array:8:data ;;
+    SETNX) echo int:0 ;;
+    APPEND) echo "int:>=$SIZE" ;;
+    INCR|LPUSH|RPUSH) echo "int:>=1" ;;
+    SADD|HSET) echo int:0..1 ;;
+    PING) echo simple:PONG ;;
+    *) echo "run.sh: no expectation for $1" >&2; exit 2 ;;
+  esac
+}
+
 scratch_prefix() {
-  case "$1" in APPEND) echo append ;; LPUSH|RPUSH) echo list ;; SADD) echo set ;; HSET) echo hash ;; esac
+  case "$1" in
+    APPEND) echo append ;; INCR) echo counter ;; LPUSH|RPUSH) echo list ;; SADD) echo set ;; HSET) echo hash ;;
+  esac
 }
 
 # The collections section. Every type has COLL_KEYS keys of COLL_KEYS members each (cset:N holds
@@ -212,6 +285,21 @@ coll_template() {
   esac
 }
 
+# coll_expect CMD: what every reply to CMD's collections template must be. The reads always hit:
+# SISMEMBER answers 1, HGET a SIZE-byte value, ZSCORE a score, ZRANGE 0 9 ten members (fewer only
+# when the sets are smaller); LPOP's lists never run dry.
+coll_expect() {
+  case "$1" in
+    LPUSH|RPUSH) echo "int:>=1" ;;
+    LPOP|HGET) echo "bulk:$SIZE" ;;
+    SADD|HSET|ZADD) echo int:0..1 ;;
+    SISMEMBER) echo int:1 ;;
+    ZRANGE) echo "array:$((COLL_KEYS < 10 ? COLL_KEYS : 10)):bulk" ;;
+    ZSCORE) echo double ;;
+    *) echo "run.sh: no collections expectation for $1" >&2; exit 2 ;;
+  esac
+}
+
 coll_scratch() {
   case "$1" in LPUSH|RPUSH) echo wlist ;; LPOP) echo plist ;; SADD) echo wset ;; HSET) echo whash ;; ZADD) echo wzset ;; esac
 }
@@ -233,37 +321,53 @@ fill_data() {
 
 # del_keys PORT PREFIX N: deletes PREFIX:0..N-1.
 del_keys() {
-  gen 1 --port "$1" --keys "$3" --prefill-only --prefill-command "DEL $2:__key__" --quiet >/dev/null
+  gen 1 --port "$1" --keys "$3" --prefill-only --prefill-command "DEL $2:__key__" --prefill-expect int:0..1 \
+    --quiet >/dev/null
 }
 
-# prefill_coll NAME PORT: the collections every read template touches, then the server's RSS.
+# prefill_coll NAME PORT: the collections every read template touches, checked (DBSIZE, and the
+# size of every set, hash and sorted set), then the server's RSS and scheduling policy.
 prefill_coll() {
   local name=$1 port=$2 pidvar="pid_$1" t
   echo "prefilling $name with $COLL_KEYS sets, hashes and sorted sets of $COLL_KEYS members..." >&2
+  base_of[$name]=$((3 * COLL_KEYS))
   for t in sets:cset hashes:chash zsets:czset; do
-    fill_data "$port" "${t%%:*}" "${t#*:}" "$COLL_KEYS" >/dev/null
+    fill_data "$port" "${t%%:*}" "${t#*:}" "$COLL_KEYS" >/dev/null || check_failed "$name" "loading ${t#*:}:* failed"
+    fill_data "$port" "${t%%:*}" "${t#*:}" "$COLL_KEYS" -check -quiet 2>"$work/check.err" ||
+      check_failed "$name" "after the prefill $(tail -1 "$work/check.err")"
   done
+  check_dbsize "$name" "$port" "${base_of[$name]}" "after the prefill"
   echo "rss.$name=$(rss_kb "${!pidvar}")" >>"$meta"
+  echo "sched.$name=$(sched_policy "${!pidvar}")" >>"$meta"
 }
 
-# prepare_run SECTION PORT CMD: the data a run starts from, on the server about to be measured.
+# prepare_run SECTION NAME PORT CMD: checks that the server holds what its prefill loaded (DBSIZE),
+# then makes the data a run starts from on the server about to be measured, checked too.
 prepare_run() {
-  [ "$1" = collections ] || return 0
-  local port=$2 cmd=$3 prefix
+  local section=$1 name=$2 port=$3 cmd=$4 prefix have
+  have=$(dbsize "$port")
+  if [ "$have" != "${base_of[$name]}" ]; then
+    echo "DBSIZE is ${have:-no answer} before the run, want ${base_of[$name]}" >&2
+    return 1
+  fi
+  [ "$section" = collections ] || return 0
   prefix=$(coll_scratch "$cmd")
   [ -n "$prefix" ] && del_keys "$port" "$prefix" "$COLL_KEYS"
+  local set=()
   case "$cmd" in
-    LPOP) fill_data "$port" lists plist "$(pop_length)" -quiet ;;
-    SADD) fill_data "$port" sets wset "$COLL_KEYS" -quiet ;;
-    HSET) fill_data "$port" hashes whash "$COLL_KEYS" -quiet ;;
-    ZADD) fill_data "$port" zsets wzset "$COLL_KEYS" -quiet ;;
+    LPOP) set=(lists plist "$(pop_length)") ;;
+    SADD) set=(sets wset "$COLL_KEYS") ;;
+    HSET) set=(hashes whash "$COLL_KEYS") ;;
+    ZADD) set=(zsets wzset "$COLL_KEYS") ;;
+    *) return 0 ;;
   esac
+  fill_data "$port" "${set[@]}" -quiet && fill_data "$port" "${set[@]}" -check -quiet
 }
 
 # check_run SECTION PORT CMD: whether the run measured what it meant to (LPOP: no list ran dry).
 check_run() {
   [ "$1" = collections ] && [ "$3" = LPOP ] || return 0
-  fill_data "$2" lists plist 1 -check -quiet
+  fill_data "$2" lists plist 1 -check -at-least -quiet
 }
 
 # cleanup_run SECTION PORT CMD: deletes what the run wrote.
@@ -286,20 +390,28 @@ fail_json() {
 # (section, server, command, run, result JSON, server CPU seconds, generator exit status).
 measure() {
   local section=$1 name=$2 port=$3 cmd=$4 run=$5 gcpus=$6; shift 6
-  local pidvar="pid_$name" json="$work/$section-$name-$cmd-$run.json" status=0 tpl
+  local pidvar="pid_$name" json="$work/$section-$name-$cmd-$run.json" status=0 tpl expect
   if ! kill -0 "${!pidvar}" 2>/dev/null; then
     echo "run.sh: $name is not running; restarting it" >&2
     restart "$name"
   fi
   echo "[$section] $cmd on $name, run $run" >&2
-  if [ "$section" = collections ]; then tpl=$(coll_template "$cmd"); else tpl=$(template "$cmd"); fi
+  if [ "$section" = collections ]; then
+    tpl=$(coll_template "$cmd") expect=$(coll_expect "$cmd")
+  else
+    tpl=$(template "$cmd") expect=$(template_expect "$cmd")
+  fi
   local before=0 after=0
-  if ! prepare_run "$section" "$port" "$cmd" 2>"$work/last.err"; then
+  if [ -n "${bad_of[$name]:-}" ]; then
+    status=1
+    fail_json "$json" "${bad_of[$name]}"
+    echo "$name: ${bad_of[$name]}" >"$work/last.err"
+  elif ! prepare_run "$section" "$name" "$port" "$cmd" 2>"$work/last.err"; then
     status=1
     fail_json "$json" "preparing the data failed: $(tail -1 "$work/last.err")"
   else
     before=$(cpu_ticks "${!pidvar}")
-    gen "$gcpus" --port "$port" --command "$tpl" --json "$json" --quiet "$@" \
+    gen "$gcpus" --port "$port" --command "$tpl" --expect "$expect" --json "$json" --quiet "$@" \
       >"$work/last.out" 2>"$work/last.err" || status=$?
     after=$(cpu_ticks "${!pidvar}")
     if [ "$status" = 0 ] && ! check_run "$section" "$port" "$cmd" 2>"$work/last.err"; then
@@ -322,6 +434,7 @@ measure() {
 declare -A port_of cpus_of args_of keys_of filler_of
 define() { port_of[$1]=$2; cpus_of[$1]=$3; keys_of[$1]=$4; args_of[$1]=${5:-}; filler_of[$1]=${6:-prefill}; }
 launch() {
+  unset "bad_of[$1]"
   # shellcheck disable=SC2086
   start_server "$1" "${port_of[$1]}" "${cpus_of[$1]}" ${args_of[$1]}
   "${filler_of[$1]}" "$1" "${port_of[$1]}" "${keys_of[$1]}"
@@ -329,13 +442,21 @@ launch() {
 restart() { stop_server "$1"; launch "$1"; }
 
 # --- sections ------------------------------------------------------------------------------------
+# pair_order I A B: "A B" for an even I, "B A" for an odd one. The sections number their pairs of
+# runs, so which server goes first alternates from pair to pair (and so from command to command
+# when RUNS is 1).
+pair_order() { if [ $(($1 % 2)) = 0 ]; then echo "$2 $3"; else echo "$3 $2"; fi; }
+
+# throughput SECTION REDIS COMMANDS...: REDIS (redis, or redisbatch under SCHED_BATCH) against HotKV.
 throughput() {
-  for cmd in $COMMANDS; do
+  local section=$1 redis=$2 pair=0 cmd run name; shift 2
+  for cmd in "$@"; do
     for run in $(seq "$RUNS"); do
-      for name in redis hotkv; do
-        measure throughput "$name" "${port_of[$name]}" "$cmd" "$run" 1 --threads 1 --pipeline "$PIPELINE" \
+      for name in $(pair_order "$pair" "$redis" hotkv); do
+        measure "$section" "$name" "${port_of[$name]}" "$cmd" "$run" 1 --threads 1 --pipeline "$PIPELINE" \
           --keys "$KEYS" --duration "$DURATION"
       done
+      pair=$((pair + 1))
     done
   done
 }
@@ -345,25 +466,35 @@ throughput() {
 # Then coordination only: two threads on CPU 0 against one, the generator alone on CPU 1, so that
 # no core is shared with the generator and what remains is the cost of running two pollers.
 scaling() {
-  local args=(--pipeline "$PIPELINE" --keys "$KEYS" --duration "$DURATION")
+  local args=(--pipeline "$PIPELINE" --keys "$KEYS" --duration "$DURATION") pair=0 cmd run step
   for cmd in $SCALE_COMMANDS; do
     for run in $(seq "$RUNS"); do
-      measure scaling hotkv "${port_of[hotkv]}" "$cmd" "$run" 1 --threads 1 "${args[@]}"
-      measure scaling hotkv2 "${port_of[hotkv2]}" "$cmd" "$run" 0,1 --threads 2 --clients $((CLIENTS / 2)) "${args[@]}"
-      measure coordination hotkv "${port_of[hotkv]}" "$cmd" "$run" 1 --threads 1 "${args[@]}"
-      measure coordination hotkv2c "${port_of[hotkv2c]}" "$cmd" "$run" 1 --threads 1 "${args[@]}"
+      # The four runs of a pair, in reverse order every other pair.
+      local steps=(s1 s2 c1 c2)
+      [ $((pair % 2)) = 0 ] || steps=(c2 c1 s2 s1)
+      for step in "${steps[@]}"; do
+        case "$step" in
+          s1) measure scaling hotkv "${port_of[hotkv]}" "$cmd" "$run" 1 --threads 1 "${args[@]}" ;;
+          s2) measure scaling hotkv2 "${port_of[hotkv2]}" "$cmd" "$run" 0,1 --threads 2 --clients $((CLIENTS / 2)) "${args[@]}" ;;
+          c1) measure coordination hotkv "${port_of[hotkv]}" "$cmd" "$run" 1 --threads 1 "${args[@]}" ;;
+          c2) measure coordination hotkv2c "${port_of[hotkv2c]}" "$cmd" "$run" 1 --threads 1 "${args[@]}" ;;
+        esac
+      done
+      pair=$((pair + 1))
     done
   done
 }
 
+# latency SECTION REDIS HOTKV: pipeline 1.
 latency() {
-  local section=$1
+  local section=$1 pair=0 cmd run name
   for cmd in $LAT_COMMANDS; do
     for run in $(seq "$RUNS"); do
-      for name in "${@:2}"; do
+      for name in $(pair_order "$pair" "$2" "$3"); do
         measure "$section" "$name" "${port_of[$name]}" "$cmd" "$run" 1 --threads 1 --pipeline 1 \
           --keys "${keys_of[$name]}" --duration "$DURATION"
       done
+      pair=$((pair + 1))
     done
   done
 }
@@ -372,15 +503,16 @@ latency() {
 # requests instead of DURATION: its lists must hold every element it pops, so its request count
 # has to be known before the run (about 4 s at 500,000 pops/s).
 collections() {
-  local how
+  local how pair=0 cmd run name
   for cmd in $COLL_COMMANDS; do
     how=(--duration "$DURATION")
     [ "$cmd" = LPOP ] && how=(--requests "$POP_REQUESTS")
     for run in $(seq "$RUNS"); do
-      for name in rediscoll hotkvcoll; do
+      for name in $(pair_order "$pair" rediscoll hotkvcoll); do
         measure collections "$name" "${port_of[$name]}" "$cmd" "$run" 1 --threads 1 --pipeline "$PIPELINE" \
           --keys "$COLL_KEYS" "${how[@]}"
       done
+      pair=$((pair + 1))
     done
   done
 }
@@ -418,6 +550,9 @@ memory() {
       t0=$(date +%s.%N)
       if ! taskset -c 1 "$work/fill" -port "$port" -dataset "$ds" -n "$MEM_MEMBERS" 2>&1 | tee "$work/fill.err" >&2; then
         memv[$name.error]="$(tail -1 "$work/fill.err")"
+      elif ! taskset -c 1 "$work/fill" -port "$port" -dataset "$ds" -n "$MEM_MEMBERS" -check -quiet 2>"$work/fill.err"; then
+        memv[$name.error]="after the load $(tail -1 "$work/fill.err")"
+        echo "run.sh: CHECK FAILED on $name: ${memv[$name.error]}" >&2
       fi
       memv[$name.seconds]=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN{printf "%.1f", a-b}')
       mem_sample "$name" "$port" loaded
@@ -464,14 +599,16 @@ mem_settle() {
 # proof: the same redis-server loaded by redis-benchmark and by hotkv-benchmark, each on CPU 1. Keys
 # are redis-benchmark's own (key:%012d), prefilled, so both read the same values.
 proof() {
-  local tool test cmd p run
-  gen 1 --port "${port_of[redis]}" --keys "$KEYS" --key-width 12 --prefill-only --quiet >/dev/null
+  local tool test cmd p run pair=0
+  gen 1 --port "${port_of[redis]}" --keys "$KEYS" --key-width 12 --prefill-only --prefill-expect ok --quiet >/dev/null
+  check_dbsize redis "${port_of[redis]}" "$KEYS" "after the prefill"
   for p in "$PIPELINE" 1; do
     for cmd in PING GET; do
       for run in $(seq "$RUNS"); do
-        for tool in redis-benchmark hotkv-benchmark; do
+        for tool in $(pair_order "$pair" redis-benchmark hotkv-benchmark); do
           proof_run "$tool" "$cmd" "$p" "$run"
         done
+        pair=$((pair + 1))
       done
     done
   done
@@ -484,6 +621,11 @@ proof_run() {
   [ "$p" = 1 ] && n=$((PROOF_REQUESTS / 10))
   echo "[proof] $tool $cmd -P $p, run $run" >&2
   t0=$(awk '{print $14+$15+$16+$17}' /proc/$$/stat)
+  if [ -n "${bad_of[redis]:-}" ]; then
+    fail_json "$json" "${bad_of[redis]}"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' proof "$tool" "$cmd -P $p" "$run" "$json" -1 1 >>"$manifest"
+    return 0
+  fi
   if [ "$tool" = redis-benchmark ]; then
     local t=get
     [ "$cmd" = PING ] && t=ping_mbulk
@@ -494,15 +636,17 @@ proof_run() {
     echo "$line" | tr -d '"' | awk -F, -v n="$n" -v cpu="$(awk -v a="$t1" -v b="$t0" -v hz="$hz" 'BEGIN{print (a-b)/hz}')" \
       '{printf "{\"ops\": %d, \"seconds\": %f, \"ops_per_sec\": %s, \"generator_cpu_seconds\": %s, \"latency_us\": {\"p50\": %f, \"p99\": %f}}\n", n, n/$2, $2, cpu, $5*1000, $7*1000}' >"$json"
   else
-    local template="PING"
-    [ "$cmd" = GET ] && template="GET key:__key__"
+    local template="PING" expect=simple:PONG status=0
+    [ "$cmd" = GET ] && template="GET key:__key__" expect=data
     gen 1 --port "${port_of[redis]}" --keys "$KEYS" --key-width 12 --pipeline "$p" --requests "$n" \
-      --command "$template" --json "$json" --quiet >/dev/null
+      --command "$template" --expect "$expect" --json "$json" --quiet >/dev/null || status=$?
     t1=$(awk '{print $14+$15+$16+$17}' /proc/$$/stat)
     # Replace the generator's self-measured CPU by the same outside measurement redis-benchmark gets.
     local cpu
     cpu=$(awk -v a="$t1" -v b="$t0" -v hz="$hz" 'BEGIN{print (a-b)/hz}')
     sed -i "s/\"generator_cpu_seconds\": [0-9.e+-]*/\"generator_cpu_seconds\": $cpu/" "$json"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' proof "$tool" "$cmd -P $p" "$run" "$json" -1 "$status" >>"$manifest"
+    return 0
   fi
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' proof "$tool" "$cmd -P $p" "$run" "$json" -1 0 >>"$manifest"
 }
@@ -532,6 +676,7 @@ proof_run() {
 } >"$meta"
 
 define redis "$RPORT" 0 "$KEYS"
+define redisbatch "$RPORT" 0 "$KEYS"
 define hotkv "$HPORT" 0 "$KEYS" "--threads 1"
 define hotkv2 "$H2PORT" 0,1 "$KEYS" "--threads 2"
 define hotkv2c "$H3PORT" 0 "$KEYS" "--threads 2"
@@ -539,7 +684,18 @@ define rediscoll "$RPORT" 0 "$COLL_KEYS" "" prefill_coll
 define hotkvcoll "$HPORT" 0 "$COLL_KEYS" "--threads 1" prefill_coll
 for section in $sections; do
   case "$section" in
-    throughput) [ -n "${pid_redis:-}" ] || launch redis; [ -n "${pid_hotkv:-}" ] || launch hotkv; throughput ;;
+    throughput)
+      [ -n "${pid_redis:-}" ] || launch redis; [ -n "${pid_hotkv:-}" ] || launch hotkv
+      # shellcheck disable=SC2086
+      throughput throughput redis $COMMANDS ;;
+    throughput-batch)
+      # redis-server under SCHED_BATCH on the port of redis: stop that one (a later section restarts it).
+      stop_server redis
+      [ -n "${pid_hotkv:-}" ] || launch hotkv
+      launch redisbatch
+      # shellcheck disable=SC2086
+      throughput throughput-batch redisbatch $BATCH_COMMANDS
+      stop_server redisbatch ;;
     scaling)
       [ -n "${pid_hotkv:-}" ] || launch hotkv
       launch hotkv2; launch hotkv2c; scaling; stop_server hotkv2; stop_server hotkv2c ;;
@@ -555,7 +711,7 @@ for section in $sections; do
       launch rediscoll; launch hotkvcoll; collections
       stop_server rediscoll; stop_server hotkvcoll ;;
     memory) memory ;;
-    proof) start_server redis "$RPORT" 0; proof ;;
+    proof) unset "bad_of[redis]"; start_server redis "$RPORT" 0; proof ;;
     *) echo "run.sh: unknown section $section" >&2; exit 2 ;;
   esac
 done
@@ -564,8 +720,16 @@ echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$meta"
 machine=${MACHINE:-$(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo | tr 'A-Z' 'a-z' | tr -cs 'a-z0-9' '-' | sed 's/-$//')-$(nproc)cpu}
 name="$(date -u +%F)-$machine"
 # A run of other sections than the default names them, so it never overwrites the main report.
-[ "$sections" = "throughput scaling latency collections memory" ] || name="$name-$(echo $sections | tr ' ' '-')"
+[ "$sections" = "$default_sections" ] || name="$name-$(echo $sections | tr ' ' '-')"
 [ "$quick" = 1 ] && name="$name-quick"
 mkdir -p "$RESULTS"
-"$work/report" -manifest "$manifest" -meta "$meta" -memory "$memtable" -md "$RESULTS/$name.md" -png "$RESULTS/$name.png"
+# The report exits 3 when a run or a load failed (it lists them on stderr): the harness fails too.
+rstatus=0
+"$work/report" -manifest "$manifest" -meta "$meta" -memory "$memtable" -md "$RESULTS/$name.md" -png "$RESULTS/$name.png" ||
+  rstatus=$?
 echo "wrote $RESULTS/$name.md" >&2
+if [ "$rstatus" = 3 ]; then
+  echo "run.sh: FAILED: some runs failed (listed above, marked failed in the report)" >&2
+  exit 1
+fi
+exit "$rstatus"

@@ -17,12 +17,26 @@ type options struct {
 }
 
 // A dataset loads one shape of data through a pipe. total is the member count the progress line
-// counts to.
+// counts to; count is the command that counts one key's members and shape the keys the load makes,
+// for -check.
 type dataset struct {
 	about string
 	total func(o options) int64
 	load  func(p *pipe, o options) error
+	count string
+	shape func(o options) shape
 }
+
+// A shape is the keys a load makes: keys keys key:0.. (or, single, the one key o.key) of each
+// members.
+type shape struct {
+	keys, each int64
+	single     bool
+}
+
+func oneKey(o options) shape      { return shape{keys: 1, each: o.n, single: true} }
+func eachKey(o options) shape     { return shape{keys: o.n, each: o.members} }
+func smallHashes(o options) shape { return shape{keys: o.n / 10, each: 10} }
 
 // chunk is how many members one variadic command carries: big enough that the command count is
 // small, small enough that no command comes near a server's argument limits.
@@ -31,23 +45,23 @@ const chunk = 256
 var datasets = map[string]dataset{
 	"intset": {"one set of the integers 0..n-1", members, func(p *pipe, o options) error {
 		return loadSet(p, o.key, o.n, func(i int64) { p.argInt(i) })
-	}},
+	}, "SCARD", oneKey},
 	"intset-random": {"one set of n distinct random integers in [0, 2^63)", members, func(p *pipe, o options) error {
 		return loadSet(p, o.key, o.n, func(i int64) { p.argInt(int64(mix63(uint64(i), o.seed))) })
-	}},
+	}, "SCARD", oneKey},
 	"strset": {"one set of n distinct random 16-byte alphanumeric strings", members, func(p *pipe, o options) error {
 		return loadSet(p, o.key, o.n, func(i int64) {
 			p.scratch = appendUniqueWord(p.scratch[:0], uint64(i), o.seed)
 			p.arg(p.scratch)
 		})
-	}},
-	"hash":      {"one hash of n fields field:N with random 16-byte alphanumeric values", members, loadBigHash},
-	"zset":      {"one sorted set of n members member:N with random scores in [0, 1)", members, loadBigZset},
-	"smallhash": {"n/10 hashes key:N of 10 fields field:0..field:9 with random 10-byte values", members, loadSmallHashes},
-	"sets":      {"n sets key:N of the members element:0..members-1", perKey, loadSets},
-	"hashes":    {"n hashes key:N of the fields field:0..members-1 with size-byte values", perKey, loadHashes},
-	"zsets":     {"n sorted sets key:N of the members member:0..members-1, random scores in [0, 1)", perKey, loadZsets},
-	"lists":     {"n lists key:N of members size-byte elements", perKey, loadLists},
+	}, "SCARD", oneKey},
+	"hash":      {"one hash of n fields field:N with random 16-byte alphanumeric values", members, loadBigHash, "HLEN", oneKey},
+	"zset":      {"one sorted set of n members member:N with random scores in [0, 1)", members, loadBigZset, "ZCARD", oneKey},
+	"smallhash": {"n/10 hashes key:N of 10 fields field:0..field:9 with random 10-byte values", members, loadSmallHashes, "HLEN", smallHashes},
+	"sets":      {"n sets key:N of the members element:0..members-1", perKey, loadSets, "SCARD", eachKey},
+	"hashes":    {"n hashes key:N of the fields field:0..members-1 with size-byte values", perKey, loadHashes, "HLEN", eachKey},
+	"zsets":     {"n sorted sets key:N of the members member:0..members-1, random scores in [0, 1)", perKey, loadZsets, "ZCARD", eachKey},
+	"lists":     {"n lists key:N of members size-byte elements", perKey, loadLists, "LLEN", eachKey},
 }
 
 func members(o options) int64 { return o.n }

@@ -11,7 +11,8 @@ import (
 )
 
 // fakeServer is a dumb model of the commands fill sends: maps of members, answering as Redis does
-// (SADD, HSET and ZADD count what they added, RPUSH and LLEN give the length). failOn makes the
+// (SADD, HSET and ZADD count what they added, RPUSH and LLEN give the length, SCARD, HLEN and ZCARD
+// the size). failOn makes the
 // server answer that command with an error reply.
 type fakeServer struct {
 	mu     sync.Mutex
@@ -123,6 +124,12 @@ func (s *fakeServer) exec(args []string) string {
 		added = s.lists[key]
 	case "LLEN":
 		added = s.lists[key]
+	case "SCARD":
+		added = len(s.sets[key])
+	case "HLEN":
+		added = len(s.hashes[key])
+	case "ZCARD":
+		added = len(s.zsets[key])
 	default:
 		return "-ERR unknown command '" + args[0] + "'\r\n"
 	}

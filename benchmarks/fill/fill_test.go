@@ -136,22 +136,55 @@ func TestLoadFailures(t *testing.T) {
 	}
 }
 
-func TestCheckLists(t *testing.T) {
+func TestCheckSizes(t *testing.T) {
 	s := startFake(t)
+	f := func(want string, atLeast bool, dataset string, o options) {
+		t.Helper()
+		cfg := &config{addr: s.addr, dataset: dataset, opts: o, check: true, atLeast: atLeast, timeout: 10 * time.Second, quiet: true}
+		err := checkSizes(cfg)
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("%s %+v (at least %v): error %v, want %q", dataset, o, atLeast, err, want)
+		}
+	}
 	s.mu.Lock()
 	s.lists["plist:0"], s.lists["plist:1"], s.lists["plist:2"] = 5, 2, 9
 	s.mu.Unlock()
-	cfg := &config{addr: s.addr, dataset: "lists", opts: options{n: 3, key: "plist"}, check: true, timeout: 10 * time.Second, quiet: true}
-	if err := checkLists(cfg); err != nil {
-		t.Fatal(err)
-	}
+	f("", true, "lists", options{n: 3, members: 1, key: "plist"})
+	f("the smallest of plist:0..2 holds 2, want at least 3", true, "lists", options{n: 3, members: 3, key: "plist"})
+	f("LLEN plist:0 replied 5, want 2", false, "lists", options{n: 3, members: 2, key: "plist"})
 	s.mu.Lock()
 	s.lists["plist:1"] = 0
 	s.mu.Unlock()
-	err := checkLists(cfg)
-	if err == nil || !strings.Contains(err.Error(), "a list ran dry: the shortest of plist:0..2 holds 0 elements") {
-		t.Fatalf("error %v", err)
+	f("the smallest of plist:0..2 holds 0, want at least 1", true, "lists", options{n: 3, members: 1, key: "plist"})
+
+	// What a load made passes; a key that lost a member, or was never loaded, fails.
+	fillInto := func(dataset string, o options) {
+		t.Helper()
+		if err := load(&config{addr: s.addr, dataset: dataset, opts: o, timeout: 10 * time.Second}, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
+	coll := options{n: 4, members: 300, size: 7, seed: 1}
+	for _, ds := range []string{"sets", "hashes", "zsets", "lists"} {
+		o := coll
+		o.key = "c" + ds
+		fillInto(ds, o)
+		f("", false, ds, o)
+	}
+	mem := options{n: 1000, seed: 1}
+	for _, ds := range []string{"intset", "hash", "zset", "smallhash"} {
+		o := mem
+		o.key = ds
+		fillInto(ds, o)
+		f("", false, ds, o)
+	}
+	s.mu.Lock()
+	delete(s.sets["csets:0"], "element:7")
+	delete(s.hashes, "smallhash:99")
+	s.mu.Unlock()
+	f("SCARD csets:0 replied 299, want 300", false, "sets", options{n: 4, members: 300, key: "csets"})
+	f("HLEN smallhash:99 replied 0, want 10", false, "smallhash", options{n: 1000, key: "smallhash"})
+	f("ZCARD nothing replied 0, want 1000", false, "zset", options{n: 1000, key: "nothing"})
 }
 
 func TestFlags(t *testing.T) {
@@ -164,7 +197,7 @@ func TestFlags(t *testing.T) {
 	}
 	f("unknown -dataset", "-dataset", "nope")
 	f("-n and -members must be positive", "-dataset", "intset", "-n", "0")
-	f("-check works with -dataset lists only", "-dataset", "sets", "-check")
+	f("-at-least needs -check", "-dataset", "lists", "-at-least")
 	f("unexpected arguments", "-dataset", "intset", "extra")
 	cfg, err := parseFlags([]string{"-dataset", "zset", "-port", "7000"}, &strings.Builder{})
 	if err != nil || cfg.opts.key != "zset" || cfg.addr != "127.0.0.1:7000" || cfg.opts.n != 1_000_000 {

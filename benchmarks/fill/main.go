@@ -6,7 +6,8 @@
 //
 //	fill -port 6379 -dataset strset -n 1000000
 //	fill -port 6379 -dataset lists -key plist -n 1000 -members 2500 -size 256
-//	fill -port 6379 -dataset lists -key plist -n 1000 -check   # fails if one of the lists is empty
+//	fill -port 6379 -dataset sets -key cset -n 1000 -members 1000 -check   # fails unless each holds 1000
+//	fill -port 6379 -dataset lists -key plist -n 1000 -members 1 -check -at-least   # fails if a list is empty
 //
 // Exit status: 0 on success, 1 when loading or the check failed, 2 for bad flags.
 package main
@@ -29,6 +30,7 @@ type config struct {
 	dataset string
 	opts    options
 	check   bool
+	atLeast bool
 	timeout time.Duration
 	quiet   bool
 }
@@ -47,7 +49,7 @@ func main() {
 		progress = nil
 	}
 	if cfg.check {
-		err = checkLists(cfg)
+		err = checkSizes(cfg)
 	} else {
 		err = load(cfg, progress)
 	}
@@ -73,7 +75,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&cfg.opts.size, "size", 256, "value bytes (hashes, lists)")
 	fs.StringVar(&cfg.opts.key, "key", "", "the key, or the prefix of key:N (default: the dataset's name)")
 	fs.Uint64Var(&cfg.opts.seed, "seed", 1, "seed of the random members and values")
-	fs.BoolVar(&cfg.check, "check", false, "with -dataset lists: load nothing, fail if one of the n lists is empty")
+	fs.BoolVar(&cfg.check, "check", false, "load nothing: count the members of every key the dataset loads (SCARD, HLEN, ZCARD, LLEN) and fail unless each holds what the load put there")
+	fs.BoolVar(&cfg.atLeast, "at-least", false, "with -check: fail only if a key holds fewer than -members (lists a benchmark pops from)")
 	fs.DurationVar(&cfg.timeout, "timeout", time.Minute, "fail when a reply takes longer than this")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "no progress lines")
 	if err := fs.Parse(args); err != nil {
@@ -95,8 +98,8 @@ func (cfg *config) validate(extra int) error {
 		return errors.New("-n and -members must be positive")
 	case o.size < 0:
 		return errors.New("-size must not be negative")
-	case cfg.check && cfg.dataset != "lists":
-		return errors.New("-check works with -dataset lists only")
+	case cfg.atLeast && !cfg.check:
+		return errors.New("-at-least needs -check")
 	case cfg.timeout <= 0:
 		return errors.New("-timeout must be positive")
 	}
@@ -152,18 +155,29 @@ func report(w io.Writer, name string, total int64, acked *atomic.Int64, stop <-c
 	}
 }
 
-// checkLists asks LLEN of every list key:0..n-1 and fails when one is empty: a benchmark popping
-// from them would have measured empty replies.
-func checkLists(cfg *config) error {
+// checkSizes counts the members of every key the dataset loads, over one pipelined connection, and
+// fails unless each holds what the load put there (with -at-least: at least -members), so that a
+// benchmark never measures a server that lost or never got its data.
+func checkSizes(cfg *config) error {
+	d, o := datasets[cfg.dataset], cfg.opts
+	sh := d.shape(o)
 	p, err := dial(cfg.addr, cfg.timeout)
 	if err != nil {
 		return err
 	}
-	for c := range cfg.opts.n {
+	want := sh.each
+	if cfg.atLeast {
+		want = anyReply
+	}
+	for c := range sh.keys {
+		name := o.key
+		if !sh.single {
+			name += ":" + strconv.FormatInt(c, 10)
+		}
 		p.begin(2)
-		p.argString("LLEN")
-		p.argNamed(cfg.opts.key+":", c)
-		if err := p.end("LLEN", anyReply, 0); err != nil {
+		p.argString(d.count)
+		p.argString(name)
+		if err := p.endExpect(expect{cmd: d.count + " " + name, want: want}, 0); err != nil {
 			p.close()
 			return err
 		}
@@ -171,11 +185,15 @@ func checkLists(cfg *config) error {
 	if err := p.close(); err != nil {
 		return err
 	}
-	if p.minInt < 1 {
-		return fmt.Errorf("a list ran dry: the shortest of %s:0..%d holds %d elements", cfg.opts.key, cfg.opts.n-1, p.minInt)
+	what := o.key
+	if !sh.single {
+		what = fmt.Sprintf("%s:0..%d", o.key, sh.keys-1)
+	}
+	if cfg.atLeast && p.minInt < sh.each {
+		return fmt.Errorf("the smallest of %s holds %d, want at least %d", what, p.minInt, sh.each)
 	}
 	if !cfg.quiet {
-		fmt.Fprintf(os.Stderr, "fill: the shortest of %s:0..%d holds %d elements\n", cfg.opts.key, cfg.opts.n-1, p.minInt)
+		fmt.Fprintf(os.Stderr, "fill: %s checked, the smallest holds %d\n", what, p.minInt)
 	}
 	return nil
 }

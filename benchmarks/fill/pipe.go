@@ -26,10 +26,11 @@ const (
 const anyReply = math.MinInt64
 
 // An expect is what one command's reply must be: the integer want, or anything but an error when
-// want is anyReply.
+// want is anyReply; hint says what a wrong integer suggests.
 type expect struct {
 	cmd  string
 	want int64
+	hint string
 }
 
 // A flight is one batch on the wire: its commands' expectations and the members they carry.
@@ -94,7 +95,12 @@ func (p *pipe) argNamed(prefix string, n int64) {
 // end closes the command begun last: its reply must match want (or anyReply), and it loads members
 // members. A full batch is sent.
 func (p *pipe) end(cmd string, want int64, members int) error {
-	p.expects = append(p.expects, expect{cmd, want})
+	return p.endExpect(expect{cmd: cmd, want: want, hint: " (was the key not empty?)"}, members)
+}
+
+// endExpect is end with the expectation spelled out.
+func (p *pipe) endExpect(e expect, members int) error {
+	p.expects = append(p.expects, e)
 	p.members += int64(members)
 	if len(p.buf) >= batchBytes || len(p.expects) >= batchCmds {
 		return p.flush()
@@ -172,7 +178,7 @@ func (p *pipe) check(e expect) error {
 		}
 		p.minInt = min(p.minInt, n)
 		if e.want != anyReply && n != e.want {
-			return fmt.Errorf("%s replied %d, want %d (was the key not empty?)", e.cmd, n, e.want)
+			return fmt.Errorf("%s replied %d, want %d%s", e.cmd, n, e.want, e.hint)
 		}
 		return nil
 	}

@@ -1,7 +1,10 @@
 // Command report turns the runs of benchmarks/run.sh into a Markdown report and a PNG chart: medians
-// per command and server, HotKV/Redis ratios, server CPU-seconds per million requests, latency
-// percentiles and RSS, and the memory table (bytes per member) of the memory section. See
-// benchmarks/README.md.
+// per command and server with their ranges over the runs, HotKV/Redis ratios, server CPU-seconds per
+// million requests, latency percentiles, RSS and each server's scheduling policy, and the memory
+// table (bytes per member) of the memory section. See benchmarks/README.md.
+//
+// Exit status: 0, 1 when it cannot read its input or write the report, 3 when the report is written
+// but a run or a load failed (they are listed on stderr): the harness fails with it.
 //
 //	report -manifest runs.tsv -meta meta.txt -memory memory.tsv -md results/2026-01-01-box.md -png results/2026-01-01-box.png
 package main
@@ -22,40 +25,49 @@ func main() {
 	png := flag.String("png", "", "PNG chart of the throughput section (none if empty); other sections' charts get -<section> before .png")
 	memory := flag.String("memory", "", "run.sh's memory table (none if empty)")
 	flag.Parse()
-	if err := build(*manifest, *metaPath, *memory, *md, *png); err != nil {
+	failed, err := build(*manifest, *metaPath, *memory, *md, *png)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "report:", err)
 		os.Exit(1)
 	}
+	if len(failed) > 0 {
+		fmt.Fprintf(os.Stderr, "report: %d run(s) or load(s) failed:\n", len(failed))
+		for _, f := range failed {
+			fmt.Fprintln(os.Stderr, "  "+f)
+		}
+		os.Exit(3)
+	}
 }
 
-func build(manifest, metaPath, memory, md, png string) error {
+// build writes the report and returns the runs and loads that failed, one line each.
+func build(manifest, metaPath, memory, md, png string) ([]string, error) {
 	runs, err := readManifest(manifest)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	meta, err := readMeta(metaPath)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	mem, err := readMemory(memory)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	charts, err := writeCharts(png, runs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var buf bytes.Buffer
 	writeMarkdown(&buf, runs, mem, meta, charts)
 	if md == "" {
 		_, err = os.Stdout.Write(buf.Bytes())
-		return err
+		return failures(runs, mem), err
 	}
 	if err := os.WriteFile(md, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("cannot write the report: %w", err)
+		return nil, fmt.Errorf("cannot write the report: %w", err)
 	}
 	os.Stdout.Write(buf.Bytes())
-	return nil
+	return failures(runs, mem), nil
 }
 
 // writeCharts draws every section that has a chart: the throughput section into png, another

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,21 +20,35 @@ type section struct {
 
 type side struct{ server, label string }
 
-// A metric gives two columns (one per side) and, with ratio, the candidate/baseline ratio.
+// A metric gives two columns (one per side) and, with ratio, a ratio column: higher favours the
+// candidate, so ops/s are candidate/baseline and CPU per request baseline/candidate. With run, each
+// cell also gives the range over the runs (min–max), a ratio the range of the runs' paired ratios
+// (run n of one side against run n of the other).
 type metric struct {
 	header string
 	value  func(stats) (float64, bool)
 	format func(float64) string
-	ratio  bool
+	ratio  ratioKind
+	run    func(runStat) (float64, bool) // one run's value; nil: no range
 }
 
+type ratioKind uint8
+
+const (
+	noRatio     ratioKind = iota
+	candidateUp           // b/a: ops/s
+	baselineUp            // a/b: CPU per request
+)
+
 var (
-	opsMetric = metric{"ops/s", func(s stats) (float64, bool) { return s.opsPerSec, true }, thousands, true}
-	cpuMetric = metric{"CPU-s per 1M", func(s stats) (float64, bool) { return s.cpuPerM, s.cpuPerM >= 0 }, fixed(2), false}
-	genMetric = metric{"generator CPU-s per 1M", func(s stats) (float64, bool) { return s.genCPUPerM, true }, fixed(2), false}
-	p50Metric = metric{"p50 ms", func(s stats) (float64, bool) { return s.p50, true }, millis, false}
-	p99Metric = metric{"p99 ms", func(s stats) (float64, bool) { return s.p99, true }, millis, false}
-	p999      = metric{"p99.9 ms", func(s stats) (float64, bool) { return s.p999, s.p999 > 0 }, millis, false}
+	opsMetric = metric{"ops/s", func(s stats) (float64, bool) { return s.opsPerSec, true }, thousands, candidateUp,
+		func(r runStat) (float64, bool) { return r.opsPerSec, true }}
+	cpuMetric = metric{"CPU-s per 1M", func(s stats) (float64, bool) { return s.cpuPerM, s.cpuPerM >= 0 }, fixed(2), baselineUp,
+		func(r runStat) (float64, bool) { return r.cpuPerM, r.cpuPerM >= 0 }}
+	genMetric = metric{"generator CPU-s per 1M", func(s stats) (float64, bool) { return s.genCPUPerM, true }, fixed(2), noRatio, nil}
+	p50Metric = metric{"p50 ms", func(s stats) (float64, bool) { return s.p50, true }, millis, noRatio, nil}
+	p99Metric = metric{"p99 ms", func(s stats) (float64, bool) { return s.p99, true }, millis, noRatio, nil}
+	p999      = metric{"p99.9 ms", func(s stats) (float64, bool) { return s.p999, s.p999 > 0 }, millis, noRatio, nil}
 )
 
 var redisSide, hotkvSide = side{"redis", "Redis"}, side{"hotkv", "HotKV"}
@@ -43,6 +58,11 @@ var sections = []section{
 	{name: "throughput", title: "Throughput (pipeline {pipeline}, {clients} connections, {keys} keys, {size}-byte values)",
 		a: redisSide, b: hotkvSide, metrics: []metric{opsMetric, cpuMetric, p50Metric, p99Metric}, rss: true,
 		chart: "HotKV relative to Redis 7.0.15 (1 = equal, higher favours HotKV)"},
+	{name: "throughput-batch", title: "Throughput with redis-server under SCHED_BATCH (chrt -b 0; pipeline {pipeline}, {clients} connections, {keys} keys, {size}-byte values)",
+		note: "The throughput section again, with redis-server started under `chrt -b 0`: the policy HotKV's `sched-batch` gives " +
+			"its threads. Whatever this changes in Redis's numbers is the part of the throughput ratios that the scheduling " +
+			"policy explains.",
+		a: side{"redisbatch", "Redis"}, b: hotkvSide, metrics: []metric{opsMetric, cpuMetric, p50Metric, p99Metric}, rss: true},
 	{name: "scaling", title: "HotKV --threads 1 (CPU 0) against --threads 2 (CPUs 0-1, shared with the generator)",
 		note: "CPU-s per 1M is the server's CPU time per million requests: the number to compare; ops/s of --threads 2 is capped by the generator sharing both cores.",
 		a:    side{"hotkv", "1 thread"}, b: side{"hotkv2", "2 threads"}, metrics: []metric{opsMetric, cpuMetric}},
@@ -68,6 +88,7 @@ var sections = []section{
 // writeMarkdown writes the whole report; charts maps a section to its chart's file name.
 func writeMarkdown(w io.Writer, runs []run, mem []memRow, meta map[string]string, charts map[string]string) {
 	all := summarize(runs)
+	failed := failures(runs, mem)
 	onlyProof := len(runs) > 0 && !slices.ContainsFunc(runs, func(r run) bool { return r.section != "proof" })
 	if onlyProof {
 		fmt.Fprintf(w, "# hotkv-benchmark vs redis-benchmark against Redis %s, %s\n\n", meta["redis"], meta["date"])
@@ -83,8 +104,14 @@ func writeMarkdown(w io.Writer, runs []run, mem []memRow, meta map[string]string
 		fmt.Fprintf(w, "Each number is the median of %s run(s) of %s requests (a tenth of that at pipeline 1).\n",
 			meta["runs"], expand("{proof_requests}", meta))
 	default:
-		fmt.Fprintf(w, "Each number is the median of %s run(s) of %s; servers pinned to CPU 0, hotkv-benchmark to CPU 1.\n",
-			meta["runs"], meta["duration"])
+		fmt.Fprintf(w, "Each number is the median of %s run(s) of %s, with the range over the runs (min–max) beside it "+
+			"where there are several; servers pinned to CPU 0, hotkv-benchmark to CPU 1. Every reply was checked against "+
+			"what its command must answer, and every server's data (DBSIZE, collection sizes) after its prefill and "+
+			"before each run.\n", meta["runs"], meta["duration"])
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(w, "\n**FAILED: %d run(s) or load(s) failed; their cells say failed, and the reasons follow each table. "+
+			"A failed check means a server did not answer what it should: its numbers are no comparison.**\n", len(failed))
 	}
 	for _, sec := range sections {
 		cmds := commands(runs, sec.name)
@@ -99,7 +126,11 @@ func writeMarkdown(w io.Writer, runs []run, mem []memRow, meta map[string]string
 			fmt.Fprintf(w, "RSS after prefill: %s %s, %s %s.\n\n", sec.a.label, rssMB(meta["rss."+sec.a.server]),
 				sec.b.label, rssMB(meta["rss."+sec.b.server]))
 		}
-		writeTable(w, sec, cmds, all)
+		writeSched(w, sec, meta)
+		writeTable(w, sec, cmds, all, runs)
+		if sec.name == "throughput-batch" {
+			writeSchedEffect(w, cmds, all, meta)
+		}
 		if c := charts[sec.name]; c != "" {
 			fmt.Fprintf(w, "![HotKV/Redis ratios](%s)\n", c)
 		}
@@ -107,12 +138,103 @@ func writeMarkdown(w io.Writer, runs []run, mem []memRow, meta map[string]string
 	writeMemory(w, mem, meta)
 }
 
-func writeTable(w io.Writer, sec section, cmds []string, all map[key]stats) {
+// writeSched names each side's scheduling policy as run.sh read it off the running server's
+// threads after the prefill.
+func writeSched(w io.Writer, sec section, meta map[string]string) {
+	a, b := meta["sched."+sec.a.server], meta["sched."+sec.b.server]
+	if a == "" && b == "" {
+		return
+	}
+	fmt.Fprintf(w, "Scheduling policy (of each thread, read off the running servers after the prefill): %s %s, %s %s.\n\n",
+		sec.a.label, orUnknown(a), sec.b.label, orUnknown(b))
+}
+
+// writeOrder says how often each side ran first in a pair of runs (the same command and run number),
+// from the order of the manifest.
+func writeOrder(w io.Writer, sec section, runs []run) {
+	type pair struct {
+		cmd string
+		n   int
+	}
+	first := map[pair]string{}
+	var pairs []pair
+	for _, r := range runs {
+		if r.section != sec.name || r.server != sec.a.server && r.server != sec.b.server {
+			continue
+		}
+		p := pair{r.command, r.n}
+		if _, seen := first[p]; !seen {
+			first[p] = r.server
+			pairs = append(pairs, p)
+		}
+	}
+	if len(pairs) < 2 {
+		return
+	}
+	na := 0
+	for _, p := range pairs {
+		if first[p] == sec.a.server {
+			na++
+		}
+	}
+	fmt.Fprintf(w, "\nRun order: %s went first in %d of %d pairs of runs, %s in %d.\n", sec.a.label, na, len(pairs),
+		sec.b.label, len(pairs)-na)
+}
+
+// writeSchedEffect sets Redis's numbers in the throughput section (SCHED_OTHER) beside its numbers
+// under SCHED_BATCH (throughput-batch), with the HotKV/Redis ratio of each, and the geometric means
+// of the ratios' medians. Ranges pair run n with run n, across the sections where it compares them.
+func writeSchedEffect(w io.Writer, cmds []string, all map[key]stats, meta map[string]string) {
+	var rows []string
+	var other, batch, redisGain []float64
+	for _, cmd := range cmds {
+		ro, rb := all[key{"throughput", cmd, "redis"}], all[key{"throughput-batch", cmd, "redisbatch"}]
+		ho, hb := all[key{"throughput", cmd, "hotkv"}], all[key{"throughput-batch", cmd, "hotkv"}]
+		if !ro.ok() || !rb.ok() || !ho.ok() || !hb.ok() || ro.opsPerSec == 0 || rb.opsPerSec == 0 {
+			continue
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |", cmd, cell(ro, opsMetric), cell(rb, opsMetric),
+			ratio(ro, rb, opsMetric), cell(ro, cpuMetric), cell(rb, cpuMetric), ratio(ro, ho, opsMetric), ratio(rb, hb, opsMetric)))
+		other, batch = append(other, ho.opsPerSec/ro.opsPerSec), append(batch, hb.opsPerSec/rb.opsPerSec)
+		redisGain = append(redisGain, rb.opsPerSec/ro.opsPerSec)
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Redis under each policy (the throughput section's Redis: %s; this section's: %s):\n\n",
+		orUnknown(meta["sched.redis"]), orUnknown(meta["sched.redisbatch"]))
+	fmt.Fprintf(w, "| command | Redis ops/s, throughput | Redis ops/s, SCHED_BATCH | batch/throughput | Redis CPU-s per 1M, throughput "+
+		"| Redis CPU-s per 1M, SCHED_BATCH | HotKV/Redis, throughput | HotKV/Redis, SCHED_BATCH |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rows {
+		fmt.Fprintln(w, r)
+	}
+	fmt.Fprintf(w, "| geometric mean | | | %.2f | | | %.2f | %.2f |\n\n", geomean(redisGain), geomean(other), geomean(batch))
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "not recorded"
+	}
+	return s
+}
+
+func geomean(v []float64) float64 {
+	sum := 0.0
+	for _, x := range v {
+		sum += math.Log(x)
+	}
+	return math.Exp(sum / float64(len(v)))
+}
+
+func writeTable(w io.Writer, sec section, cmds []string, all map[key]stats, runs []run) {
 	head := []string{"command"}
 	for _, m := range sec.metrics {
 		head = append(head, sec.a.label+" "+m.header, sec.b.label+" "+m.header)
-		if m.ratio {
+		switch m.ratio {
+		case candidateUp:
 			head = append(head, sec.b.label+"/"+sec.a.label)
+		case baselineUp:
+			head = append(head, sec.a.label+"/"+sec.b.label+" CPU")
 		}
 	}
 	fmt.Fprintf(w, "| %s |\n|---|%s\n", strings.Join(head, " | "), strings.Repeat("---:|", len(head)-1))
@@ -121,7 +243,7 @@ func writeTable(w io.Writer, sec section, cmds []string, all map[key]stats) {
 		row := []string{cmd}
 		for _, m := range sec.metrics {
 			row = append(row, cell(a, m), cell(b, m))
-			if m.ratio {
+			if m.ratio != noRatio {
 				row = append(row, ratio(a, b, m))
 			}
 		}
@@ -130,6 +252,7 @@ func writeTable(w io.Writer, sec section, cmds []string, all map[key]stats) {
 	if sec.name != "proof" {
 		writeGeneratorLoad(w, sec, cmds, all)
 	}
+	writeOrder(w, sec, runs)
 	for _, s := range []side{sec.a, sec.b} {
 		for _, cmd := range cmds {
 			if st := all[key{sec.name, cmd, s.server}]; st.runs > 0 && !st.ok() {
@@ -140,6 +263,7 @@ func writeTable(w io.Writer, sec section, cmds []string, all map[key]stats) {
 	fmt.Fprintln(w)
 }
 
+// cell is a side's median, and with several runs their range: 502,999 (480,112–510,001).
 func cell(s stats, m metric) string {
 	if s.runs == 0 {
 		return "—"
@@ -151,16 +275,53 @@ func cell(s stats, m metric) string {
 	if !ok {
 		return "—"
 	}
-	return m.format(v)
+	var each []float64
+	if m.run != nil {
+		for _, r := range s.byRun {
+			if x, ok := m.run(r); ok {
+				each = append(each, x)
+			}
+		}
+	}
+	return withRange(m.format(v), m.format, each)
 }
 
+// ratio is the sides' ratio of medians, higher favouring the candidate, and with several runs the
+// range of the runs' own ratios, run n against run n.
 func ratio(a, b stats, m metric) string {
 	va, oka := m.value(a)
 	vb, okb := m.value(b)
-	if !a.ok() || !b.ok() || !oka || !okb || va == 0 {
+	if !a.ok() || !b.ok() || !oka || !okb || va == 0 || vb == 0 {
 		return "—"
 	}
-	return fmt.Sprintf("%.2f", vb/va)
+	of := func(x, y float64) float64 {
+		if m.ratio == baselineUp {
+			return x / y
+		}
+		return y / x
+	}
+	var each []float64
+	for n, ra := range a.byRun {
+		rb, ok := b.byRun[n]
+		if !ok {
+			continue
+		}
+		xa, oka := m.run(ra)
+		xb, okb := m.run(rb)
+		if oka && okb && xa > 0 && xb > 0 {
+			each = append(each, of(xa, xb))
+		}
+	}
+	return withRange(fixed(2)(of(va, vb)), fixed(2), each)
+}
+
+// withRange appends (min–max) of the values to the median when there are at least two.
+func withRange(median string, format func(float64) string, values []float64) string {
+	if len(values) < 2 {
+		return median
+	}
+	lo, hi := spread(values)
+	return fmt.Sprintf("%s (%s–%s)", median, format(lo), format(hi))
 }
 
 // expand fills {name} with meta values, numbers with thousands separators.

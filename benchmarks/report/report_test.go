@@ -11,8 +11,9 @@ import (
 )
 
 // fixture writes a manifest and metadata like run.sh's: SET passes on both servers with known
-// numbers, LPUSH fails on HotKV in one run of three, LPOP runs in the collections section, and the
-// proof section compares the generators.
+// numbers, taking turns to go first, LPUSH fails on HotKV in one run of three, SET runs again with
+// Redis under SCHED_BATCH, LPOP runs in the collections section, and the proof section compares the
+// generators.
 func fixture(t *testing.T) (manifest, meta string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -32,16 +33,35 @@ func fixture(t *testing.T) (manifest, meta string) {
 		}
 		lines = append(lines, fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%.3f\t%d", section, server, cmd, n, path, serverCPU, status))
 	}
-	// Redis SET: 1M, 3M, 2M ops in 1s with 2s of CPU: median 2M ops/s, 1.00 CPU-s per 1M.
+	// Redis SET: 1M, 3M, 2M ops in 1s with 1 CPU-s per 1M; HotKV twice the ops at half the CPU per
+	// request, but 3x in the second run (ratios 2, 3, 2). Redis goes first in runs 1 and 3.
 	for i, ops := range []uint64{1e6, 3e6, 2e6} {
-		add("throughput", "redis", "SET", i+1, ops, 1, float64(ops)/1e6, 1000*float64(i+1), "")
-		add("throughput", "hotkv", "SET", i+1, 2*ops, 1, float64(ops)/1e6, 500, "")
+		hot := 2 * ops
+		if i == 1 {
+			hot = 3 * ops
+		}
+		r := func() { add("throughput", "redis", "SET", i+1, ops, 1, float64(ops)/1e6, 1000*float64(i+1), "") }
+		h := func() { add("throughput", "hotkv", "SET", i+1, hot, 1, float64(hot)/2e6, 500, "") }
+		if i == 1 {
+			h()
+			r()
+		} else {
+			r()
+			h()
+		}
+		// Under SCHED_BATCH Redis does 10% more: the ratio is 2/1.1.
+		add("throughput-batch", "redisbatch", "SET", i+1, ops+ops/10, 1, float64(ops)/1e6, 900, "")
+		add("throughput-batch", "hotkv", "SET", i+1, 2*ops, 1, float64(ops)/1e6, 500, "")
 	}
 	for i := range 3 {
 		add("throughput", "redis", "LPUSH", i+1, 1e6, 1, 1, 800, "")
 		errText := ""
 		if i == 1 {
 			errText = "error reply to LPUSH: ERR unknown command 'LPUSH', with args beginning with: 'list:1' 'xx'"
+		}
+		if i == 2 {
+			errText = "unexpected reply to LPUSH list:__key__ __data__: :0; expected an integer >= 1 (inferred from LPUSH; " +
+				"--expect sets another); is the data loaded (--prefill)? use --allow-misses to count misses as successes"
 		}
 		add("throughput", "hotkv", "LPUSH", i+1, 1e6, 1, 1, 800, errText)
 	}
@@ -56,7 +76,8 @@ func fixture(t *testing.T) (manifest, meta string) {
 	os.WriteFile(manifest, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	os.WriteFile(meta, []byte("date=2026-01-02\nredis=7.0.15\nkeys=1000000\npipeline=30\nclients=50\n"+
 		"size=256\nruns=3\nrss.redis=102400\nrss.hotkv=51200\nrss.redis=1\ncoll_keys=1000\npop_requests=2000000\n"+
-		"rss.rediscoll=20480\nrss.hotkvcoll=10240\n"), 0o644)
+		"rss.rediscoll=20480\nrss.hotkvcoll=10240\nsched.redis=SCHED_OTHER (5 threads)\nsched.hotkv=SCHED_BATCH (4 threads)\n"+
+		"sched.redisbatch=SCHED_BATCH (5 threads)\n"), 0o644)
 	return manifest, meta
 }
 
@@ -64,7 +85,8 @@ func TestReportTables(t *testing.T) {
 	manifest, meta := fixture(t)
 	dir := t.TempDir()
 	md, png := filepath.Join(dir, "r.md"), filepath.Join(dir, "r.png")
-	if err := build(manifest, meta, "", md, png); err != nil {
+	failed, err := build(manifest, meta, "", md, png)
+	if err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(md)
@@ -76,24 +98,50 @@ func TestReportTables(t *testing.T) {
 		"# HotKV vs Redis 7.0.15, 2026-01-02",
 		"## Throughput (pipeline 30, 50 connections, 1,000,000 keys, 256-byte values)",
 		"RSS after prefill: Redis 100 MB, HotKV 50 MB.",
-		// medians: ops/s 2M vs 4M, ratio 2.00; CPU per 1M 1.00 vs 0.50; p50 0.500 vs 0.125 ms; p99 2 vs 0.5 ms
-		"| SET | 2,000,000 | 4,000,000 | 2.00 | 1.00 | 0.50 | 0.500 | 0.125 | 2.000 | 0.500 |",
-		"| LPUSH | 1,000,000 | failed | — | 1.00 | failed | 0.200 | failed | 0.800 | failed |",
-		"HotKV LPUSH failed in 1 of 3 runs: LPUSH: ERR unknown command 'LPUSH'\n",
+		"Scheduling policy (of each thread, read off the running servers after the prefill): Redis SCHED_OTHER (5 threads), HotKV SCHED_BATCH (4 threads).",
+		"| command | Redis ops/s | HotKV ops/s | HotKV/Redis | Redis CPU-s per 1M | HotKV CPU-s per 1M | Redis/HotKV CPU | Redis p50 ms |",
+		// medians: ops/s 2M vs 4M (ranges 1-3M, 2-9M), ratio 2.00 (runs: 2, 3, 2); CPU per 1M 1.00 vs 0.50,
+		// ratio 2.00; p50 0.500 vs 0.125 ms; p99 2 vs 0.5 ms
+		"| SET | 2,000,000 (1,000,000–3,000,000) | 4,000,000 (2,000,000–9,000,000) | 2.00 (2.00–3.00) | 1.00 (1.00–1.00) | " +
+			"0.50 (0.50–0.50) | 2.00 (2.00–2.00) | 0.500 | 0.125 | 2.000 | 0.500 |",
+		"| LPUSH | 1,000,000 (1,000,000–1,000,000) | failed | — | 1.00 (1.00–1.00) | failed | — | 0.200 | failed | 0.800 | failed |",
+		"HotKV LPUSH failed in 2 of 3 runs: LPUSH: ERR unknown command 'LPUSH'\n",
+		"Run order: Redis went first in 5 of 6 pairs of runs, HotKV in 1.\n",
+		"Run order: Redis went first in 3 of 3 pairs of runs, HotKV in 0.\n",
+		"**FAILED: 3 run(s) or load(s) failed;",
+		"## Throughput with redis-server under SCHED_BATCH",
+		"Scheduling policy (of each thread, read off the running servers after the prefill): Redis SCHED_BATCH (5 threads), HotKV SCHED_BATCH (4 threads).",
+		"Redis under each policy (the throughput section's Redis: SCHED_OTHER (5 threads); this section's: SCHED_BATCH (5 threads)):",
+		"| SET | 2,000,000 (1,000,000–3,000,000) | 2,200,000 (1,100,000–3,300,000) | 1.10 (1.10–1.10) | 1.00 (1.00–1.00) | " +
+			"0.91 (0.91–0.91) | 2.00 (2.00–3.00) | 1.82 (1.82–1.82) |",
+		"| geometric mean | | | 1.10 | | | 2.00 | 1.82 |",
 		"| GET -P 30 | 1,000,000 | 1,500,000 | 1.50 | 0.50 | 0.33 |",
 		"Redis GET failed in 1 of 1 runs: no result",
 		"![HotKV/Redis ratios](r.png)",
 		"## Collections (pipeline 30, 50 connections, 1,000 keys of each type holding 1,000 members, 256-byte values)",
 		"LPOP runs 2,000,000 requests (not a duration)",
 		"RSS after prefill: Redis 20 MB, HotKV 10 MB.",
-		// 2M ops in 2 s against 6M: ratio 3.00; CPU per 1M 1.00 against 0.17
-		"| LPOP | 1,000,000 | 3,000,000 | 3.00 | 1.00 | 0.17 | 0.100 | 0.025 | 0.400 | 0.100 |",
+		// 2M ops in 2 s against 6M: ratio 3.00; CPU per 1M 1.00 against 0.17, ratio 6; one run: no ranges
+		"| LPOP | 1,000,000 | 3,000,000 | 3.00 | 1.00 | 0.17 | 6.00 | 0.100 | 0.025 | 0.400 | 0.100 |",
 		"![HotKV/Redis ratios](r-collections.png)",
 		// the fixture's generator used half the run's wall time
 		"The generator's CPU time was at most 50% of the run's wall time (SET on Redis).",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q", want)
+		}
+	}
+	wantFailed := []string{
+		"throughput: LPUSH on hotkv, run 2: error reply to LPUSH: ERR unknown command 'LPUSH', with args beginning with: 'list:1' 'xx'",
+		"throughput: LPUSH on hotkv, run 3: unexpected reply to LPUSH list:__key__ __data__: :0; expected an integer >= 1",
+		"latency: GET on redis, run 1: no result",
+	}
+	if len(failed) != len(wantFailed) {
+		t.Errorf("failures %q, want %d", failed, len(wantFailed))
+	}
+	for i := range min(len(failed), len(wantFailed)) {
+		if !strings.HasPrefix(failed[i], wantFailed[i]) {
+			t.Errorf("failure %d: %q, want %q...", i, failed[i], wantFailed[i])
 		}
 	}
 	if t.Failed() {

@@ -8,9 +8,10 @@ import (
 	"testing"
 )
 
-// TestHarnessSmoke runs the whole harness, run.sh --quick (a minute or two: small key range, 1s runs,
-// one run each, small memory datasets), and checks that the report has a row for every command of
-// every section and every memory dataset. It starts
+// TestHarnessSmoke runs the whole harness, run.sh --quick (about three minutes: small key range, 1s
+// runs, one run each, small memory datasets), and checks that it passes (every reply and every
+// prefill checked) and that the report has a row for every command of every section and every memory
+// dataset. It starts
 // servers and pins processes, so it runs only when asked: HOTKV_BENCH_SMOKE=1 go test ./benchmarks/report
 func TestHarnessSmoke(t *testing.T) {
 	if os.Getenv("HOTKV_BENCH_SMOKE") == "" || testing.Short() {
@@ -33,7 +34,8 @@ func TestHarnessSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	report := string(b)
-	for _, want := range []string{"## Throughput", "## HotKV --threads 1", "## Latency at pipeline 1", "## Collections",
+	for _, want := range []string{"## Throughput", "## HotKV --threads 1", "## Latency at pipeline 1",
+		"## Throughput with redis-server under SCHED_BATCH", "Redis under each policy", "Scheduling policy", "## Collections",
 		"## Memory after loading"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the report lacks the section %q", want)
@@ -55,6 +57,9 @@ func TestHarnessSmoke(t *testing.T) {
 		if strings.HasPrefix(line, "Redis ") && (strings.Contains(line, " failed in ") || strings.Contains(line, "failed:")) {
 			t.Errorf("Redis failed: %s", line)
 		}
+	}
+	if strings.Contains(report, "**FAILED") {
+		t.Error("the report says runs failed")
 	}
 	if t.Failed() {
 		t.Log(report)

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
 
-// stats is the median over the runs of one command on one server (or generator).
+// stats is the median over the runs of one command on one server (or generator), and each
+// successful run's own numbers by run number, for ranges and paired ratios.
 type stats struct {
 	runs, failures int
 	err            string // the first failure's text
@@ -14,7 +16,11 @@ type stats struct {
 	genCPUPerM     float64 // generator CPU-seconds per million requests
 	genBusy        float64 // generator CPU time over wall time: near 1, the generator was a limit
 	p50, p99, p999 float64 // microseconds
+	byRun          map[int]runStat
 }
+
+// runStat is one run's throughput and server CPU per million requests (negative: not measured).
+type runStat struct{ opsPerSec, cpuPerM float64 }
 
 // ok tells whether every run succeeded: a command that fails in any run is reported as failed, so a
 // flaky failure is never hidden behind the runs that passed.
@@ -37,7 +43,7 @@ func summarize(runs []run) map[key]stats {
 type key struct{ section, command, server string }
 
 func summarizeRuns(rs []run) stats {
-	s := stats{runs: len(rs), cpuPerM: -1}
+	s := stats{runs: len(rs), cpuPerM: -1, byRun: map[int]runStat{}}
 	var ops, cpu, gen, busy, p50, p99, p999 []float64
 	for i := range rs {
 		r := &rs[i]
@@ -49,9 +55,12 @@ func summarizeRuns(rs []run) stats {
 		}
 		m := float64(r.result.Ops) / 1e6
 		ops = append(ops, r.result.OpsPerSec)
+		rs := runStat{opsPerSec: r.result.OpsPerSec, cpuPerM: -1}
 		if r.serverCPU >= 0 {
-			cpu = append(cpu, r.serverCPU/m)
+			rs.cpuPerM = r.serverCPU / m
+			cpu = append(cpu, rs.cpuPerM)
 		}
+		s.byRun[r.n] = rs
 		gen = append(gen, r.result.GeneratorCPU/m)
 		if r.result.Seconds > 0 {
 			busy = append(busy, r.result.GeneratorCPU/r.result.Seconds)
@@ -90,14 +99,43 @@ func commands(runs []run, section string) []string {
 	return out
 }
 
-// shortError keeps an error's first words: a table cell, not a log.
+// shortError keeps an error's first words: a line under a table, not a log. An unexpected reply
+// keeps what the reply was and what was expected.
 func shortError(msg string) string {
 	msg = strings.TrimPrefix(msg, "error reply to ")
 	if i := strings.Index(msg, ", with args beginning with"); i >= 0 {
 		msg = msg[:i]
 	}
-	if len(msg) > 70 {
-		msg = msg[:70] + "…"
+	if i := strings.Index(msg, " (inferred from"); i >= 0 {
+		msg = msg[:i]
+	}
+	if i := strings.Index(msg, "; is the data loaded"); i >= 0 {
+		msg = msg[:i]
+	}
+	if len(msg) > 200 {
+		msg = msg[:200] + "…"
 	}
 	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(msg)
+}
+
+// failures lists every run and memory load that failed, one line each, for the harness's exit.
+func failures(runs []run, mem []memRow) []string {
+	var out []string
+	for i := range runs {
+		if msg, failed := runs[i].failed(); failed {
+			r := &runs[i]
+			out = append(out, fmt.Sprintf("%s: %s on %s, run %d: %s", r.section, r.command, r.server, r.n, msg))
+		}
+	}
+	for _, r := range mem {
+		if r.err != "" {
+			out = append(out, fmt.Sprintf("memory: %s on %s: %s", r.dataset, r.server, r.err))
+		}
+	}
+	return out
+}
+
+// spread is the smallest and the largest of the values.
+func spread(v []float64) (lo, hi float64) {
+	return slices.Min(v), slices.Max(v)
 }
