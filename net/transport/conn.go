@@ -16,6 +16,7 @@ type core struct {
 	self   Conn // the engine conn that embeds this core, for Handler callbacks and the reaper
 	in     inbuf
 	state  any
+	fd     int // the socket (for netpoll, netpoll's fd), set before Open
 	local  net.Addr
 	remote net.Addr
 	closed atomic.Bool  // Close was called or the peer went away; read and write fail from now on
@@ -30,6 +31,7 @@ func (c *core) LocalAddr() net.Addr  { return c.local }
 func (c *core) SetState(v any)       { c.state = v }
 func (c *core) State() any           { return c.state }
 func (c *core) Len() int             { return c.in.Len() }
+func (c *core) Fd() int              { return c.fd }
 
 func (c *core) SetIdleTimeout(d time.Duration) error {
 	c.idle.Store(int64(max(d, 0)))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cloudwego/netpoll"
+	"golang.org/x/sys/unix"
 )
 
 // netpollEngine reads every connection with netpoll pollers. Per connection:
@@ -81,14 +82,14 @@ func (e *netpollEngine) stop() {
 	}
 }
 
-// npConn is a connection of the netpoll engine. Input comes from netpoll's buffer; output goes through
-// w, a dup of the socket in Go's own poller, so that Write can block on a full socket from any goroutine
-// without parking a netpoll poller, and still works while netpoll already counts a half-closed peer as
-// gone (Redis answers what such a peer sent before its FIN).
+// npConn is a connection of the netpoll engine. Input comes from netpoll's buffer. Output goes to
+// netpoll's fd (core.fd) without blocking while Serve runs on the poller, and otherwise through w, a
+// dup of the socket in Go's own poller, so that a worker's Write can block on a full socket without
+// parking a netpoll poller, and still works while netpoll already counts a half-closed peer as gone
+// (Redis answers what such a peer sent before its FIN).
 type npConn struct {
 	core
 	nc     netpoll.Connection
-	fd     int      // netpoll's fd: non-blocking writes from the poller
 	w      *os.File // set in OnPrepare unless the conn was refused
 	opened bool     // Open was called; set in OnPrepare, before netpoll polls the fd
 
@@ -97,9 +98,9 @@ type npConn struct {
 
 func (e *netpollEngine) onPrepare(nc netpoll.Connection) context.Context {
 	fd := nc.(netpoll.Conn).Fd()
-	c := &npConn{nc: nc, fd: fd}
+	c := &npConn{nc: nc}
 	c.off.more = make(chan struct{}, 1)
-	c.srv, c.self, c.local, c.remote = e.s, c, nc.LocalAddr(), nc.RemoteAddr()
+	c.srv, c.self, c.fd, c.local, c.remote = e.s, c, fd, nc.LocalAddr(), nc.RemoteAddr()
 	ctx := context.WithValue(context.Background(), connKey{}, c)
 	if err := c.configure(fd); err != nil {
 		refuse(fd)
@@ -114,6 +115,7 @@ func (e *netpollEngine) onPrepare(nc netpoll.Connection) context.Context {
 	c.touch()
 	c.opened = true
 	c.open()
+	c.opening()
 	return ctx
 }
 
@@ -137,11 +139,11 @@ func (c *npConn) configure(fd int) error {
 
 // dupCloexec duplicates fd with close-on-exec set atomically (fcntl F_DUPFD_CLOEXEC).
 func dupCloexec(fd int) (int, error) {
-	nfd, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 0)
-	if errno != 0 {
-		return -1, os.NewSyscallError("fcntl", errno)
+	nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return -1, os.NewSyscallError("fcntl", err)
 	}
-	return int(nfd), nil
+	return nfd, nil
 }
 
 func (e *netpollEngine) onRequest(ctx context.Context, _ netpoll.Connection) error {
@@ -152,10 +154,6 @@ func (e *netpollEngine) onRequest(ctx context.Context, _ netpoll.Connection) err
 	}
 	if c.stash() {
 		return nil // a worker serves the conn; it takes the stashed bytes when it is done
-	}
-	if err := c.pull(); err != nil {
-		c.Close()
-		return nil
 	}
 	c.serveInline()
 	return nil
@@ -219,8 +217,6 @@ func (c *npConn) Write(p []byte) error {
 	if c.closed.Load() || c.w == nil {
 		return ErrClosed
 	}
-	c.off.wmu.Lock()
-	defer c.off.wmu.Unlock()
 	if c.off.inline.Load() {
 		return c.writeInline(p)
 	}

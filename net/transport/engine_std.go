@@ -4,7 +4,9 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -49,7 +51,8 @@ func (e *stdEngine) accept(ln net.Listener) {
 // stdConn is a connection of the std engine.
 type stdConn struct {
 	core
-	nc *net.TCPConn
+	nc    *net.TCPConn
+	woken atomic.Bool // Wake was called and no Serve started since
 }
 
 func serveStd(s *Server, nc *net.TCPConn) {
@@ -65,24 +68,51 @@ func serveStd(s *Server, nc *net.TCPConn) {
 		c.end(false)
 		return
 	}
-	// Wait for at least one byte more than the last Serve left unconsumed: a partial request is never
-	// re-served until the rest of it starts arriving.
 	ok := c.open()
-	for ok && c.fill(c.in.Len()+1) == nil {
+	for ok && c.await() == nil {
 		ok = c.serve()
 	}
 	c.Close()
 	c.end(true)
 }
 
+// configure applies keepalive and records the socket's fd.
 func (c *stdConn) configure() error {
 	rc, err := c.nc.SyscallConn()
 	if err != nil {
 		return err
 	}
 	var kerr error
-	err = rc.Control(func(fd uintptr) { kerr = setKeepAlive(int(fd), c.srv.opts.KeepAlive) })
+	err = rc.Control(func(fd uintptr) {
+		c.fd = int(fd)
+		kerr = setKeepAlive(int(fd), c.srv.opts.KeepAlive)
+	})
 	return errors.Join(err, kerr)
+}
+
+// await waits between two Serves for a Wake or for at least one byte more than the last Serve left
+// unconsumed: a partial request is never re-served until the rest of it starts arriving.
+func (c *stdConn) await() error {
+	for {
+		if c.woken.Load() && c.woken.Swap(false) {
+			return nil
+		}
+		err := c.fill(c.in.Len() + 1)
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			return err
+		}
+		// A Wake's deadline. Clearing it loses no Wake: each stores woken before it sets one.
+		c.nc.SetReadDeadline(time.Time{})
+	}
+}
+
+// Wake interrupts the conn's read with a deadline in the past; await then returns for a Serve, and a
+// Peek inside a Serve reads on. A deadline that outlives its Wake costs one read that times out.
+func (c *stdConn) Wake() {
+	if c.woken.Swap(true) || c.closed.Load() {
+		return // an earlier Wake's Serve has not started yet: it serves this one too
+	}
+	c.nc.SetReadDeadline(time.Unix(1, 0))
 }
 
 // fill reads until n bytes are buffered. Each read takes whatever the socket holds, up to the free space.
@@ -120,8 +150,16 @@ func (c *stdConn) Peek(n int) ([]byte, error) {
 	if n < 0 {
 		return nil, errNegative
 	}
-	if err := c.fill(n); err != nil {
-		return nil, err
+	for {
+		err := c.fill(n)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, err
+		}
+		// A Wake during this Serve: woken stays set, so the next Serve follows this one.
+		c.nc.SetReadDeadline(time.Time{})
 	}
 	return c.in.peek(n), nil
 }

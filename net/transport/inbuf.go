@@ -19,7 +19,8 @@ const (
 //
 // Memory follows bytes that arrived: the buffer grows only when it is full of received data, and then to
 // twice the unread bytes (or to fit bytes the engine already holds), never to a length a peer declared.
-// Not safe for concurrent use: only the goroutine inside Handler.Serve touches it.
+// Not safe for concurrent use: only the conn's own goroutine touches it (see Conn), netpoll's poller
+// as it moves input in before an inline Serve included.
 type inbuf struct {
 	buf  []byte
 	r, w int

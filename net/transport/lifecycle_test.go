@@ -57,46 +57,6 @@ func TestCloseDuringBlockedPeek(t *testing.T) {
 	})
 }
 
-// TestConcurrentCloseWrite: writers on several goroutines race with Close from others; the race
-// detector checks the rest. Closed must run exactly once per conn.
-func TestConcurrentCloseWrite(t *testing.T) {
-	forEngines(t, func(t *testing.T, engine string) {
-		h := &lineHandler{}
-		var wg sync.WaitGroup
-		h.onOpen = func(c Conn) error {
-			for w := range 4 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					msg := []byte{'+', byte('a' + w), '\r', '\n'}
-					for c.Write(msg) == nil {
-					}
-				}()
-			}
-			for range 2 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					time.Sleep(time.Millisecond)
-					c.Close()
-				}()
-			}
-			return nil
-		}
-		s := startServer(t, Options{Engine: engine}, h)
-		const conns = 20
-		for range conns {
-			c := dial(t, s)
-			go io.Copy(io.Discard, c)
-		}
-		eventually(t, "all Closed", func() bool { return h.closes.Load() == conns })
-		wg.Wait()
-		if once, more := h.closedCounts(); once != conns || more != 0 {
-			t.Fatalf("Closed once for %d conns, more than once for %d", once, more)
-		}
-	})
-}
-
 // TestManyConns: 1000 concurrent clients each get their replies; every conn is opened and closed once.
 func TestManyConns(t *testing.T) {
 	forEngines(t, func(t *testing.T, engine string) {

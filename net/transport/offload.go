@@ -26,6 +26,10 @@ import (
 // in a loop) into a stash that the worker takes from, waiting on it when Serve Peeks for more.
 // Stashed input is bounded like Redis's query buffer: a conn that sends more than maxStash while
 // its worker is busy (blocked in BLPOP, or its peer not reading replies) is closed.
+//
+// Conn.Wake on a conn that nobody serves starts such a worker too (a goroutine outside netpoll
+// cannot make a poller serve the conn); on a conn being served it leaves a flag that the poller or
+// the worker checks before letting the conn go.
 
 // ErrOffload is returned by Conn methods, and may be returned by Handler.Serve, when serving inline
 // would have to wait: Serve is called again on a goroutine that may block.
@@ -35,11 +39,13 @@ var ErrOffload = errors.New("transport: would block the poller")
 // client-query-buffer-limit).
 const maxStash = 1 << 30
 
-// offload is a netpoll conn's inline-serving state.
+// offload is a netpoll conn's inline-serving state. mustOff and kept belong to the conn's own
+// goroutine (the poller serving it inline, then the worker it hands the conn to).
 type offload struct {
-	inline  atomic.Bool   // Serve is running on the poller: nothing may block
-	mustOff bool          // an inline Write kept bytes: leave the poller (touched by the serving goroutine)
-	wmu     sync.Mutex    // serialises writes
+	inline  atomic.Bool   // the poller serves the conn: nothing may block. Set under mu, cleared by the poller
+	woken   atomic.Bool   // Wake was called since the last Serve started
+	ready   atomic.Bool   // Open returned: a Wake may start a worker
+	mustOff bool          // an inline Write kept bytes: leave the poller
 	kept    []byte        // replies an inline Write could not finish; the worker writes them first
 	more    chan struct{} // signals the worker that input was stashed or the conn closed
 
@@ -61,11 +67,13 @@ func (o *offload) wake() {
 func (c *npConn) Inline() bool { return c.off.inline.Load() }
 
 // stash moves netpoll's buffered input aside when a worker serves the conn, and reports whether it
-// did. Called by the poller in OnRequest.
+// did. Called by the poller in OnRequest. Otherwise the poller is to serve the conn inline, and stash
+// marks it so under the same lock, so that a Wake does not start a worker beside it.
 func (c *npConn) stash() bool {
 	c.off.mu.Lock()
 	defer c.off.mu.Unlock()
 	if !c.off.worker {
+		c.off.inline.Store(true)
 		return false
 	}
 	r := c.nc.Reader()
@@ -87,24 +95,31 @@ func (c *npConn) stash() bool {
 // awaitStash moves stashed input into the conn's buffer, waiting for some if there is none. Only
 // the worker calls it (Peek off the poller).
 func (c *npConn) awaitStash() error {
-	for {
-		c.off.mu.Lock()
-		if n := len(c.off.stashed); n > 0 {
-			c.in.commit(copy(c.in.space(n), c.off.stashed))
-			c.off.stashed = c.off.stashed[:0]
-			if cap(c.off.stashed) > maxIdleBuf {
-				c.off.stashed = nil
-			}
-			c.off.mu.Unlock()
-			c.touch()
-			return nil
-		}
-		c.off.mu.Unlock()
+	for !c.takeStash() {
 		if c.closed.Load() {
 			return ErrClosed
 		}
 		<-c.off.more
 	}
+	return nil
+}
+
+// takeStash moves stashed input into the conn's buffer and reports whether there was any. Only the
+// worker calls it.
+func (c *npConn) takeStash() bool {
+	c.off.mu.Lock()
+	defer c.off.mu.Unlock()
+	n := len(c.off.stashed)
+	if n == 0 {
+		return false
+	}
+	c.in.commit(copy(c.in.space(n), c.off.stashed))
+	c.off.stashed = c.off.stashed[:0]
+	if cap(c.off.stashed) > maxIdleBuf {
+		c.off.stashed = nil
+	}
+	c.touch()
+	return true
 }
 
 // minFill is the free space Fill reads into: a batch's missing part, without growing the buffer
@@ -140,40 +155,90 @@ func (c *npConn) Fill() bool {
 	}
 }
 
-// serveInline calls Handler.Serve on the poller and hands the conn to a worker if Serve could not
-// finish without blocking.
+// serveInline moves netpoll's input into the conn's buffer and calls Handler.Serve on the poller
+// (stash marked the conn inline). It hands the conn to a worker if Serve could not finish without
+// blocking, or if a Wake came too late for this Serve.
 func (c *npConn) serveInline() {
-	c.off.inline.Store(true)
+	if err := c.pull(); err != nil {
+		c.Close()
+		c.off.inline.Store(false)
+		return
+	}
+	if c.off.woken.Load() {
+		c.off.woken.Store(false) // this Serve serves every Wake so far
+	}
 	err := c.serveErr()
-	c.off.inline.Store(false)
 	if (errors.Is(err, ErrOffload) || c.off.mustOff) && !c.closed.Load() {
 		c.off.mu.Lock()
 		c.off.worker = true
+		c.off.inline.Store(false) // together with worker: a Wake sees one of them set
 		c.off.mu.Unlock()
+		runTask(nil, c.work)
+		return
+	}
+	// A Wake stores woken before it looks at inline, and the poller clears inline before it looks at
+	// woken (both sequentially consistent), so at least one of them sees the other and kicks.
+	c.off.inline.Store(false)
+	if c.off.woken.Load() {
+		c.kick()
+	}
+}
+
+// Wake starts a Serve on a worker, or leaves it to whoever serves the conn (see Conn).
+func (c *npConn) Wake() {
+	if c.off.woken.Swap(true) {
+		return // an earlier Wake's Serve has not started yet: it serves this one too
+	}
+	if c.off.ready.Load() {
+		c.kick()
+	}
+}
+
+// opening is called once Open returned: from now on a Wake may start a worker, and one that came
+// during Open does now.
+func (c *npConn) opening() {
+	c.off.ready.Store(true)
+	if c.off.woken.Load() {
+		c.kick()
+	}
+}
+
+// kick starts a worker for a Wake unless the poller or a worker serves the conn already; they check
+// woken before letting the conn go.
+func (c *npConn) kick() {
+	c.off.mu.Lock()
+	start := !c.off.worker && !c.off.inline.Load() && !c.closed.Load()
+	if start {
+		c.off.worker = true
+	}
+	c.off.mu.Unlock()
+	if start {
 		runTask(nil, c.work)
 	}
 }
 
-// work serves the conn on a worker goroutine until it has caught up with its input, then hands it
-// back to inline serving.
+// work serves the conn on a worker goroutine until it has caught up with its input and its Wakes,
+// then hands it back to inline serving.
 func (c *npConn) work() {
-	for c.flushKept() && c.serve() {
+	for c.flushKept() {
+		c.off.woken.Store(false) // this Serve serves every Wake so far
+		if !c.serve() {
+			break
+		}
 		if c.release() {
 			return // the poller may already be serving the conn again
 		}
-		if c.awaitStash() != nil {
-			break
-		}
+		c.takeStash() // input or a Wake came meanwhile
 	}
 	c.release() // closed: stashed input no longer matters
 }
 
-// release hands the conn back to inline serving unless input was stashed meanwhile (checked under
-// the same lock, so no stashed byte is left behind); true means it did. If netpoll closed the conn
-// while the worker served it, release calls end.
+// release hands the conn back to inline serving unless input was stashed or a Wake came meanwhile
+// (checked under the lock that stash and kick take, so neither is left behind); true means it did.
+// If netpoll closed the conn while the worker served it, release calls end.
 func (c *npConn) release() bool {
 	c.off.mu.Lock()
-	if len(c.off.stashed) > 0 && !c.closed.Load() {
+	if (len(c.off.stashed) > 0 || c.off.woken.Load()) && !c.closed.Load() {
 		c.off.mu.Unlock()
 		return false
 	}
@@ -189,8 +254,6 @@ func (c *npConn) release() bool {
 
 // flushKept writes, blocking, what an inline Write could not; false means the conn is closed.
 func (c *npConn) flushKept() bool {
-	c.off.wmu.Lock()
-	defer c.off.wmu.Unlock()
 	c.off.mustOff = false
 	if len(c.off.kept) == 0 {
 		return true
@@ -219,8 +282,8 @@ func (c *npConn) endLater() bool {
 	return c.off.worker
 }
 
-// writeInline writes p without blocking; the caller holds wmu. What the socket does not take is kept
-// for the worker (and so is everything written after it, to keep the order).
+// writeInline writes p without blocking. What the socket does not take is kept for the worker (and
+// so is everything written after it, to keep the order).
 //
 // A Write while bytes are kept writes nothing and returns ErrOffload: the Handler returns it and
 // writes again from the worker. (The pipeline writes once per batch and then Peeks, which stops it

@@ -2,16 +2,17 @@ package transport
 
 import (
 	"syscall"
-	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // IsActive also notices a peer that went away while nothing reads the socket. The std engine
-// reads only inside Serve, and a Serve that waits in a blocking command (BLPOP) does not read, so
-// neither the peer's FIN nor its reset would be seen until the wait ends; a blocked client polls
-// IsActive instead. Redis frees such a client as soon as its read sees the end, even with requests
-// still unread, so the kernel's TCP state is asked: anything but ESTABLISHED means the peer closed
-// (CLOSE_WAIT) or reset (CLOSE), and the conn is closed then, as a netpoll conn is once its
-// poller saw the hang-up, so that what the peer left unread is not served.
+// reads only on the conn's goroutine, and a Serve that waits in a blocking command (BLPOP) does
+// not read, so neither the peer's FIN nor its reset would be seen until the wait ends; a blocked
+// client polls IsActive instead. Redis frees such a client as soon as its read sees the end, even
+// with requests still unread, so the kernel's TCP state is asked: anything but ESTABLISHED means
+// the peer closed (CLOSE_WAIT) or reset (CLOSE), and the conn is closed then, as a netpoll conn is
+// once its poller saw the hang-up, so that what the peer left unread is not served.
 func (c *stdConn) IsActive() bool {
 	if c.closed.Load() {
 		return false
@@ -35,14 +36,12 @@ func peerGone(nc interface {
 	if err != nil {
 		return false
 	}
-	var info syscall.TCPInfo
-	var errno syscall.Errno
-	size := uint32(syscall.SizeofTCPInfo)
+	var info *unix.TCPInfo
+	var ierr error
 	err = rc.Control(func(fd uintptr) {
-		_, _, errno = syscall.Syscall6(syscall.SYS_GETSOCKOPT, fd, syscall.IPPROTO_TCP, syscall.TCP_INFO,
-			uintptr(unsafe.Pointer(&info)), uintptr(unsafe.Pointer(&size)), 0)
+		info, ierr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO)
 	})
-	if err != nil || errno != 0 || size == 0 {
+	if err != nil || ierr != nil {
 		return false
 	}
 	return info.State != tcpEstablished

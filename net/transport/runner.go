@@ -7,9 +7,11 @@ import (
 	"github.com/cloudwego/netpoll"
 )
 
-// runTask is the netpoll runner: how a poller hands a readable connection to a goroutine.
+// runTask starts a worker: a goroutine that serves a netpoll conn which left its poller because Serve
+// would block (offload.go), or which a Wake found unserved.
 //
-// Measured with BenchmarkPing on the 2-vCPU development VM (CPU time per request, client included):
+// How netpoll runs its tasks (pollerTask) was measured with BenchmarkPing on the 2-vCPU development VM
+// (CPU time per request, client included):
 //
 //	                     P1/C1    P30/C1   P30/C16
 //	std                  ~21µs    ~0.8µs   ~0.65µs
@@ -17,22 +19,19 @@ import (
 //	netpoll, gopool      ~47µs    ~1.4µs   ~1.0µs
 //	netpoll, on poller   ~25µs    ~0.9µs   ~0.9µs
 //
-// Running Serve on the poller goroutine comes closest to std, but a Serve that blocks (in Peek for
-// the rest of a request, in Write on a full socket, or in a blocking command) would then stall
-// every conn of that poller, so it stays a benchmark variant. With GOMAXPROCS=1 netpoll fares
-// worse still: its pollers block in epoll_wait as ordinary syscalls, holding the only P until
-// the runtime's sysmon takes it back.
+// Running Serve on the poller goroutine comes closest to std, and it is what ships: a Serve that
+// would block there (in Peek for the rest of a request, in Write on a full socket, in a blocking
+// command) would stall every conn of that poller, so it moves to a worker instead (offload.go). With
+// GOMAXPROCS=1 netpoll fares worse still: its pollers block in epoll_wait as ordinary syscalls,
+// holding the only P until the runtime's sysmon takes it back.
 //
-// A fresh goroutine per readable event starts on a small stack and grows it on every Serve (a
-// command's call chain is deep): in a server profile under pipelined PING, morestack/copystack
-// took 9% of the CPU. The runner therefore keeps goroutines whose stacks have grown: a finished
-// task parks its goroutine on the idle list for the next one.
-//
-// netpoll's own tasks run inline on the poller (see offload.go); the pool runs the workers that take
-// over a conn whose Serve would block.
+// A fresh goroutine per task starts on a small stack and grows it on every Serve (a command's call
+// chain is deep): in a server profile under pipelined PING, morestack/copystack took 9% of the CPU.
+// The pool therefore keeps goroutines whose stacks have grown: a finished task parks its goroutine
+// on the idle list for the next one.
 var runTask = workers.run
 
-// runInline is the netpoll runner: a readable conn is served on the poller goroutine.
+// runInline is how netpoll runs its tasks: a readable conn is served on the poller goroutine.
 func runInline(_ context.Context, f func()) { f() }
 
 var workers = &workerPool{}

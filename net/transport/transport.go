@@ -13,20 +13,22 @@
 // Guarantees to the Handler, for every connection:
 //  1. Open returns before the first Serve; Serve calls never overlap; Closed runs exactly once, after the
 //     connection is closed and after the last Serve returned.
-//  2. Serve is called only when bytes arrived that no earlier Serve saw, or again after it returned
-//     ErrOffload. Serve may block in Peek for the rest of a request (off the poller: on the poller Peek
-//     returns ErrOffload instead, which Serve returns), or return leaving a partial request buffered;
-//     either way nothing busy-loops.
-//  3. Input is copied once, from the socket (std) or netpoll's buffer (netpoll) into the connection's own
-//     buffer. Peeked slices stay valid until Release, whatever Peek, Skip or reads happen in between.
+//  2. Serve is called only when bytes arrived that no earlier Serve saw, after Conn.Wake, or again after
+//     it returned ErrOffload (or an inline Write kept bytes). Serve may block in Peek for the rest of a
+//     request (off the poller: on the poller Peek returns ErrOffload instead, which Serve returns), or
+//     return leaving a partial request buffered; either way nothing busy-loops.
+//  3. Input is copied into the connection's own buffer once: from the socket (std, and netpoll's Fill) or
+//     from netpoll's buffer (netpoll; input that arrives while a worker serves the conn goes through a
+//     stash, one copy more). Peeked slices stay valid until Release, whatever Peek, Skip or reads happen
+//     in between.
 //     (netpoll's own Peek does not promise that: a later Peek may reuse or free an earlier one's copy.)
 //  4. Memory follows bytes that arrived: Peek(n) for a large n reserves nothing until bytes come, and the
 //     buffer grows to at most about twice the unread bytes. A drained buffer over 64KB is dropped.
 //  5. Write returns once p is handed to the kernel, or kept for a worker to write in order (p may be
 //     reused). Off the poller it blocks while the socket is full; with std that also stops reading the
-//     conn (backpressure). Writes come from the goroutine inside Serve (or Open).
-//  6. Close is idempotent and safe from any goroutine; a Peek or Write blocked in another goroutine
-//     returns ErrClosed. A peer's FIN does not cut replies short: what it sent before is served.
+//     conn (backpressure). Which goroutines may write is said once, on Conn.
+//  6. Close is idempotent; a Peek or Write blocked in another goroutine returns ErrClosed. A peer's FIN
+//     does not cut replies short: what it sent before is served.
 package transport
 
 import (
@@ -38,10 +40,21 @@ import (
 	"time"
 )
 
-// Conn is one client connection as the pipeline sees it. Read-side methods (Len, Peek, Skip, Release)
-// are called only from the goroutine currently inside Handler.Serve for this conn; Write, Close,
-// IsActive, the address methods and SetIdleTimeout are safe from any goroutine. SetState and State are
-// plain field accesses: set the state in Open and it is visible in every later Serve and in Closed.
+// Conn is one client connection as the pipeline sees it.
+//
+// Which goroutine may call what. The conn's own goroutine is whichever is inside Handler.Open or
+// Handler.Serve for it (a netpoll poller, a netpoll worker, the std conn's goroutine); Serve calls
+// never overlap, so there is one at a time.
+//   - Only the conn's own goroutine: Len, Peek, Skip, Release, Fill, Inline and Write. Bytes reach the
+//     socket from one goroutine at a time, each Write's bytes together, in the order of the Writes.
+//   - Any goroutine: Wake, Close, IsActive, Fd, RemoteAddr, LocalAddr and SetIdleTimeout.
+//   - SetState and State are plain field accesses: set the state in Open and it is visible in every
+//     later Serve and in Closed.
+//
+// A goroutine that has bytes for a conn it does not serve (a published message, an invalidation)
+// never Writes them: it leaves them where the conn's Handler looks (an outbox of its own, under its
+// own lock) and calls Wake; the conn's own goroutine then writes them from the Serve that follows,
+// between two batches' replies.
 type Conn interface {
 	Len() int                   // bytes received and not yet skipped
 	Peek(n int) ([]byte, error) // blocks until n bytes are buffered or the conn closes; valid until Release
@@ -50,8 +63,14 @@ type Conn interface {
 	Write(p []byte) error       // write p and flush; p may be reused on return
 	Inline() bool               // Serve runs on a poller: nothing may block (ErrOffload, offload.go)
 	Fill() bool                 // read, without waiting, what the peer already sent; true if bytes were added
-	Close() error               // idempotent
+	// Wake makes the conn's own goroutine start a Handler.Serve after the call, even if no byte
+	// arrived: once the running Serve returns, or at once if none is running (netpoll: on a worker).
+	// Several Wakes may share one Serve. Wake never blocks and does no I/O; on a closed conn it does
+	// nothing.
+	Wake()
+	Close() error // idempotent
 	IsActive() bool
+	Fd() int // the socket's file descriptor, for CLIENT LIST; the number, not a dup to use
 	RemoteAddr() net.Addr
 	LocalAddr() net.Addr
 	SetIdleTimeout(d time.Duration) error // close after d without input or output; 0 = none

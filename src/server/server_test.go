@@ -28,7 +28,9 @@ func (*fakeConn) Inline() bool                         { return false }
 func (*fakeConn) Fill() bool                           { return false }
 func (f *fakeConn) Write(p []byte) error               { f.written.Write(p); return nil }
 func (f *fakeConn) Close() error                       { return nil }
+func (*fakeConn) Wake()                                {}
 func (f *fakeConn) IsActive() bool                     { return true }
+func (*fakeConn) Fd() int                              { return 42 }
 func (f *fakeConn) RemoteAddr() net.Addr               { return f.remote }
 func (f *fakeConn) LocalAddr() net.Addr                { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 6379} }
 func (f *fakeConn) SetIdleTimeout(time.Duration) error { return nil }
