@@ -19,7 +19,9 @@ type clientShown struct {
 	sub, psub, ssb atomic.Int32 // subscription counts, kept by the pub/sub family
 }
 
-// SetFD records the connection's file descriptor for CLIENT LIST (the server calls it once).
+// SetFD records the connection's socket for CLIENT LIST and CLIENT INFO (the server calls it once,
+// when the connection opens). A client never given one (a fake client, as Redis's Lua client)
+// shows fd=-1, as in Redis.
 func (cl *Client) SetFD(fd int) { cl.shown.fdPlus1.Store(int64(fd) + 1) }
 
 // SetProto switches the connection's protocol (HELLO, RESET). Only the owner may call it.

@@ -41,6 +41,7 @@ func (h *handler) Open(c transport.Conn) error {
 		return refused("max clients")
 	}
 	cl := e.NewClient(c.RemoteAddr().String(), c.LocalAddr().String(), func() { c.Close() })
+	cl.SetFD(c.Fd())
 	cl.Alive = c.IsActive
 	cl.SetIdle = func(d time.Duration) { c.SetIdleTimeout(d) }
 	c.SetState(&connState{pc: pipeline.NewConn(h.s.env, c, cl), client: cl})
