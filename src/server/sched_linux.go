@@ -1,16 +1,17 @@
 package server
 
 import (
+	"errors"
 	"os"
 	"strconv"
-	"syscall"
-	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
-// Linux scheduling policies (sched(7)).
+// Linux scheduling policies (sched(7)); SCHED_OTHER is the kernel's SCHED_NORMAL.
 const (
-	schedOther = 0
-	schedBatch = 3
+	schedOther = unix.SCHED_NORMAL
+	schedBatch = unix.SCHED_BATCH
 )
 
 // setSchedBatch moves every thread of the process to SCHED_BATCH (on) or back to SCHED_OTHER.
@@ -37,7 +38,7 @@ func setSchedBatch(on bool) error {
 			if err != nil || cur == policy {
 				continue // a thread that exited meanwhile answers ESRCH
 			}
-			if err := setSchedPolicy(tid, policy); err != nil && err != syscall.ESRCH {
+			if err := setSchedPolicy(tid, policy); err != nil && !errors.Is(err, unix.ESRCH) {
 				return err
 			}
 			changed++
@@ -65,19 +66,21 @@ func threadIDs() ([]int, error) {
 }
 
 func schedPolicy(tid int) (int, error) {
-	r, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_GETSCHEDULER, uintptr(tid), 0, 0)
-	if errno != 0 {
-		return 0, errno
+	attr, err := unix.SchedGetAttr(tid, 0)
+	if err != nil {
+		return 0, err
 	}
-	return int(r), nil
+	return int(attr.Policy), nil
 }
 
+// setSchedPolicy changes only the policy: sched_setattr sets everything its struct holds, so the
+// thread's nice value and flags are read first and given back as they were.
 func setSchedPolicy(tid, policy int) error {
-	var param struct{ priority int32 } // 0: the only priority of SCHED_OTHER and SCHED_BATCH
-	_, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_SETSCHEDULER, uintptr(tid), uintptr(policy),
-		uintptr(unsafe.Pointer(&param)))
-	if errno != 0 {
-		return errno
+	attr, err := unix.SchedGetAttr(tid, 0)
+	if err != nil {
+		return err
 	}
-	return nil
+	attr.Policy = uint32(policy)
+	attr.Priority = 0 // the only priority of SCHED_OTHER and SCHED_BATCH
+	return unix.SchedSetAttr(tid, attr, 0)
 }

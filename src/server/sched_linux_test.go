@@ -1,8 +1,12 @@
 package server
 
 import (
+	"fmt"
+	"runtime"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // threadPolicies counts the process's threads by scheduling policy.
@@ -56,4 +60,39 @@ func TestSchedBatch(t *testing.T) {
 	if p := threadPolicies(t); len(p) != 1 || p[schedOther] == 0 {
 		t.Fatalf("threads by policy after CONFIG SET sched-batch no: %v, want all SCHED_OTHER", p)
 	}
+}
+
+// A thread's nice value survives the move to SCHED_BATCH and back: sched_setattr sets every field
+// it is given, so setSchedPolicy gives back the ones it read.
+func TestSchedKeepsNice(t *testing.T) {
+	defer setSchedBatch(false)
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		errc <- niceAcrossPolicies(unix.Gettid(), 7)
+	}()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func niceAcrossPolicies(tid, nice int) error {
+	if err := unix.Setpriority(unix.PRIO_PROCESS, tid, nice); err != nil {
+		return err
+	}
+	for _, on := range []bool{true, false} {
+		if err := setSchedBatch(on); err != nil {
+			return err
+		}
+		attr, err := unix.SchedGetAttr(tid, 0)
+		if err != nil {
+			return err
+		}
+		want := map[bool]uint32{true: schedBatch, false: schedOther}[on]
+		if attr.Nice != int32(nice) || attr.Policy != want {
+			return fmt.Errorf("sched-batch %v: policy %d nice %d, want %d and %d", on, attr.Policy,
+				attr.Nice, want, nice)
+		}
+	}
+	return nil
 }
