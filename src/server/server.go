@@ -199,8 +199,8 @@ func (s *Server) Stop() {
 // Done is closed when the server has been asked to stop.
 func (s *Server) Done() <-chan struct{} { return s.stopped }
 
-// background runs the periodic server cron: active expiry hz times a second, and the
-// instantaneous metrics sampler every 100ms.
+// background runs the periodic server cron: active expiry and reclaim (Engine.Reclaim) hz times
+// a second, and the instantaneous metrics sampler every 100ms.
 func (s *Server) background() {
 	defer close(s.bgDone)
 	metrics := time.NewTicker(100 * time.Millisecond)
@@ -240,8 +240,8 @@ func (s *Server) tick(name string, fn func()) {
 
 func (s *Server) hz() int { return max(1, min(500, int(s.cfg.Int("hz")))) }
 
-// shutdownCommand serves SHUTDOWN: HotKV has no persistence yet, so SAVE is refused only when
-// asked for explicitly with a save point configured; otherwise the server stops.
+// shutdownCommand serves SHUTDOWN: HotKV has no persistence yet, so there is nothing to save or
+// refuse, and the server stops whatever the flags (SAVE, NOSAVE, NOW, FORCE) say.
 func (s *Server) shutdownCommand(save, nosave, now, force bool) error {
 	s.log.Warn("user requested shutdown")
 	go s.Stop()
