@@ -22,6 +22,10 @@ import (
 // has moved to another P since: a counter is zero exactly when none of its readers is inside.
 // (The goroutine is not pinned to its P: a panic while pinned ends the process.)
 
+// procPin and procUnpin are pulled from the runtime, which lists them as allowed to be (Go 1.23+
+// refuses other pulls at link time). What breaks if that changes, and why readers stay correct
+// whatever non-negative number procPin returns: docs/decisions.md, "Go runtime and system calls".
+//
 //go:linkname procPin runtime.procPin
 func procPin() int
 
