@@ -37,8 +37,8 @@ type Subscriber struct {
 
 // set is the subscribers of one name.
 type set struct {
-	mu   sync.RWMutex
-	subs map[uint64]*Subscriber
+	mu     sync.RWMutex
+	subs   map[uint64]*Subscriber
 	dead   bool // removed from the registry: a subscribe that finds it retries
 	listed bool // a pattern's set is in Registry.pats
 }
