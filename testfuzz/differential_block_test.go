@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hotkv/hotkv/net/resp/resptest"
 )
 
 var diffBlockSteps = flag.Int("diff.blocksteps", 400, "blocking differential test: steps per protocol run")
@@ -92,7 +94,11 @@ func newBlockSession(t *testing.T, addr string, proto int) *blockSession {
 				t.Fatalf("HELLO 3 to %s: %s", addr, quote(r))
 			}
 		}
-		c.id = strings.TrimSuffix(strings.TrimPrefix(c.conn.do("CLIENT", "ID"), ":"), "\r\n")
+		id, err := replyInt(c.conn.do("CLIENT", "ID"))
+		if err != nil {
+			t.Fatalf("CLIENT ID to %s: %v", addr, err)
+		}
+		c.id = strconv.FormatInt(id, 10)
 		go c.read()
 		s.clients = append(s.clients, c)
 	}
@@ -105,7 +111,7 @@ func (c *blockClient) read() {
 	defer close(c.replies)
 	c.conn.c.SetReadDeadline(time.Time{})
 	for {
-		r, err := readReply(c.conn.r, nil)
+		r, err := resptest.ReadRaw(c.conn.r)
 		if err != nil {
 			return
 		}
@@ -206,6 +212,9 @@ func (s *blockSession) executed(i int, cmdName string) bool {
 // flaggedBlocked reports whether CLIENT LIST shows client i blocked (flag b).
 func (s *blockSession) flaggedBlocked(i int) bool {
 	line, err := s.ctl.doErr("CLIENT", "LIST", "ID", s.clients[i].id)
+	if err == nil {
+		line, err = replyText(line)
+	}
 	if err != nil {
 		s.fatalf("CLIENT LIST: %v", err)
 		return false

@@ -11,8 +11,10 @@ type replyNorm uint8
 
 const (
 	normExact replyNorm = iota
-	// normTTL collapses positive integers: a remaining TTL (or an expiry time computed from "now")
-	// differs between servers by the milliseconds between their commands; -1 and -2 stay exact.
+	// normTTL accepts integers (or arrays of them, element by element) up to two seconds apart
+	// in the command's unit (ttlTolerance): a remaining TTL, or an expiry time computed from
+	// "now", differs between servers by the milliseconds between their commands. Negative
+	// values (-1 no expiry, -2 no key) must be equal.
 	normTTL
 	// normSorted sorts the elements of an array or set reply: SMEMBERS and the set algebra answer
 	// in hash-table order, which is Redis's own and not part of the contract.
@@ -429,7 +431,7 @@ func (g *gen) expire() genCmd {
 	return exact(g.junk(args)...)
 }
 
-// TTL, PTTL, EXPIRETIME and PEXPIRETIME: compared for -1/-2 versus a positive value only.
+// TTL, PTTL, EXPIRETIME and PEXPIRETIME: compared within two seconds, -1 and -2 exactly.
 func (g *gen) ttl() genCmd {
 	name := g.pick([]string{"ttl", "pttl", "expiretime", "pexpiretime"})
 	return genCmd{args: []string{name, g.key()}, norm: normTTL}

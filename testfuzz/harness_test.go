@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hotkv/hotkv/net/resp/resptest"
 	"github.com/hotkv/hotkv/src/config"
 	"github.com/hotkv/hotkv/src/server"
 )
@@ -199,7 +200,7 @@ func (rc *rawConn) reply() []byte {
 
 func (rc *rawConn) tryReply() ([]byte, error) {
 	rc.c.SetReadDeadline(time.Now().Add(ioTimeout))
-	return readReply(rc.r, nil)
+	return resptest.ReadRaw(rc.r)
 }
 
 // do sends one command and returns its reply's raw bytes.
