@@ -3,106 +3,126 @@ package testfuzz
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hotkv/hotkv/net/resp/resptest"
 )
 
 // MSET is atomic: readers issuing MGET of the same keys over other connections never see some keys
-// from one MSET and some from another. The keys spread over many shards.
+// from one MSET and some from another. The keys spread over many shards. The test also fails when
+// a reader saw fewer than minDistinct different MSETs: then the writers did not race it, and a
+// torn read could not have shown. It runs at least minRun and stops once every reader has seen
+// enough, or at maxRun.
 func TestMSetAtomicAgainstMGet(t *testing.T) {
 	forEachEngine(t, func(t *testing.T) {
 		hotkv, _ := startHotKV(t)
-		const writers, readers, keys = 3, 3, 24
+		const writers, readers, keys, minDistinct = 3, 3, 24, 20
+		minRun, maxRun := 2*time.Second, 30*time.Second
+		if testing.Short() {
+			minRun = 500 * time.Millisecond
+		}
 		names := make([]string, keys)
 		for i := range names {
 			names[i] = "atomic:" + strconv.Itoa(i)
 		}
 		mget := appendCommand(nil, append([]string{"MGET"}, names...)...)
-		duration := 2 * time.Second
-		if testing.Short() {
-			duration = 500 * time.Millisecond
-		}
-		stop := time.Now().Add(duration)
+		var stop, failed atomic.Bool
 		var wg sync.WaitGroup
 		errs := make(chan error, writers+readers)
+		fail := func(err error) { failed.Store(true); errs <- err }
 		for w := range writers {
 			c := dial(t, hotkv)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for seq := 0; time.Now().Before(stop); seq++ {
+				for seq := 0; !stop.Load(); seq++ {
 					v := fmt.Sprintf("w%d-%d", w, seq)
 					args := []string{"MSET"}
 					for _, k := range names {
 						args = append(args, k, v)
 					}
 					if r, err := c.doErr(args...); err != nil || r != "+OK\r\n" {
-						errs <- fmt.Errorf("writer %d: MSET = %q, %v", w, r, err)
+						fail(fmt.Errorf("writer %d: MSET = %q, %v", w, r, err))
 						return
 					}
 				}
 			}()
 		}
+		distinct := make([]atomic.Int64, readers)
 		for r := range readers {
 			c := dial(t, hotkv)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for n := 0; time.Now().Before(stop); n++ {
-					if err := checkMGetUniform(c, mget, keys); err != nil {
-						errs <- fmt.Errorf("reader %d read %d: %v", r, n, err)
+				seen := map[string]bool{}
+				for n := 0; !stop.Load(); n++ {
+					v, err := mgetUniform(c, mget, keys)
+					if err != nil {
+						fail(fmt.Errorf("reader %d read %d: %v", r, n, err))
 						return
+					}
+					if v != "" && !seen[v] {
+						seen[v] = true
+						distinct[r].Store(int64(len(seen)))
 					}
 				}
 			}()
 		}
+		start := time.Now()
+		for !failed.Load() && time.Since(start) < maxRun {
+			enough := time.Since(start) >= minRun
+			for r := range distinct {
+				enough = enough && distinct[r].Load() >= minDistinct
+			}
+			if enough {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		stop.Store(true)
 		wg.Wait()
 		close(errs)
 		for err := range errs {
 			t.Error(err)
 		}
+		seen := make([]int64, readers)
+		for r := range distinct {
+			seen[r] = distinct[r].Load()
+		}
+		t.Logf("in %v the readers saw %v different MSETs", time.Since(start).Round(time.Millisecond), seen)
+		for r := range distinct {
+			if n := distinct[r].Load(); n < minDistinct && !failed.Load() {
+				t.Errorf("reader %d saw %d different MSETs in %v, want at least %d: the writers did not race the readers",
+					r, n, time.Since(start).Round(time.Millisecond), minDistinct)
+			}
+		}
 	})
 }
 
-// checkMGetUniform reads the MGET reply and checks every element is the same (or all are nil,
-// before the first MSET).
-func checkMGetUniform(c *rawConn, mget []byte, keys int) error {
+// mgetUniform sends MGET and checks that every element of the reply is the same value (or all
+// are nil, before the first MSET); it returns that value, "" for nil.
+func mgetUniform(c *rawConn, mget []byte, keys int) (string, error) {
 	if err := c.tryWrite(mget); err != nil {
-		return err
+		return "", err
 	}
 	b, err := c.tryReply()
 	if err != nil {
-		return err
+		return "", err
 	}
-	lines := strings.Split(strings.TrimSuffix(string(b), "\r\n"), "\r\n")
-	if lines[0] != "*"+strconv.Itoa(keys) {
-		return fmt.Errorf("MGET reply %s", quote(b))
+	v, err := resptest.Parse(b)
+	if err != nil || v.Kind != '*' || len(v.Elems) != keys {
+		return "", fmt.Errorf("MGET reply %s (%v)", quote(b), err)
 	}
-	first := elemAt(lines, 0)
-	for i := 1; i < keys; i++ {
-		if e := elemAt(lines, i); e != first {
-			return fmt.Errorf("saw half an MSET: key 0 = %q, key %d = %q", first, i, e)
+	first := v.Elems[0]
+	for i, e := range v.Elems {
+		if e.Kind != '$' || e.Null != first.Null || e.Str != first.Str {
+			return "", fmt.Errorf("saw half an MSET: key 0 = %s, key %d = %s", first, i, e)
 		}
 	}
-	return nil
-}
-
-// elemAt returns element i of a flat array of bulk strings split at CRLF (values here hold no CRLF).
-func elemAt(lines []string, i int) string {
-	pos := 1
-	for ; i > 0; i-- {
-		if lines[pos] == "$-1" {
-			pos++
-		} else {
-			pos += 2
-		}
-	}
-	if lines[pos] == "$-1" {
-		return "<nil>"
-	}
-	return lines[pos+1]
+	return first.Str, nil
 }
 
 // Deep pipelines over many connections at once: every reply comes back in request order although
