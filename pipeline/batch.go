@@ -26,6 +26,10 @@ type Slot struct {
 	Client any
 	// Reply receives the encoded reply; its storage is reused across batches.
 	Reply []byte
+	// Effects receives what the command layer records while the slot runs for the connection to
+	// deliver once the slot has completed (Env.Completed): keyspace notifications, in the order
+	// they were raised. Opaque to the pipeline; reused like Reply.
+	Effects []byte
 	// Target is where the slot runs (a shard index when >= 0).
 	Target Target
 	// KeyHash is the route stage's hash of the command's first key (0 when it has none), kept
@@ -92,6 +96,7 @@ func (b *Batch) next() *Slot {
 	b.n++
 	s.Args = s.Args[:0]
 	s.Reply = s.Reply[:0]
+	s.Effects = s.Effects[:0]
 	s.Cmd, s.Target, s.Silent, s.Shared = nil, TargetNone, false, false
 	return s
 }
@@ -115,6 +120,9 @@ func (b *Batch) reset() {
 		clear(s.Args)
 		if cap(s.Reply) > 64<<10 {
 			s.Reply = nil
+		}
+		if cap(s.Effects) > 64<<10 {
+			s.Effects = nil
 		}
 		s.Cmd, s.Client = nil, nil
 	}

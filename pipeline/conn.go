@@ -62,6 +62,15 @@ type Env struct {
 	// MayBlock, when set, reports whether a command may wait inside Serve (a blocking command,
 	// a paused client). Inline streams do not run a batch holding one (see Stream.Inline).
 	MayBlock func(client any, args [][]byte) bool
+	// Completed, when set, is called with the slots that have completed since the last call, in
+	// order: before a barrier runs (the slots before it) and once the batch's work is done (the
+	// rest), always before the batch's replies are written. The command layer delivers the
+	// slots' Effects there, so that they leave in request order whatever order the shards ran in.
+	Completed func(client any, slots []Slot)
+	// TakePushes, when set, appends to dst the push messages other goroutines queued for the
+	// client (pub/sub messages, invalidations) and returns it; Serve writes them first, so they
+	// leave between two batches' replies, never inside one.
+	TakePushes func(client any, dst []byte) []byte
 	// Closing reports whether the client must be closed once its replies are written (QUIT,
 	// CLIENT KILL, a panicking command). It is checked after each command: later commands of
 	// the batch are then dropped.
@@ -98,6 +107,14 @@ func NewConn(env *Env, stream Stream, client any) *Conn {
 // Serve processes every complete command buffered on the stream and returns, leaving a partial
 // command buffered for the next call. A non-nil error means the connection must be closed.
 func (c *Conn) Serve() error {
+	if c.env.TakePushes != nil {
+		if out := c.env.TakePushes(c.Client, c.out[:0]); len(out) > 0 {
+			c.out = out
+			if err := c.stream.Write(out); err != nil {
+				return err
+			}
+		}
+	}
 	if c.stream.Len() < c.need {
 		return nil // Parse would rescan the partial command and find it still incomplete
 	}
@@ -214,6 +231,13 @@ func (c *Conn) run() (err error) {
 	if c.env.BeginBatch != nil {
 		c.env.BeginBatch(c.Client, b.Now)
 	}
+	done := 0 // slots handed to Completed
+	completed := func(to int) {
+		if c.env.Completed != nil && to > done {
+			c.env.Completed(c.Client, b.Slots[done:to])
+		}
+		done = to
+	}
 	for i := range b.Slots[:b.n] {
 		s := &b.Slots[i]
 		s.Client = c.Client
@@ -223,6 +247,7 @@ func (c *Conn) run() (err error) {
 			b.add(i, int32(s.Target))
 		case s.Target == TargetBarrier:
 			b.flush(g)
+			completed(i)
 			c.env.Barrier(s)
 		}
 		if c.env.Closing(c.Client) {
@@ -232,6 +257,7 @@ func (c *Conn) run() (err error) {
 		}
 	}
 	b.flush(g)
+	completed(b.n)
 	out := c.out[:0]
 	for i := range b.Slots[:b.n] {
 		if s := &b.Slots[i]; !s.Silent {

@@ -151,7 +151,13 @@ func (c *Ctx) ParseTimeout(arg []byte) (int64, bool) {
 func (e *Engine) blockStateOf(key []byte) *blockState { return &e.data(e.shardOf(key)).block }
 
 // serveReadyLocked serves the waiters of keys signalled ready on a held shard.
-func (e *Engine) serveReadyLocked(d *shardData, now int64) {
+//
+// The served commands' keyspace events go to slot by, the command that made the keys ready, after
+// its own: Redis serves blocked clients right after the command that pushed.
+func (e *Engine) serveReadyLocked(d *shardData, now int64, by *pipeline.Slot) {
+	prev := d.running
+	d.running, d.serve.by = &d.serve, by
+	defer func() { d.running, d.serve.by = prev, nil }()
 	for len(d.block.ready) > 0 {
 		bk := d.block.ready[0]
 		d.block.ready = d.block.ready[1:]

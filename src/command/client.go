@@ -54,6 +54,15 @@ type Client struct {
 	SetIdle func(time.Duration)
 	// Alive, when set, reports whether the connection is still open (a blocked client polls it).
 	Alive func() bool
+	// Wake, when set, asks the connection's own goroutine to serve it soon (its transport's
+	// Conn.Wake): pushes queued by other goroutines are written then (push.go).
+	Wake func()
+	e    *Engine
+
+	subs               subState     // its subscriptions (pubsub.go), owner-only
+	push               pushBox      // pushes queued for it by other goroutines (push.go)
+	nsub, npsub, nssub atomic.Int32 // subscription counts for CLIENT LIST and INFO
+	protoShown         atomic.Int32 // Proto, for publishers encoding its messages
 	// blockedOn is the waiter of the client's blocked command, for CLIENT UNBLOCK.
 	blockedOn atomic.Pointer[waiter]
 

@@ -167,9 +167,10 @@ func appendClientLine(dst []byte, v *clientView, now int64) []byte {
 	}
 	num("argv-mem", int64(v.argvMem))
 	num("multi-mem", 0)
-	for _, f := range [...]string{"rbs", "rbp", "obl", "oll", "omem"} {
+	for _, f := range [...]string{"rbs", "rbp", "obl", "oll"} {
 		num(f, 0)
 	}
+	num("omem", cl.push.size.Load()) // pushes waiting for the connection (push.go)
 	num("tot-mem", int64(clientBaseMem+v.argvMem+len(v.name)))
 	str("events", "r")
 	str("cmd", v.cmd)

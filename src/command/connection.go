@@ -14,13 +14,22 @@ var connectionCommands = []*Spec{
 
 // PING [message]
 func ping(c *Ctx) {
-	switch len(c.Args) {
-	case 1:
-		c.Out = append(c.Out, "+PONG\r\n"...)
-	case 2:
-		c.Bulk(c.Args[1])
-	default:
+	switch {
+	case len(c.Args) > 2:
 		c.ArityErr()
+	case c.Proto == 2 && c.Client.subs.any():
+		// RESP2 subscribed mode answers a two-element array, as Redis does.
+		c.ArrayLen(2)
+		c.BulkString("pong")
+		if len(c.Args) == 2 {
+			c.Bulk(c.Args[1])
+		} else {
+			c.BulkString("")
+		}
+	case len(c.Args) == 1:
+		c.Out = append(c.Out, "+PONG\r\n"...)
+	default:
+		c.Bulk(c.Args[1])
 	}
 }
 
@@ -59,6 +68,7 @@ func reset(c *Ctx) {
 	cl.SetName("")
 	cl.SetUser("default")
 	cl.Authed = c.E.Settings().RequirePass == ""
+	cl.unsubscribeAll(c.E)
 	c.Simple("RESET")
 }
 

@@ -24,6 +24,8 @@ type Ctx struct {
 	// (see block.go); nil otherwise.
 	Serving []byte
 
+	fx      effects        // what the call changed (effects.go)
+	by      *pipeline.Slot // set while serving blocked clients: the slot whose command made them ready
 	noBlock bool           // blocking is not allowed (MULTI, scripts): Block replies the timeout reply
 	blocked *waiter        // set by Block
 	slot    *pipeline.Slot // the slot being run
@@ -32,6 +34,14 @@ type Ctx struct {
 	// needToken is set by FindRead in shared work that met an expired key: the call is undone
 	// and runs again holding the token, which can delete it.
 	needToken bool
+}
+
+// fxSlot is the slot whose Effects receive the events of the call of s.
+func (c *Ctx) fxSlot(s *pipeline.Slot) *pipeline.Slot {
+	if c.by != nil {
+		return c.by
+	}
+	return s
 }
 
 // KS returns the keyspace holding key in the selected database. The key's shard must be locked,

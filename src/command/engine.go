@@ -9,6 +9,8 @@ import (
 	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/net/resp"
 	"github.com/hotkv/hotkv/pipeline"
+	"github.com/hotkv/hotkv/pipeline/feed"
+	"github.com/hotkv/hotkv/src/pubsub"
 	"github.com/puzpuzpuz/xsync/v3"
 )
 
@@ -30,6 +32,11 @@ type Settings struct {
 	SetMaxListpackValue    int64
 	ZSetMaxListpackEntries int64
 	ZSetMaxListpackValue   int64
+
+	LazyfreeLazyExpire bool // expired keys propagate as UNLINK, not DEL
+	PubSubOutputLimit  OutputLimit
+	// NotifyKeyspaceEvents are notify-keyspace-events' classes (Class bits).
+	NotifyKeyspaceEvents int64
 }
 
 // DefaultSettings are Redis 7.0.15's defaults.
@@ -37,7 +44,8 @@ func DefaultSettings() Settings {
 	return Settings{ProtoMaxBulkLen: 512 << 20, QueryBufLimit: 1 << 30, MaxClients: 10000,
 		ProtectedMode: true, ListMaxListpackSize: -2, HashMaxListpackEntries: 512,
 		HashMaxListpackValue: 64, SetMaxIntsetEntries: 512, SetMaxListpackEntries: 128,
-		SetMaxListpackValue: 64, ZSetMaxListpackEntries: 128, ZSetMaxListpackValue: 64}
+		SetMaxListpackValue: 64, ZSetMaxListpackEntries: 128, ZSetMaxListpackValue: 64,
+		PubSubOutputLimit: OutputLimit{Hard: 32 << 20, Soft: 8 << 20, SoftSeconds: 60}}
 }
 
 // ConfigStore is the run-time configuration behind CONFIG (src/config implements it).
@@ -66,6 +74,10 @@ type shardData struct {
 	stats    shardStats
 	warmSink uint64    // keeps warm's loads from being optimised away
 	hfe      hfeQueues // hash field expiry queues (hashes_expire.go)
+	// running is the Ctx of the call that holds the shard now, which keys found expired are
+	// reported to; nil outside calls (the active expiry), which report to bg.
+	running *Ctx
+	bg      Ctx
 }
 
 // Engine is the command layer of one server: the table, the shards' data, the clients.
@@ -77,6 +89,12 @@ type Engine struct {
 	settings  atomic.Pointer[Settings]
 	Config    ConfigStore
 	Hooks     Hooks
+	// Feed is the write-effect feed the shards append replicated writes to (effects.go).
+	Feed *feed.Feed
+	// PubSub holds the subscriptions of every client (pubsub.go).
+	PubSub      *pubsub.Registry
+	outputLimit atomic.Pointer[OutputLimit] // client-output-buffer-limit pubsub (push.go)
+	notify      atomic.Int64                // NotifyKeyspaceEvents of the settings, read on every Notify
 
 	clients  *xsync.MapOf[uint64, *Client]
 	clientID atomic.Uint64
@@ -104,20 +122,22 @@ func NewEngine(o Options) *Engine {
 	e.clients = xsync.NewMapOf[uint64, *Client]()
 	e.stats.errorKinds = xsync.NewMapOf[string, *atomic.Int64]()
 	e.rng.Store(uint64(time.Now().UnixNano()) | 1)
-	s := o.Settings
-	e.settings.Store(&s)
+	e.SetSettings(o.Settings)
 	e.Group = pipeline.NewGroup(1<<bitsN, e.execWork, func(i int) any {
 		d := &shardData{id: int32(i), dbs: make([]*keyspace.Keyspace, o.Databases), hfe: hfeQueues{}}
-		for i := range d.dbs {
-			d.dbs[i] = keyspace.New()
-			d.dbs[i].OnExpire = e.countExpired // INFO expired_keys (expire.go)
+		for db := range d.dbs {
+			d.dbs[db] = keyspace.New()
+			d.dbs[db].OnExpire = func(key string) { e.expiredLocked(d, db, key) }
 		}
 		d.stats.cmds = make([]cmdCounter, numSpecs)
-		d.ctx.E, d.serve.E = e, e
-		d.ctx.stats, d.serve.stats = &d.stats, &d.stats
+		d.ctx.E, d.serve.E, d.bg.E = e, e, e
+		d.ctx.stats, d.serve.stats, d.bg.stats = &d.stats, &d.stats, &d.stats
+		d.ctx.fx.ring, d.serve.fx.ring, d.bg.fx.ring = int32(i), int32(i), int32(i)
 		return d
 	})
 	e.readers = newReaders(e.Group.Readers())
+	e.Feed = feed.New(len(e.Group.Shards), feedRingBytes)
+	e.PubSub = pubsub.New()
 	// HOTKV_NOWARM=1 runs batches without warming, for A/B benchmarks (benchmarks/README.md).
 	if e.warmOn = os.Getenv("HOTKV_NOWARM") == ""; e.warmOn {
 		e.Group.Warm = e.warm
@@ -125,8 +145,17 @@ func NewEngine(o Options) *Engine {
 	return e
 }
 
+// feedRingBytes is each shard's share of the write-effect feed: what a consumer may lag behind
+// one shard before it loses entries.
+const feedRingBytes = 1 << 20
+
 // SetSettings replaces the hot-path configuration snapshot.
-func (e *Engine) SetSettings(s Settings) { e.settings.Store(&s) }
+func (e *Engine) SetSettings(s Settings) {
+	e.settings.Store(&s)
+	e.notify.Store(s.NotifyKeyspaceEvents)
+	lim := s.PubSubOutputLimit
+	e.outputLimit.Store(&lim)
+}
 
 // Settings returns the current hot-path configuration.
 func (e *Engine) Settings() *Settings { return e.settings.Load() }
@@ -174,14 +203,18 @@ func (e *Engine) NewClient(addr, laddr string, closeFn func()) *Client {
 	empty := ""
 	cl.lastCmd.Store(&empty)
 	cl.lastSeen.Store(cl.Created)
-	cl.ctx.E, cl.ctx.Client = e, cl
+	cl.ctx.E, cl.ctx.Client, cl.e = e, cl, e
+	cl.ctx.fx.ring = -1 // it holds no shard of its own: enter sets one while it does
 	e.clients.Store(cl.ID, cl)
 	e.stats.connections.Add(1)
 	return cl
 }
 
-// RemoveClient unregisters a closed connection's client.
-func (e *Engine) RemoveClient(cl *Client) { e.clients.Delete(cl.ID) }
+// RemoveClient unregisters a closed connection's client and drops its subscriptions.
+func (e *Engine) RemoveClient(cl *Client) {
+	e.clients.Delete(cl.ID)
+	cl.unsubscribeAll(e)
+}
 
 // EachClient calls fn for every connected client.
 func (e *Engine) EachClient(fn func(cl *Client)) {
@@ -221,5 +254,11 @@ func (e *Engine) Env() *pipeline.Env {
 		},
 		MayBlock: func(client any, args [][]byte) bool { return e.mayBlock(client.(*Client), args) },
 		Closing:  func(client any) bool { cl := client.(*Client); return cl.closeAfter || cl.killed.Load() },
+		Completed: func(client any, slots []pipeline.Slot) {
+			if cl := client.(*Client); e.notify.Load() != 0 || cl.push.size.Load() > 0 {
+				e.completed(cl, slots)
+			}
+		},
+		TakePushes: func(client any, dst []byte) []byte { return e.TakePushes(client.(*Client), dst) },
 	}
 }

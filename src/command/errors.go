@@ -44,6 +44,9 @@ const (
 	ErrClientName   = "ERR Client names cannot contain spaces, newlines or special characters."
 	ErrInternal     = "ERR internal error"
 
+	// Pub/sub.
+	ErrSubscribedMode = "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
+
 	// Keys and expiry (DEL … SWAPDB, SCAN, OBJECT, EXPIRE …).
 	ErrInvalidCursor   = "ERR invalid cursor"
 	ErrIntArgRange     = "ERR value is out of range, value must between -2147483648 and 2147483647"

@@ -42,12 +42,14 @@ func (e *Engine) execWork(sh *pipeline.Shard, w *pipeline.Work) {
 	if timed {
 		start = time.Now()
 	}
+	d.running = &d.ctx
 	for _, i := range w.Slots {
 		e.call(&d.ctx, &b.Slots[i], now)
 		if len(d.block.ready) > 0 {
-			e.serveReadyLocked(d, now)
+			e.serveReadyLocked(d, now, &b.Slots[i])
 		}
 	}
+	d.running = nil
 	d.stats.done.Add(int64(len(w.Slots)))
 	if timed {
 		per := int64(time.Since(start)) * timeSample / int64(len(w.Slots))
@@ -169,35 +171,79 @@ func (e *Engine) runOnKeys(c *Ctx, s *pipeline.Slot, cl *Client, now int64) {
 	}
 	e.Group.Lock(cl.shards)
 	defer e.Group.Unlock(cl.shards)
+	e.enter(cl.shards, false, c)
+	defer e.leave(cl.shards, false, c)
 	if sink := e.warmKeys(s, cl.keyPos); sink != 0 {
 		e.data(cl.shards[0]).warmSink += sink
 	}
 	e.call(c, s, now)
-	e.serveReadyIn(cl.shards, now)
+	e.serveReadyIn(cl.shards, now, s)
 }
 
 // runOnAll runs a barrier holding every shard, as runOnKeys does.
 func (e *Engine) runOnAll(c *Ctx, s *pipeline.Slot, now int64) {
 	e.Group.LockAll()
 	defer e.Group.UnlockAll()
+	e.enter(nil, true, c)
+	defer e.leave(nil, true, c)
 	e.call(c, s, now)
-	e.serveReadyAll(now)
+	e.serveReadyAll(now, s)
 }
 
-// serveReadyIn serves blocked clients of keys made ready on the held shards.
-func (e *Engine) serveReadyIn(shards []int32, now int64) {
+// enter makes c the running call of the held shards (every shard when all is set), so that keys
+// they find expired are reported to it, and the first of them c's feed ring.
+func (e *Engine) enter(shards []int32, all bool, c *Ctx) {
+	c.fx.ring = 0
+	if all {
+		for i := range e.Group.Shards {
+			e.data(int32(i)).running = c
+		}
+		return
+	}
+	c.fx.ring = -1 // a barrier whose keys turned out to be none (DEBUG SLEEP) holds no ring
+	if len(shards) > 0 {
+		c.fx.ring = shards[0]
+	}
+	for _, id := range shards {
+		e.data(id).running = c
+	}
+}
+
+// leave undoes enter before the shards are let go. A call that ran inside (a barrier's) has
+// committed already; a command that locks its shards itself (SORT) calls enter and leave around
+// its work, and what it changed is propagated here, while the ring is still held.
+func (e *Engine) leave(shards []int32, all bool, c *Ctx) {
+	if e.Feed.Active() {
+		e.propagateLocked(c)
+	}
+	c.fx.propagated()
+	c.fx.ring = -1
+	if all {
+		for i := range e.Group.Shards {
+			e.data(int32(i)).running = nil
+		}
+		return
+	}
+	for _, id := range shards {
+		e.data(id).running = nil
+	}
+}
+
+// serveReadyIn serves blocked clients of keys made ready on the held shards by the command of
+// slot by.
+func (e *Engine) serveReadyIn(shards []int32, now int64, by *pipeline.Slot) {
 	for _, id := range shards {
 		if d := e.data(id); len(d.block.ready) > 0 {
-			e.serveReadyLocked(d, now)
+			e.serveReadyLocked(d, now, by)
 		}
 	}
 }
 
 // serveReadyAll is serveReadyIn for every shard.
-func (e *Engine) serveReadyAll(now int64) {
+func (e *Engine) serveReadyAll(now int64, by *pipeline.Slot) {
 	for i := range e.Group.Shards {
 		if d := e.data(int32(i)); len(d.block.ready) > 0 {
-			e.serveReadyLocked(d, now)
+			e.serveReadyLocked(d, now, by)
 		}
 	}
 }
@@ -217,6 +263,7 @@ func (e *Engine) call(c *Ctx, s *pipeline.Slot, now int64) {
 		}
 		s.Reply = c.Out
 		if !c.needToken { // else not a call: it runs again holding the token (shared.go)
+			e.commit(c, c.fxSlot(s))
 			e.count(c, spec)
 		}
 		c.Args, c.Client = nil, nil

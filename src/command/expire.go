@@ -291,8 +291,10 @@ func (e *Engine) ActiveExpire(budget time.Duration) {
 				return
 			}
 			e.Group.Do((first+i)%n, func(sh *pipeline.Shard) {
-				_, stale := expireShardLocked(sh.Data.(*shardData), min(left, expireShardSlice))
-				more = more || stale // reclaimed keys were counted by countExpired
+				d := sh.Data.(*shardData)
+				_, stale := expireShardLocked(d, min(left, expireShardSlice))
+				e.commitBackgroundLocked(d)
+				more = more || stale // reclaimed keys were reported by expiredLocked
 			})
 		}
 		if more {
@@ -324,8 +326,3 @@ func expireShardLocked(d *shardData, limit time.Duration) (total int, stale bool
 	}
 	return total, false
 }
-
-// countExpired is every keyspace's OnExpire hook (set in NewEngine): it counts each key removed
-// because its time passed, lazily or by ActiveExpire, in INFO's expired_keys as Redis does.
-// Keys deleted by a command given a past time (EXPIRE k -1) are not expirations, as in Redis.
-func (e *Engine) countExpired(string) { e.stats.expiredKeys.Add(1) }

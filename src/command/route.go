@@ -28,6 +28,10 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 		e.reject(s, spec, ErrNoAuth)
 		return
 	}
+	if cl.Proto == 2 && cl.subs.any() && !subscribedModeAllows(spec) {
+		e.reject(s, spec, fmt.Sprintf(ErrSubscribedMode, spec.Name))
+		return
+	}
 	e.pause.wait(spec)
 	s.Cmd = spec
 	if cl.lastSpec != spec { // pipelines repeat a command: publish for CLIENT LIST only on change

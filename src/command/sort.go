@@ -58,8 +58,10 @@ func sortGeneric(c *Ctx, readonly bool) {
 	if st.readsOtherKeys() {
 		g.LockAll()
 		defer g.UnlockAll()
+		c.E.enter(nil, true, c)
+		defer c.E.leave(nil, true, c)
 		st.run(c)
-		c.E.serveReadyAll(c.Now)
+		c.E.serveReadyAll(c.Now, c.slot)
 		return
 	}
 	var buf [2]int32
@@ -71,8 +73,10 @@ func sortGeneric(c *Ctx, readonly bool) {
 	}
 	g.Lock(shards)
 	defer g.Unlock(shards)
+	c.E.enter(shards, false, c)
+	defer c.E.leave(shards, false, c)
 	st.run(c)
-	c.E.serveReadyIn(shards, c.Now)
+	c.E.serveReadyIn(shards, c.Now, c.slot)
 }
 
 // parse reads the options after the key as Redis does, left to right, replying the first

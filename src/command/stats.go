@@ -16,9 +16,12 @@ type serverStats struct {
 	rejectedConns atomic.Int64
 	errorReplies  atomic.Int64
 	expiredKeys   atomic.Int64
-	hits, misses  atomic.Int64
-	errorKinds    *xsync.MapOf[string, *atomic.Int64]
-	errorKindsOff atomic.Bool
+	dirty         atomic.Int64 // changes by connection and barrier commands (effects.go)
+	// outputLimitDisconnects counts clients closed for their output buffer (push.go).
+	outputLimitDisconnects atomic.Int64
+	hits, misses           atomic.Int64
+	errorKinds             *xsync.MapOf[string, *atomic.Int64]
+	errorKindsOff          atomic.Bool
 }
 
 func (st *serverStats) kinds() *xsync.MapOf[string, *atomic.Int64] {

@@ -14,6 +14,7 @@ type shardStats struct {
 	cmds   []cmdCounter // by Spec.id
 	hits   int64
 	misses int64
+	dirty  int64        // changes made on this shard (effects.go)
 	works  uint32       // work items run, for sampling their duration
 	done   atomic.Int64 // commands run: read without the token by the ops/sec sampler
 }

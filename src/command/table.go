@@ -18,6 +18,7 @@ var families = [][]*Spec{
 	setCommands,
 	zsetCommands,
 	sortCommands,
+	pubsubCommands,
 }
 
 // table maps lower-case command names to their specs. It is built in init so that handlers may

@@ -43,6 +43,7 @@ func (h *handler) Open(c transport.Conn) error {
 	cl := e.NewClient(c.RemoteAddr().String(), c.LocalAddr().String(), func() { c.Close() })
 	cl.SetFD(c.Fd())
 	cl.Alive = c.IsActive
+	cl.Wake = c.Wake
 	cl.SetIdle = func(d time.Duration) { c.SetIdleTimeout(d) }
 	c.SetState(&connState{pc: pipeline.NewConn(h.s.env, c, cl), client: cl})
 	if t := h.s.cfg.Int("timeout"); t > 0 {

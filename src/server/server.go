@@ -74,6 +74,7 @@ func New(cfg *config.Store) (*Server, error) {
 func shardCount(threads int) int { return max(16, threads*16) }
 
 func settings(cfg *config.Store) command.Settings {
+	lim := cfg.Current().ClientOutputLimits[config.ClassPubsub]
 	return command.Settings{
 		RequirePass:            cfg.String("requirepass"),
 		ProtoMaxBulkLen:        cfg.Int("proto-max-bulk-len"),
@@ -88,6 +89,10 @@ func settings(cfg *config.Store) command.Settings {
 		SetMaxListpackValue:    cfg.Int("set-max-listpack-value"),
 		ZSetMaxListpackEntries: cfg.Int("zset-max-listpack-entries"),
 		ZSetMaxListpackValue:   cfg.Int("zset-max-listpack-value"),
+		LazyfreeLazyExpire:     cfg.Bool("lazyfree-lazy-expire"),
+		NotifyKeyspaceEvents:   cfg.Int("notify-keyspace-events"),
+		PubSubOutputLimit: command.OutputLimit{Hard: int64(lim.Hard), Soft: int64(lim.Soft),
+			SoftSeconds: int64(lim.Seconds)},
 	}
 }
 
@@ -95,7 +100,8 @@ func settings(cfg *config.Store) command.Settings {
 var settingNames = []string{"requirepass", "proto-max-bulk-len", "client-query-buffer-limit",
 	"maxclients", "protected-mode", "list-max-listpack-size", "hash-max-listpack-entries",
 	"hash-max-listpack-value", "set-max-intset-entries", "set-max-listpack-entries",
-	"set-max-listpack-value", "zset-max-listpack-entries", "zset-max-listpack-value"}
+	"set-max-listpack-value", "zset-max-listpack-entries", "zset-max-listpack-value",
+	"lazyfree-lazy-expire", "notify-keyspace-events", "client-output-buffer-limit"}
 
 // Listen binds the configured addresses.
 func (s *Server) Listen() error {

@@ -1,0 +1,170 @@
+package command
+
+import (
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hotkv/hotkv/net/resp"
+	"github.com/hotkv/hotkv/pipeline"
+	"github.com/hotkv/hotkv/src/pubsub"
+)
+
+// Push messages. Other goroutines (publishers, the cron) never write to a connection: they
+// append whole messages to its client's outbox under the outbox's lock and Wake the connection,
+// whose own goroutine writes the outbox at the start of its next Serve (Env.TakePushes), between
+// two batches' replies (net/transport's Conn says who may write).
+
+// pushBox is a client's outbox.
+type pushBox struct {
+	mu   sync.Mutex
+	buf  []byte
+	size atomic.Int64 // len(buf), read without the lock
+	// softSince is when the outbox last went over the soft limit (unix ns), 0 when under it.
+	softSince int64
+	closed    bool // over a limit: the client is being closed, nothing more is queued
+}
+
+// OutputLimit is client-output-buffer-limit's pubsub class: the connection is closed when its
+// pending pushes exceed Hard, or stay over Soft for SoftSeconds.
+type OutputLimit struct {
+	Hard, Soft  int64
+	SoftSeconds int64
+}
+
+// deliver is the client's pubsub.Subscriber: it queues a message in the client's protocol.
+func (cl *Client) deliver(kind pubsub.Kind, pattern, channel, msg []byte) {
+	proto := int(cl.shown.proto.Load())
+	b := &cl.push
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return
+	}
+	word := kindNames[kind][2]
+	if pattern != nil {
+		b.buf = appendPushLen(b.buf, proto, 4)
+		b.buf = resp.AppendBulkString(b.buf, word)
+		b.buf = resp.AppendBulk(b.buf, pattern)
+	} else {
+		b.buf = appendPushLen(b.buf, proto, 3)
+		b.buf = resp.AppendBulkString(b.buf, word)
+	}
+	b.buf = resp.AppendBulk(b.buf, channel)
+	b.buf = resp.AppendBulk(b.buf, msg)
+	b.size.Store(int64(len(b.buf)))
+	over := cl.overLimitLocked(b)
+	b.mu.Unlock()
+	if over {
+		cl.closeForOutput()
+		return
+	}
+	if cl.Wake != nil {
+		cl.Wake()
+	}
+}
+
+// overLimitLocked checks the outbox against the client's pubsub output limit, as Redis's
+// checkClientOutputBufferLimits does when a reply is added.
+func (cl *Client) overLimitLocked(b *pushBox) bool {
+	lim := cl.e.outputLimit.Load()
+	if lim == nil {
+		return false
+	}
+	n := int64(len(b.buf))
+	if lim.Hard > 0 && n >= lim.Hard {
+		b.closed = true
+		return true
+	}
+	if lim.Soft > 0 && n >= lim.Soft {
+		now := time.Now().UnixNano()
+		if b.softSince == 0 {
+			b.softSince = now
+		} else if now-b.softSince >= lim.SoftSeconds*int64(time.Second) {
+			b.closed = true
+			return true
+		}
+		return false
+	}
+	b.softSince = 0
+	return false
+}
+
+// closeForOutput closes a client whose pending pushes went over its limit, with Redis's log line.
+func (cl *Client) closeForOutput() {
+	v := viewOf(cl, false, nil)
+	line := appendClientLine(nil, &v, time.Now().UnixNano())
+	slog.Warn("Client " + string(line[:len(line)-1]) +
+		" scheduled to be closed ASAP for overcoming of output buffer limits.")
+	cl.e.stats.outputLimitDisconnects.Add(1)
+	cl.Kill()
+}
+
+// takePushes appends the queued pushes to dst and empties the outbox.
+func (cl *Client) takePushes(dst []byte) []byte {
+	b := &cl.push
+	b.mu.Lock()
+	dst = append(dst, b.buf...)
+	if cap(b.buf) > 64<<10 {
+		b.buf = nil
+	} else {
+		b.buf = b.buf[:0]
+	}
+	b.size.Store(0)
+	b.softSince = 0
+	b.mu.Unlock()
+	return dst
+}
+
+// TakePushes returns the client's queued pushes (appended to dst) for its connection to write.
+func (e *Engine) TakePushes(cl *Client, dst []byte) []byte {
+	if cl.push.size.Load() == 0 {
+		return dst
+	}
+	return cl.takePushes(dst)
+}
+
+// completed is the pipeline's Env.Completed: it publishes the keyspace events the slots raised,
+// in request order.
+func (e *Engine) completed(cl *Client, slots []pipeline.Slot) {
+	for i := range slots {
+		s := &slots[i]
+		if len(s.Effects) == 0 {
+			continue
+		}
+		e.publishEvents(cl, s.Effects)
+		s.Effects = s.Effects[:0]
+		if cl.push.size.Load() > 0 && !s.Silent {
+			// Events of the client's own writes that it subscribes to (RESP3): before the reply,
+			// as Redis sends them.
+			s.Reply = append(cl.takePushes(nil), s.Reply...)
+		}
+	}
+}
+
+// publishEvents publishes encoded keyspace events (effects.go) on their __keyspace@ and
+// __keyevent@ channels, as notify-keyspace-events asks.
+func (e *Engine) publishEvents(cl *Client, events []byte) {
+	flags := Class(e.notify.Load())
+	var chBuf [128]byte
+	for len(events) > 0 {
+		var ev event
+		ev, events = nextEvent(events)
+		if flags&NotifyKeyspace != 0 {
+			ch := append(chBuf[:0], "__keyspace@"...)
+			ch = strconv.AppendInt(ch, int64(ev.db), 10)
+			ch = append(ch, "__:"...)
+			ch = append(ch, ev.key...)
+			e.PubSub.Publish(pubsub.Channel, ch, ev.name)
+		}
+		if flags&NotifyKeyevent != 0 {
+			ch := append(chBuf[:0], "__keyevent@"...)
+			ch = strconv.AppendInt(ch, int64(ev.db), 10)
+			ch = append(ch, "__:"...)
+			ch = append(ch, ev.name...)
+			e.PubSub.Publish(pubsub.Channel, ch, ev.key)
+		}
+	}
+}
