@@ -196,7 +196,7 @@ func pubsubShardChannels(c *Ctx) { pubsubNamesGeneric(c, pubsub.ShardChannel) }
 
 func pubsubNamesGeneric(c *Ctx, kind pubsub.Kind) {
 	if len(c.Args) > 3 {
-		c.Errf(ErrSubSyntax, c.Spec.Name, "PUBSUB")
+		c.Errf(ErrSubSyntax, c.Args[1], "PUBSUB")
 		return
 	}
 	var pattern []byte
@@ -217,7 +217,7 @@ func pubsubNumsub(c *Ctx) { pubsubNumsubGeneric(c, pubsub.Channel) }
 func pubsubShardNumsub(c *Ctx) { pubsubNumsubGeneric(c, pubsub.ShardChannel) }
 
 func pubsubNumsubGeneric(c *Ctx, kind pubsub.Kind) {
-	c.MapLen(len(c.Args) - 2)
+	c.ArrayLen(2 * (len(c.Args) - 2)) // an array in RESP3 too, as Redis replies it
 	for _, name := range c.Args[2:] {
 		c.Bulk(name)
 		c.Int(int64(c.E.PubSub.Count(kind, string(name))))

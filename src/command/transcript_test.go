@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -25,15 +26,26 @@ import (
 // Transcript -update` re-records both from a redis-server on PATH.
 //
 // Format: a line "> CMD args" (inline syntax, quotes allowed) starts a step; the lines after it,
-// up to the next step, are the reply with CRLF written as a newline. ">* " compares an aggregate's
+// up to the next step, are the reply (or replies) with CRLF written as a newline. ">* " compares an aggregate's
 // elements ignoring their order, but keeps key/value pairs together: a map's, and a flat array's
 // when the command replies pairs (CONFIG GET, HGETALL, HRANDFIELD … WITHVALUES, ZRANDMEMBER …
 // WITHSCORES). ">~ " compares the reply's shape: its type, an aggregate's whole header (type and
-// length) and an integer's sign. Lines starting "## " are comments.
+// length) and an integer's sign; for a step with several replies ">* " compares them as a set.
+// Lines starting "## " are comments.
+//
+// Several connections: "@name> CMD" (and "@name>* ", "@name>~ ") runs CMD on connection name,
+// opened on first use (plain steps run on connection "a"); "@name<" sends nothing and reads what
+// arrived on it meanwhile (a published message). A file whose first line is "## sync" reads, after
+// every step, up to the reply of a sentinel PING it sends on the step's connection, so that a step
+// may have any number of replies (SUBSCRIBE a b) or none; both servers get the sentinel.
+//
+// Files that rest on several connections or on push messages need a redis-server for nothing but
+// -update: both sides are replayed here.
 var update = flag.Bool("update", false, "re-record transcripts from redis-server")
 
 type step struct {
-	mode    string // ">", ">*" or ">~"
+	mode    string // ">", ">*", ">~" or "<"
+	conn    string // the connection it runs on
 	line    string
 	args    [][]byte
 	comment string // comment lines before the step
@@ -44,11 +56,14 @@ func parseTranscript(t *testing.T, data []byte) []step {
 	var steps []step
 	var comment strings.Builder
 	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
-		mode, rest, isCmd := cutStep(line)
+		conn, mode, rest, isCmd := cutStep(line)
 		switch {
 		case isCmd:
-			args := splitInline(t, rest)
-			steps = append(steps, step{mode: mode, line: rest, args: args, comment: comment.String()})
+			var args [][]byte
+			if mode != "<" {
+				args = splitInline(t, rest)
+			}
+			steps = append(steps, step{mode: mode, conn: conn, line: rest, args: args, comment: comment.String()})
 			comment.Reset()
 		case strings.HasPrefix(line, "## ") || line == "##":
 			comment.WriteString(line + "\n")
@@ -63,14 +78,42 @@ func parseTranscript(t *testing.T, data []byte) []step {
 	return steps
 }
 
-func cutStep(line string) (mode, rest string, ok bool) {
+func cutStep(line string) (conn, mode, rest string, ok bool) {
+	conn = "a"
+	if name, after, found := strings.Cut(line, ">"); found && strings.HasPrefix(name, "@") && !strings.Contains(name, " ") {
+		conn, line = name[1:], ">"+after
+	} else if strings.HasPrefix(line, "@") && strings.HasSuffix(line, "<") && !strings.Contains(line, " ") {
+		return line[1 : len(line)-1], "<", "", true
+	}
 	for _, m := range []string{">* ", ">~ ", "> "} {
 		if r, found := strings.CutPrefix(line, m); found {
-			return strings.TrimSpace(m), r, true
+			return conn, strings.TrimSpace(m), r, true
 		}
 	}
-	return "", "", false
+	return "", "", "", false
 }
+
+// stepHeader is the step's line as the transcript writes it.
+func (s step) header() string {
+	prefix := ""
+	if s.conn != "a" || s.mode == "<" {
+		prefix = "@" + s.conn
+	}
+	if s.mode == "<" {
+		return prefix + "<"
+	}
+	return prefix + s.mode + " " + s.line
+}
+
+// syncArgs is the sentinel PING of "## sync" files, and syncReplies its replies (a bulk, or
+// RESP2 subscribed mode's array).
+var (
+	syncArgs    = [][]byte{[]byte("PING"), []byte("__sync__")}
+	syncReplies = []string{"*2\r\n$4\r\npong\r\n$8\r\n__sync__\r\n", "$8\r\n__sync__\r\n"} // longest first
+)
+
+// isSync reports whether a transcript asks for sentinel reads.
+func isSync(data []byte) bool { return bytes.HasPrefix(data, []byte("## sync\n")) }
 
 func splitInline(t *testing.T, line string) [][]byte {
 	lim := resp.DefaultLimits()
@@ -105,41 +148,89 @@ func TestTranscripts(t *testing.T) {
 				t.Fatal(err)
 			}
 			steps := parseTranscript(t, data)
+			sync := isSync(data)
 			f3 := strings.TrimSuffix(f, ".txt") + ".resp3.txt"
 			if *update {
-				recordTranscript(t, f, steps, 2)
-				recordTranscript(t, f3, steps, 3)
+				recordTranscript(t, f, steps, 2, sync)
+				recordTranscript(t, f3, steps, 3, sync)
 				return
 			}
-			t.Run("resp2", func(t *testing.T) { checkTranscript(t, steps, 2) })
+			t.Run("resp2", func(t *testing.T) { checkTranscript(t, steps, 2, sync) })
 			data3, err := os.ReadFile(f3)
 			if err != nil {
 				t.Fatalf("missing RESP3 transcript (run with -update): %v", err)
 			}
-			t.Run("resp3", func(t *testing.T) { checkTranscript(t, parseTranscript(t, data3), 3) })
+			t.Run("resp3", func(t *testing.T) { checkTranscript(t, parseTranscript(t, data3), 3, sync) })
 		})
 	}
 }
 
-func checkTranscript(t *testing.T, steps []step, proto int) {
+func checkTranscript(t *testing.T, steps []step, proto int, sync bool) {
 	e := newTestEngine()
-	tc := newTestConn(t, e)
-	if proto == 3 {
-		tc.do("HELLO", "3")
+	conns := map[string]*testConn{}
+	conn := func(name string) *testConn {
+		if conns[name] == nil {
+			conns[name] = newTestConn(t, e)
+			if proto == 3 {
+				conns[name].do("HELLO", "3")
+			}
+		}
+		return conns[name]
 	}
 	for i, s := range steps {
-		out, _ := tc.send(encodeArgs(s.args))
+		tc := conn(s.conn)
+		var out []byte
+		if s.mode != "<" {
+			out, _ = tc.send(encodeArgs(s.args))
+		}
+		if sync {
+			more, _ := tc.send(encodeArgs(syncArgs))
+			out = append(out, more...)
+			if !cutSync(&out) {
+				t.Fatalf("step %d: %s: no sentinel reply in %q", i+1, s.header(), out)
+			}
+		}
 		if !replyMatches(t, s, string(out), s.want) {
-			t.Errorf("step %d: %s\n got: %q\nwant: %q", i+1, s.line, out, s.want)
+			t.Errorf("step %d: %s\n got: %q\nwant: %q", i+1, s.header(), out, s.want)
 		}
 	}
+}
+
+// cutSync removes the sentinel's reply from the end of out, reporting whether it was there.
+func cutSync(out *[]byte) bool {
+	for _, r := range syncReplies {
+		if bytes.HasSuffix(*out, []byte(r)) {
+			*out = (*out)[:len(*out)-len(r)]
+			return true
+		}
+	}
+	return false
 }
 
 func replyMatches(t *testing.T, s step, got, want string) bool {
 	switch s.mode {
 	case ">~":
-		return replyShape(got) == replyShape(want)
+		g, w := trySplit(got), trySplit(want)
+		if g == nil || w == nil {
+			// A bulk holding newlines (CLIENT INFO) is written with its CRLFs as newlines and
+			// does not parse back: compare the first reply's shape.
+			return replyShape(got) == replyShape(want)
+		}
+		if len(g) != len(w) {
+			return false
+		}
+		for i := range g {
+			if replyShape(g[i]) != replyShape(w[i]) {
+				return false
+			}
+		}
+		return true
 	case ">*":
+		if g, w := trySplit(got), trySplit(want); len(w) > 1 || len(g) > 1 {
+			slices.Sort(g)
+			slices.Sort(w)
+			return slices.Equal(g, w)
+		}
 		per := 1
 		if pairReply(s.args) {
 			per = 2
@@ -147,6 +238,22 @@ func replyMatches(t *testing.T, s step, got, want string) bool {
 		return sortedElems(t, got, per) == sortedElems(t, want, per)
 	}
 	return got == want
+}
+
+// trySplit splits a reply stream into replies, or returns nil if it does not parse.
+func trySplit(raw string) []string {
+	r := bufio.NewReader(strings.NewReader(raw))
+	var out []string
+	for {
+		b, err := resptest.ReadRaw(r)
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			return nil
+		}
+		out = append(out, string(b))
+	}
 }
 
 // replyShape is what ">~" compares: the first line of an aggregate (type and length), an
@@ -247,33 +354,83 @@ func TestReplyModes(t *testing.T) {
 }
 
 // recordTranscript runs steps against a fresh redis-server and rewrites path with its replies.
-func recordTranscript(t *testing.T, path string, steps []step, proto int) {
-	conn, stop := startRedis(t)
+func recordTranscript(t *testing.T, path string, steps []step, proto int, sync bool) {
+	addr, stop := startRedisAddr(t)
 	defer stop()
-	r := bufio.NewReader(conn)
-	if proto == 3 {
-		conn.Write(encodeArgs([][]byte{[]byte("HELLO"), []byte("3")}))
-		if _, err := resptest.ReadRaw(r); err != nil {
-			t.Fatal(err)
-		}
+	type rconn struct {
+		c net.Conn
+		r *bufio.Reader
 	}
+	conns := map[string]*rconn{}
+	conn := func(name string) *rconn {
+		if conns[name] == nil {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc := &rconn{c, bufio.NewReader(c)}
+			if proto == 3 {
+				c.Write(encodeArgs([][]byte{[]byte("HELLO"), []byte("3")}))
+				if _, err := resptest.ReadRaw(rc.r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			conns[name] = rc
+		}
+		return conns[name]
+	}
+	defer func() {
+		for _, rc := range conns {
+			rc.c.Close()
+		}
+	}()
 	var out strings.Builder
 	for _, s := range steps {
-		conn.Write(encodeArgs(s.args))
-		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-		reply, err := resptest.ReadRaw(r)
-		if err != nil {
-			t.Fatalf("%s: %v", s.line, err)
+		rc := conn(s.conn)
+		if s.mode != "<" {
+			rc.c.Write(encodeArgs(s.args))
 		}
-		fmt.Fprintf(&out, "%s%s %s\n%s", s.comment, s.mode, s.line, strings.ReplaceAll(string(reply), "\r\n", "\n"))
+		if sync {
+			rc.c.Write(encodeArgs(syncArgs))
+		}
+		var reply []byte
+		for {
+			rc.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			raw, err := resptest.ReadRaw(rc.r)
+			if err != nil {
+				t.Fatalf("%s: %v", s.header(), err)
+			}
+			reply = append(reply, raw...)
+			if !sync || cutSync(&reply) {
+				break
+			}
+		}
+		fmt.Fprintf(&out, "%s%s\n%s", s.comment, s.header(), strings.ReplaceAll(string(reply), "\r\n", "\n"))
 	}
 	if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// startRedis starts a throwaway redis-server on a free loopback port.
+// startRedis starts a throwaway redis-server on a free loopback port and connects to it.
 func startRedis(t testing.TB) (net.Conn, func()) {
+	t.Helper()
+	addr, stop := startRedisAddr(t)
+	for i := 0; i < 100; i++ {
+		conn, err := net.Dial("tcp", addr)
+		if err == nil {
+			return conn, func() { conn.Close(); stop() }
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	t.Fatal("redis-server did not start")
+	return nil, nil
+}
+
+// startRedisAddr starts a throwaway redis-server on a free loopback port and returns its address
+// once it accepts connections.
+func startRedisAddr(t testing.TB) (string, func()) {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -292,14 +449,16 @@ func startRedis(t testing.TB) (net.Conn, func()) {
 		t.Fatal(err)
 	}
 	stop := func() { cmd.Process.Kill(); cmd.Wait() }
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	for i := 0; i < 100; i++ {
-		conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		conn, err := net.Dial("tcp", addr)
 		if err == nil {
-			return conn, func() { conn.Close(); stop() }
+			conn.Close()
+			return addr, stop
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	stop()
 	t.Fatal("redis-server did not start")
-	return nil, nil
+	return "", nil
 }
