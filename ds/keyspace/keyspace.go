@@ -107,8 +107,11 @@ type Keyspace struct {
 	far      map[*Entry]int64 // exact unix ms of entries whose expire is farExpire; nil when none
 
 	// OnExpire, when set, is called with each key removed because its time passed (lazily or by
-	// the sweep), before the entry is unlinked; the persistence feed propagates it as a DEL.
+	// the sweep), before the entry is unlinked; the write-effect feed propagates it as a DEL.
 	OnExpire func(key string)
+	// OnNew, when set, is called with each key an insert creates (Upsert of an absent key, Add),
+	// as Redis's dbAdd raises the "new" keyspace event.
+	OnNew func(key string)
 }
 
 // New returns an empty keyspace.
@@ -235,6 +238,9 @@ func (ks *Keyspace) insert(e *Entry, h uint64) {
 	e.next = *b
 	*b = e
 	ks.count++
+	if ks.OnNew != nil {
+		ks.OnNew(e.key)
+	}
 }
 
 // Delete removes key if present (expired or not) and reports whether it was live.

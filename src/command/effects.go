@@ -5,6 +5,7 @@ import (
 
 	"github.com/hotkv/hotkv/net/resp"
 	"github.com/hotkv/hotkv/pipeline"
+	"github.com/hotkv/hotkv/pipeline/feed"
 )
 
 // Effects. A handler reports what it changed through its Ctx, as Redis's commands call
@@ -68,9 +69,10 @@ type effects struct {
 func (c *Ctx) Dirty(n int) { c.fx.dirty += int64(n) }
 
 // Notify raises keyspace event event of class on key in the selected database.
-func (c *Ctx) Notify(class Class, event string, key []byte) { c.notifyIn(c.DB, class, event, key) }
+func (c *Ctx) Notify(class Class, event string, key []byte) { c.NotifyIn(c.DB, class, event, key) }
 
-func (c *Ctx) notifyIn(db int, class Class, event string, key []byte) {
+// NotifyIn is Notify for a key of database db (MOVE, COPY … DB).
+func (c *Ctx) NotifyIn(db int, class Class, event string, key []byte) {
 	flags := Class(c.E.notify.Load())
 	if flags&class == 0 || flags&(NotifyKeyspace|NotifyKeyevent) == 0 {
 		return
@@ -112,7 +114,7 @@ func (e *Engine) expiredLocked(d *shardData, db int, key string) {
 	}
 	k := []byte(key)
 	c.Touch(k)
-	c.notifyIn(db, NotifyExpired, "expired", k)
+	c.NotifyIn(db, NotifyExpired, "expired", k)
 	if e.Feed.Active() {
 		name := "DEL"
 		if e.Settings().LazyfreeLazyExpire {
@@ -122,6 +124,24 @@ func (e *Engine) expiredLocked(d *shardData, db int, key string) {
 		c.fx.pre = appendCommand(c.fx.pre, [][]byte{[]byte(name), k})
 		c.fx.npre++
 	}
+}
+
+// dirtyLocked is Redis's server.dirty: changes since the server started (since the last save,
+// once persistence exists). The caller holds every shard's token.
+func (e *Engine) dirtyLocked() int64 {
+	n := e.stats.dirty.Load()
+	for i := range e.Group.Shards {
+		n += e.data(int32(i)).stats.dirty
+	}
+	return n
+}
+
+// AttachFeed attaches a reader to the write-effect feed, holding every shard while it does, so
+// that it sees exactly the writes that start after it returns.
+func (e *Engine) AttachFeed() *feed.Reader {
+	e.Group.LockAll()
+	defer e.Group.UnlockAll()
+	return e.Feed.Attach()
 }
 
 // commitBackgroundLocked commits what the shard's work outside any call (the active expiry)
@@ -135,6 +155,18 @@ func (e *Engine) commitBackgroundLocked(d *shardData) {
 		e.publishEvents(nil, fx.events)
 	}
 	fx.reset()
+}
+
+// newKeyLocked is a keyspace's OnNew hook: a key was created (the "new" event, class n).
+func (e *Engine) newKeyLocked(d *shardData, db int, key string) {
+	if Class(e.notify.Load())&NotifyNew == 0 {
+		return
+	}
+	c := d.running
+	if c == nil {
+		c = &d.bg
+	}
+	c.NotifyIn(db, NotifyNew, "new", []byte(key))
 }
 
 // commit records c's effects once its handler has returned; s is the slot whose Effects receive

@@ -128,6 +128,7 @@ func NewEngine(o Options) *Engine {
 		for db := range d.dbs {
 			d.dbs[db] = keyspace.New()
 			d.dbs[db].OnExpire = func(key string) { e.expiredLocked(d, db, key) }
+			d.dbs[db].OnNew = func(key string) { e.newKeyLocked(d, db, key) }
 		}
 		d.stats.cmds = make([]cmdCounter, numSpecs)
 		d.ctx.E, d.serve.E, d.bg.E = e, e, e

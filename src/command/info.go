@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/src/pubsub"
 )
 
 // INFO runs with every shard held (ScopeAll) so the keyspace section reads all databases at one
@@ -274,8 +275,9 @@ func infoMemory(w *infoWriter, c *Ctx) {
 func infoPersistence(w *infoWriter, c *Ctx) {
 	w.zeros("loading", "async_loading", "current_cow_peak", "current_cow_size", "current_cow_size_age")
 	w.str("current_fork_perc", "0.00")
-	w.zeros("current_save_keys_processed", "current_save_keys_total", "rdb_changes_since_last_save",
-		"rdb_bgsave_in_progress")
+	w.zeros("current_save_keys_processed", "current_save_keys_total")
+	w.int("rdb_changes_since_last_save", c.E.dirtyLocked())
+	w.zeros("rdb_bgsave_in_progress")
 	w.int("rdb_last_save_time", c.E.started.Unix())
 	w.str("rdb_last_bgsave_status", "ok")
 	w.int("rdb_last_bgsave_time_sec", -1)
@@ -310,7 +312,10 @@ func infoStats(w *infoWriter, c *Ctx) {
 	hits, misses := c.E.keyspaceHits()
 	w.int("keyspace_hits", hits)
 	w.int("keyspace_misses", misses)
-	w.zeros("pubsub_channels", "pubsub_patterns", "pubsubshard_channels", "latest_fork_usec",
+	w.int("pubsub_channels", int64(c.E.PubSub.Len(pubsub.Channel)))
+	w.int("pubsub_patterns", int64(c.E.PubSub.Len(pubsub.Pattern)))
+	w.int("pubsubshard_channels", int64(c.E.PubSub.Len(pubsub.ShardChannel)))
+	w.zeros("latest_fork_usec",
 		"total_forks", "migrate_cached_sockets", "slave_expires_tracked_keys", "active_defrag_hits",
 		"active_defrag_misses", "active_defrag_key_hits", "active_defrag_key_misses",
 		"total_active_defrag_time", "current_active_defrag_time", "tracking_total_keys",

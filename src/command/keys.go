@@ -305,11 +305,12 @@ func swapdb(c *Ctx) {
 }
 
 // swapDatabases swaps databases a and b in every shard; all shards must be held. The OnExpire
-// hooks stay with the database numbers: they report expirations under a database's number.
+// and OnNew hooks stay with the database numbers: they report under a database's number.
 func (e *Engine) swapDatabases(a, b int) {
 	for _, sh := range e.Group.Shards {
 		dbs := sh.Data.(*shardData).dbs
 		dbs[a], dbs[b] = dbs[b], dbs[a]
 		dbs[a].OnExpire, dbs[b].OnExpire = dbs[b].OnExpire, dbs[a].OnExpire
+		dbs[a].OnNew, dbs[b].OnNew = dbs[b].OnNew, dbs[a].OnNew
 	}
 }
