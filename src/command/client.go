@@ -60,6 +60,7 @@ type Client struct {
 	e    *Engine
 
 	subs               subState     // its subscriptions (pubsub.go), owner-only
+	track              trackState   // CLIENT TRACKING (tracking.go)
 	push               pushBox      // pushes queued for it by other goroutines (push.go)
 	nsub, npsub, nssub atomic.Int32 // subscription counts for CLIENT LIST and INFO
 	protoShown         atomic.Int32 // Proto, for publishers encoding its messages

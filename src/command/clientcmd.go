@@ -28,6 +28,10 @@ var clientCommands = []*Spec{
 		&Spec{Name: "client|unpause", Arity: 2, Flags: Admin | clientFlags, Scope: ScopeConn, Run: clientUnpause},
 		&Spec{Name: "client|unblock", Arity: -3, Flags: Admin | clientFlags, Scope: ScopeConn, Run: clientUnblock},
 		&Spec{Name: "client|help", Arity: 2, Flags: Loading | Stale, Scope: ScopeConn, Run: clientHelp},
+		&Spec{Name: "client|tracking", Arity: -3, Flags: clientFlags, Scope: ScopeConn, Run: clientTracking},
+		&Spec{Name: "client|caching", Arity: 3, Flags: clientFlags, Scope: ScopeConn, Run: clientCaching},
+		&Spec{Name: "client|getredir", Arity: 2, Flags: clientFlags, Scope: ScopeConn, Run: clientGetRedir},
+		&Spec{Name: "client|trackinginfo", Arity: 2, Flags: clientFlags, Scope: ScopeConn, Run: clientTrackingInfo},
 	),
 }
 

@@ -69,6 +69,7 @@ func reset(c *Ctx) {
 	cl.SetUser("default")
 	cl.Authed = c.E.Settings().RequirePass == ""
 	cl.unsubscribeAll(c.E)
+	c.E.disableTracking(cl)
 	c.Simple("RESET")
 }
 

@@ -61,6 +61,9 @@ type effects struct {
 	npre int
 	// events are keyspace events to publish, encoded by appendEvent.
 	events []byte
+	// after are pushes for the client itself that follow the command's reply (its own
+	// tracking invalidations, as Redis's tracking_pending_keys).
+	after []byte
 	// ring is the feed ring the executor may append to: a shard whose token it holds, or -1.
 	ring int32
 }
@@ -79,10 +82,6 @@ func (c *Ctx) NotifyIn(db int, class Class, event string, key []byte) {
 	}
 	c.fx.events = appendEvent(c.fx.events, db, class, event, key)
 }
-
-// Touch signals that key's value changed (Redis's signalModifiedKey): WATCH and client tracking
-// invalidate it.
-func (c *Ctx) Touch(key []byte) {}
 
 // Changed is the common pair: key changed, and event of class is raised on it.
 func (c *Ctx) Changed(class Class, event string, key []byte) {
@@ -155,6 +154,7 @@ func (e *Engine) commitBackgroundLocked(d *shardData) {
 		e.publishEvents(nil, fx.events)
 	}
 	fx.reset()
+	e.broadcastPending()
 }
 
 // newKeyLocked is a keyspace's OnNew hook: a key was created (the "new" event, class n).
@@ -184,8 +184,14 @@ func (e *Engine) commit(c *Ctx, s *pipeline.Slot) {
 	if e.Feed.Active() && fx.ring >= 0 {
 		e.propagateLocked(c)
 	}
-	if len(fx.events) > 0 && s != nil {
-		s.Effects = append(s.Effects, fx.events...)
+	if len(fx.events) > 0 {
+		if by := c.fxSlot(s); by != nil {
+			by.Effects = append(by.Effects, fx.events...)
+		}
+	}
+	if len(fx.after) > 0 && s != nil {
+		c.Out = append(c.Out, fx.after...)
+		s.Reply = c.Out
 	}
 	fx.reset()
 }
@@ -198,7 +204,7 @@ func (fx *effects) propagated() {
 
 func (fx *effects) reset() {
 	fx.dirty, fx.own, fx.nops, fx.npre = 0, false, 0, 0
-	fx.ops, fx.pre, fx.events = fx.ops[:0], fx.pre[:0], fx.events[:0]
+	fx.ops, fx.pre, fx.events, fx.after = fx.ops[:0], fx.pre[:0], fx.events[:0], fx.after[:0]
 }
 
 // propagateLocked appends c's replicated form to the feed ring its executor holds.

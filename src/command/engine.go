@@ -33,8 +33,9 @@ type Settings struct {
 	ZSetMaxListpackEntries int64
 	ZSetMaxListpackValue   int64
 
-	LazyfreeLazyExpire bool // expired keys propagate as UNLINK, not DEL
-	PubSubOutputLimit  OutputLimit
+	LazyfreeLazyExpire   bool // expired keys propagate as UNLINK, not DEL
+	PubSubOutputLimit    OutputLimit
+	TrackingTableMaxKeys int64
 	// NotifyKeyspaceEvents are notify-keyspace-events' classes (Class bits).
 	NotifyKeyspaceEvents int64
 }
@@ -45,7 +46,7 @@ func DefaultSettings() Settings {
 		ProtectedMode: true, ListMaxListpackSize: -2, HashMaxListpackEntries: 512,
 		HashMaxListpackValue: 64, SetMaxIntsetEntries: 512, SetMaxListpackEntries: 128,
 		SetMaxListpackValue: 64, ZSetMaxListpackEntries: 128, ZSetMaxListpackValue: 64,
-		PubSubOutputLimit: OutputLimit{Hard: 32 << 20, Soft: 8 << 20, SoftSeconds: 60}}
+		PubSubOutputLimit: OutputLimit{Hard: 32 << 20, Soft: 8 << 20, SoftSeconds: 60}, TrackingTableMaxKeys: 1_000_000}
 }
 
 // ConfigStore is the run-time configuration behind CONFIG (src/config implements it).
@@ -94,6 +95,7 @@ type Engine struct {
 	// PubSub holds the subscriptions of every client (pubsub.go).
 	PubSub      *pubsub.Registry
 	outputLimit atomic.Pointer[OutputLimit] // client-output-buffer-limit pubsub (push.go)
+	track       trackingState               // client-side caching (tracking.go)
 	notify      atomic.Int64                // NotifyKeyspaceEvents of the settings, read on every Notify
 
 	clients  *xsync.MapOf[uint64, *Client]
@@ -139,6 +141,7 @@ func NewEngine(o Options) *Engine {
 	e.readers = newReaders(e.Group.Readers())
 	e.Feed = feed.New(len(e.Group.Shards), feedRingBytes)
 	e.PubSub = pubsub.New()
+	e.track.init()
 	// HOTKV_NOWARM=1 runs batches without warming, for A/B benchmarks (benchmarks/README.md).
 	if e.warmOn = os.Getenv("HOTKV_NOWARM") == ""; e.warmOn {
 		e.Group.Warm = e.warm
@@ -156,6 +159,7 @@ func (e *Engine) SetSettings(s Settings) {
 	e.notify.Store(s.NotifyKeyspaceEvents)
 	lim := s.PubSubOutputLimit
 	e.outputLimit.Store(&lim)
+	e.track.maxKeys.Store(s.TrackingTableMaxKeys)
 }
 
 // Settings returns the current hot-path configuration.
@@ -215,6 +219,7 @@ func (e *Engine) NewClient(addr, laddr string, closeFn func()) *Client {
 func (e *Engine) RemoveClient(cl *Client) {
 	e.clients.Delete(cl.ID)
 	cl.unsubscribeAll(e)
+	e.disableTracking(cl)
 }
 
 // EachClient calls fn for every connected client.
@@ -256,7 +261,7 @@ func (e *Engine) Env() *pipeline.Env {
 		MayBlock: func(client any, args [][]byte) bool { return e.mayBlock(client.(*Client), args) },
 		Closing:  func(client any) bool { cl := client.(*Client); return cl.closeAfter || cl.killed.Load() },
 		Completed: func(client any, slots []pipeline.Slot) {
-			if cl := client.(*Client); e.notify.Load() != 0 || cl.push.size.Load() > 0 {
+			if cl := client.(*Client); e.notify.Load() != 0 || cl.push.size.Load() > 0 || e.track.pending.Load() > 0 {
 				e.completed(cl, slots)
 			}
 		},

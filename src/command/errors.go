@@ -47,6 +47,18 @@ const (
 	// Pub/sub.
 	ErrSubscribedMode = "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
 
+	// Client-side caching (CLIENT TRACKING, CLIENT CACHING).
+	ErrTrackingOneRedirect = "ERR A client can only redirect to a single other client"
+	ErrTrackingNoRedirect  = "ERR The client ID you want redirect to does not exist"
+	ErrTrackingPrefixBcast = "ERR PREFIX option requires BCAST mode to be enabled"
+	ErrTrackingSwitchBcast = "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode."
+	ErrTrackingBcastOpt    = "ERR OPTIN and OPTOUT are not compatible with BCAST"
+	ErrTrackingOptinOptout = "ERR You can't specify both OPTIN mode and OPTOUT mode"
+	ErrTrackingSwitchOpt   = "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode."
+	ErrCachingNotTracking  = "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"
+	ErrCachingYes          = "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode."
+	ErrCachingNo           = "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode."
+
 	// Keys and expiry (DEL … SWAPDB, SCAN, OBJECT, EXPIRE …).
 	ErrInvalidCursor   = "ERR invalid cursor"
 	ErrIntArgRange     = "ERR value is out of range, value must between -2147483648 and 2147483647"

@@ -263,7 +263,7 @@ func (e *Engine) call(c *Ctx, s *pipeline.Slot, now int64) {
 		}
 		s.Reply = c.Out
 		if !c.needToken { // else not a call: it runs again holding the token (shared.go)
-			e.commit(c, c.fxSlot(s))
+			e.commit(c, s)
 			e.count(c, spec)
 		}
 		c.Args, c.Client = nil, nil

@@ -129,6 +129,7 @@ func (e *Engine) TakePushes(cl *Client, dst []byte) []byte {
 // completed is the pipeline's Env.Completed: it publishes the keyspace events the slots raised,
 // in request order.
 func (e *Engine) completed(cl *Client, slots []pipeline.Slot) {
+	defer e.broadcastPending()
 	for i := range slots {
 		s := &slots[i]
 		if len(s.Effects) == 0 {

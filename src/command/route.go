@@ -47,6 +47,9 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 		}
 	case ScopeKeys:
 		s.Target = e.routeKeys(cl, spec, s)
+		if cl.track.flags.Load() != 0 && cl.trackRead(spec) {
+			e.rememberKeys(cl, s.Args, cl.keyPos)
+		}
 		s.Shared = spec.shared && s.Target >= 0
 		if spec.Flags&Blocking != 0 {
 			s.Target = pipeline.TargetBarrier // it may wait: see block.go

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,9 +36,10 @@ import (
 //
 // Several connections: "@name> CMD" (and "@name>* ", "@name>~ ") runs CMD on connection name,
 // opened on first use (plain steps run on connection "a"); "@name<" sends nothing and reads what
-// arrived on it meanwhile (a published message). A file whose first line is "## sync" reads, after
-// every step, up to the reply of a sentinel PING it sends on the step's connection, so that a step
-// may have any number of replies (SUBSCRIBE a b) or none; both servers get the sentinel.
+// arrived on it meanwhile (a published message); "{id:name}" in a step's arguments is connection
+// name's client id on the server at hand. A file whose first line is "## sync" lets a step have
+// any number of replies (SUBSCRIBE a b) or none: recording reads until Redis stays quiet for
+// syncQuiet, replaying takes everything HotKV wrote.
 //
 // Files that rest on several connections or on push messages need a redis-server for nothing but
 // -update: both sides are replayed here.
@@ -105,13 +107,6 @@ func (s step) header() string {
 	return prefix + s.mode + " " + s.line
 }
 
-// syncArgs is the sentinel PING of "## sync" files, and syncReplies its replies (a bulk, or
-// RESP2 subscribed mode's array).
-var (
-	syncArgs    = [][]byte{[]byte("PING"), []byte("__sync__")}
-	syncReplies = []string{"*2\r\n$4\r\npong\r\n$8\r\n__sync__\r\n", "$8\r\n__sync__\r\n"} // longest first
-)
-
 // isSync reports whether a transcript asks for sentinel reads.
 func isSync(data []byte) bool { return bytes.HasPrefix(data, []byte("## sync\n")) }
 
@@ -177,34 +172,19 @@ func checkTranscript(t *testing.T, steps []step, proto int, sync bool) {
 		}
 		return conns[name]
 	}
+	ids := func(name string) string { return strconv.FormatUint(conn(name).client.ID, 10) }
 	for i, s := range steps {
 		tc := conn(s.conn)
 		var out []byte
 		if s.mode != "<" {
-			out, _ = tc.send(encodeArgs(s.args))
-		}
-		if sync {
-			more, _ := tc.send(encodeArgs(syncArgs))
-			out = append(out, more...)
-			if !cutSync(&out) {
-				t.Fatalf("step %d: %s: no sentinel reply in %q", i+1, s.header(), out)
-			}
+			out, _ = tc.send(encodeArgs(withIDs(s.args, ids)))
+		} else {
+			out, _ = tc.send(nil) // what other connections queued for it meanwhile
 		}
 		if !replyMatches(t, s, string(out), s.want) {
 			t.Errorf("step %d: %s\n got: %q\nwant: %q", i+1, s.header(), out, s.want)
 		}
 	}
-}
-
-// cutSync removes the sentinel's reply from the end of out, reporting whether it was there.
-func cutSync(out *[]byte) bool {
-	for _, r := range syncReplies {
-		if bytes.HasSuffix(*out, []byte(r)) {
-			*out = (*out)[:len(*out)-len(r)]
-			return true
-		}
-	}
-	return false
 }
 
 func replyMatches(t *testing.T, s step, got, want string) bool {
@@ -358,20 +338,31 @@ func recordTranscript(t *testing.T, path string, steps []step, proto int, sync b
 	addr, stop := startRedisAddr(t)
 	defer stop()
 	type rconn struct {
-		c net.Conn
-		r *bufio.Reader
+		c  net.Conn
+		r  *bufio.Reader
+		id string
 	}
 	conns := map[string]*rconn{}
+	read := func(rc *rconn, wait time.Duration) ([]byte, error) {
+		rc.c.SetReadDeadline(time.Now().Add(wait))
+		return resptest.ReadRaw(rc.r)
+	}
 	conn := func(name string) *rconn {
 		if conns[name] == nil {
 			c, err := net.Dial("tcp", addr)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rc := &rconn{c, bufio.NewReader(c)}
+			rc := &rconn{c: c, r: bufio.NewReader(c)}
+			c.Write(encodeArgs([][]byte{[]byte("CLIENT"), []byte("ID")}))
+			raw, err := read(rc, 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc.id = strings.TrimSuffix(string(raw[1:]), "\r\n")
 			if proto == 3 {
 				c.Write(encodeArgs([][]byte{[]byte("HELLO"), []byte("3")}))
-				if _, err := resptest.ReadRaw(rc.r); err != nil {
+				if _, err := read(rc, 10*time.Second); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -384,24 +375,27 @@ func recordTranscript(t *testing.T, path string, steps []step, proto int, sync b
 			rc.c.Close()
 		}
 	}()
+	ids := func(name string) string { return conn(name).id }
 	var out strings.Builder
 	for _, s := range steps {
 		rc := conn(s.conn)
 		if s.mode != "<" {
-			rc.c.Write(encodeArgs(s.args))
-		}
-		if sync {
-			rc.c.Write(encodeArgs(syncArgs))
+			rc.c.Write(encodeArgs(withIDs(s.args, ids)))
 		}
 		var reply []byte
-		for {
-			rc.c.SetReadDeadline(time.Now().Add(10 * time.Second))
-			raw, err := resptest.ReadRaw(rc.r)
+		for wait := 10 * time.Second; ; wait = syncQuiet {
+			if sync && len(reply) == 0 {
+				wait = syncQuiet
+			}
+			raw, err := read(rc, wait)
+			if err != nil && sync && errors.Is(err, os.ErrDeadlineExceeded) && len(raw) == 0 {
+				break // quiet: the step has no more replies
+			}
 			if err != nil {
 				t.Fatalf("%s: %v", s.header(), err)
 			}
 			reply = append(reply, raw...)
-			if !sync || cutSync(&reply) {
+			if !sync {
 				break
 			}
 		}
@@ -410,6 +404,33 @@ func recordTranscript(t *testing.T, path string, steps []step, proto int, sync b
 	if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// syncQuiet is how long a "## sync" recording waits for a step's next reply before it takes
+// the step to have no more: Redis writes every client's replies and pushes of one event-loop pass
+// together, so those of a step arrive well within it.
+const syncQuiet = 200 * time.Millisecond
+
+// withIDs replaces {id:name} in args with the client id of connection name on the server at hand
+// (CLIENT TRACKING … REDIRECT {id:s}).
+func withIDs(args [][]byte, id func(name string) string) [][]byte {
+	out := args
+	for i, a := range args {
+		start := bytes.Index(a, []byte("{id:"))
+		if start < 0 {
+			continue
+		}
+		end := bytes.IndexByte(a[start:], '}')
+		if end < 0 {
+			continue
+		}
+		if &out[0] == &args[0] {
+			out = slices.Clone(args)
+		}
+		name := string(a[start+4 : start+end])
+		out[i] = slices.Concat(a[:start], []byte(id(name)), a[start+end+1:])
+	}
+	return out
 }
 
 // startRedis starts a throwaway redis-server on a free loopback port and connects to it.
