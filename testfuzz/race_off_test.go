@@ -1,0 +1,5 @@
+//go:build !race
+
+package testfuzz
+
+const raceEnabled = false
