@@ -71,6 +71,9 @@ type Env struct {
 	// client (pub/sub messages, invalidations) and returns it; Serve writes them first, so they
 	// leave between two batches' replies, never inside one.
 	TakePushes func(client any, dst []byte) []byte
+	// Buffered, when set, is told how many unparsed bytes (a partial command) the connection holds
+	// whenever that changes between Serves: CLIENT LIST's qbuf.
+	Buffered func(client any, n int)
 	// Closing reports whether the client must be closed once its replies are written (QUIT,
 	// CLIENT KILL, a panicking command). It is checked after each command: later commands of
 	// the batch are then dropped.
@@ -95,6 +98,7 @@ type Conn struct {
 	batch  *Batch
 	out    []byte
 	need   int // bytes a partial command needs before parsing it again is worth it
+	shown  int // the buffered byte count last given to Env.Buffered
 	limit  int // commands per batch, adapted to reply sizes
 }
 
@@ -168,10 +172,20 @@ func (c *Conn) Serve() error {
 				return ErrQueryBuffer
 			}
 			c.need = need
+			c.showBuffered()
 			return nil
 		}
 	}
+	c.showBuffered()
 	return nil
+}
+
+// showBuffered reports the bytes left buffered to Env.Buffered when they changed.
+func (c *Conn) showBuffered() {
+	if n := c.stream.Len(); n != c.shown && c.env.Buffered != nil {
+		c.shown = n
+		c.env.Buffered(c.Client, n)
+	}
 }
 
 // mayBlock reports whether the parsed batch holds a command that may wait while the stream is

@@ -1,10 +1,6 @@
 package testfuzz
 
 import (
-	"encoding/binary"
-	"fmt"
-	"net"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -12,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hotkv/hotkv/net/resp/resptest"
 )
 
 // liveHeap returns the bytes of live heap objects after a full collection. HotKV runs in this
@@ -76,8 +74,8 @@ func (w *heapWatch) growth() int64 {
 
 // A declared length reserves nothing: 50 clients that each announce a 512MB argument (or two
 // billion arguments) and send a few bytes leave the heap nearly unchanged, and the server keeps
-// serving. The heap is judged once the server has read every client's bytes and the heap has
-// stopped growing.
+// serving. The heap is judged once the server holds every client's bytes (CLIENT LIST's qbuf)
+// and the heap has stopped growing.
 func TestDeclaredBulkLengthReservesNoMemory(t *testing.T) {
 	forEachEngine(t, func(t *testing.T) {
 		hotkv, _ := startHotKV(t)
@@ -92,7 +90,7 @@ func TestDeclaredBulkLengthReservesNoMemory(t *testing.T) {
 				conns[i].write([]byte("*2147483647\r\n$3\r\nSET\r\n"))
 			}
 		}
-		waitServerRead(t, conns, ioTimeout)
+		waitQueryBuffers(t, dial(t, hotkv), clients, ioTimeout)
 		w.settle(limit, 300*time.Millisecond, 10*time.Second)
 		if got := dial(t, hotkv).do("PING"); got != "+PONG\r\n" {
 			t.Errorf("PING while %d clients hold partial 512MB bulks = %s", clients, quote(got))
@@ -163,73 +161,30 @@ func TestBackpressureSlowReader(t *testing.T) {
 // middle of a command (Redis 7.0.15 shows qbuf=10 argv-mem=4 for the SET above, qbuf=0
 // argv-mem=3 for the argument count), and INFO's client_recent_max_input_buffer and
 // total_net_input_bytes are 0; the kernel's view also does not depend on the server under test.
-func waitServerRead(t *testing.T, conns []*rawConn, wait time.Duration) {
+// waitQueryBuffers waits until CLIENT LIST (asked on ctl) shows n clients holding a partial
+// command (qbuf > 0).
+func waitQueryBuffers(t *testing.T, ctl *rawConn, n int, wait time.Duration) {
 	t.Helper()
-	type end struct{ local, remote string }
-	var clientEnds, serverEnds []end
-	for _, c := range conns {
-		l, r := procAddr(c.c.LocalAddr()), procAddr(c.c.RemoteAddr())
-		clientEnds, serverEnds = append(clientEnds, end{l, r}), append(serverEnds, end{r, l})
-	}
-	var pending string
+	held := 0
 	for deadline := time.Now().Add(wait); ; time.Sleep(5 * time.Millisecond) {
-		queues, err := tcpQueues()
+		v, err := resptest.Parse([]byte(ctl.do("CLIENT", "LIST")))
 		if err != nil {
-			t.Skipf("cannot see the kernel's socket queues: %v", err)
+			t.Fatal(err)
 		}
-		pending = ""
-		for i := range conns {
-			tx, okC := queues[clientEnds[i].local+" "+clientEnds[i].remote]
-			rx, okS := queues[serverEnds[i].local+" "+serverEnds[i].remote]
-			switch {
-			case !okC || !okS:
-				pending = fmt.Sprintf("client %d: no socket in /proc/net/tcp (client %v, server %v)", i, okC, okS)
-			case tx[0] != 0 || rx[1] != 0:
-				pending = fmt.Sprintf("client %d: %d bytes unsent, %d unread by the server", i, tx[0], rx[1])
-			}
-			if pending != "" {
-				break
+		text, _ := v.Text()
+		held = 0
+		for _, line := range strings.Split(text, "\n") {
+			for _, f := range strings.Fields(line) {
+				if q, ok := strings.CutPrefix(f, "qbuf="); ok && q != "0" {
+					held++
+				}
 			}
 		}
-		if pending == "" {
+		if held >= n {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the server did not read its clients' bytes within %v: %s", wait, pending)
+			t.Fatalf("CLIENT LIST shows %d clients holding a partial command after %v, want %d", held, wait, n)
 		}
 	}
-}
-
-// procAddr spells a loopback TCP address the way /proc/net/tcp does: the IPv4 address as a
-// little-endian hex word, then the port in hex.
-func procAddr(a net.Addr) string {
-	ta := a.(*net.TCPAddr)
-	ip := ta.IP.To4()
-	if ip == nil {
-		panic("BUG: not an IPv4 address: " + a.String())
-	}
-	return fmt.Sprintf("%08X:%04X", binary.LittleEndian.Uint32(ip), ta.Port)
-}
-
-// tcpQueues returns the tx_queue and rx_queue of every IPv4 TCP socket, by "local remote".
-func tcpQueues() (map[string][2]uint64, error) {
-	b, err := os.ReadFile("/proc/net/tcp")
-	if err != nil {
-		return nil, err
-	}
-	out := map[string][2]uint64{}
-	for _, line := range strings.Split(string(b), "\n")[1:] {
-		f := strings.Fields(line)
-		if len(f) < 5 {
-			continue
-		}
-		txs, rxs, ok := strings.Cut(f[4], ":")
-		tx, err1 := strconv.ParseUint(txs, 16, 64)
-		rx, err2 := strconv.ParseUint(rxs, 16, 64)
-		if !ok || err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("unexpected /proc/net/tcp line %q", line)
-		}
-		out[f[1]+" "+f[2]] = [2]uint64{tx, rx}
-	}
-	return out, nil
 }

@@ -17,6 +17,7 @@ type clientShown struct {
 	user           atomic.Pointer[string]
 	noEvict        atomic.Bool
 	sub, psub, ssb atomic.Int32 // subscription counts, kept by the pub/sub family
+	qbuf           atomic.Int64 // unparsed bytes of a partial command (pipeline.Env.Buffered)
 }
 
 // SetFD records the connection's socket for CLIENT LIST and CLIENT INFO (the server calls it once,
@@ -131,8 +132,9 @@ func (v *clientView) appendFlags(dst []byte) []byte {
 const clientBaseMem = int(unsafe.Sizeof(Client{}))
 
 // appendClientLine appends one CLIENT LIST / CLIENT INFO line, newline included, with Redis
-// 7.0's fields in its order. Buffer fields HotKV does not track per client (qbuf, rbs, omem…)
-// are 0: the pipeline owns those buffers.
+// 7.0's fields in its order. qbuf is the partial command the connection holds, omem the pushes
+// waiting for it; the other buffer fields (qbuf-free, rbs, obl…) are 0: the pipeline owns those
+// buffers.
 func appendClientLine(dst []byte, v *clientView, now int64) []byte {
 	cl := v.cl
 	num := func(name string, n int64) {
@@ -162,9 +164,8 @@ func appendClientLine(dst []byte, v *clientView, now int64) []byte {
 	num("psub", int64(v.psub))
 	num("ssub", int64(v.ssub))
 	num("multi", -1)
-	for _, f := range [...]string{"qbuf", "qbuf-free"} {
-		num(f, 0)
-	}
+	num("qbuf", cl.shown.qbuf.Load())
+	num("qbuf-free", 0)
 	num("argv-mem", int64(v.argvMem))
 	num("multi-mem", 0)
 	for _, f := range [...]string{"rbs", "rbp", "obl", "oll"} {

@@ -266,5 +266,6 @@ func (e *Engine) Env() *pipeline.Env {
 			}
 		},
 		TakePushes: func(client any, dst []byte) []byte { return e.TakePushes(client.(*Client), dst) },
+		Buffered:   func(client any, n int) { client.(*Client).shown.qbuf.Store(int64(n)) },
 	}
 }
