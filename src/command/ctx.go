@@ -78,8 +78,8 @@ func (c *Ctx) UpsertIn(key []byte) (*keyspace.Keyspace, *keyspace.Entry, bool) {
 	return ks, e, created
 }
 
-// FindRead finds key for a read, counting a keyspace hit or miss for INFO as Redis's
-// lookupKeyRead does.
+// FindRead finds key for a read, counting a keyspace hit or miss for INFO and raising the
+// "keymiss" event on a miss, as Redis's lookupKeyRead does.
 func (c *Ctx) FindRead(key []byte) *keyspace.Entry {
 	ks, h := c.lookup(key)
 	if st := c.rstats; st != nil { // shared work (shared.go)
@@ -89,6 +89,7 @@ func (c *Ctx) FindRead(key []byte) *keyspace.Entry {
 			c.needToken = true
 		case e == nil:
 			st.misses.Add(1)
+			c.Notify(NotifyKeyMiss, "keymiss", key)
 		default:
 			st.hits.Add(1)
 		}
@@ -98,6 +99,7 @@ func (c *Ctx) FindRead(key []byte) *keyspace.Entry {
 	st := &c.E.data(c.E.shardOfHash(h)).stats
 	if e == nil {
 		st.misses++
+		c.Notify(NotifyKeyMiss, "keymiss", key) // Redis's lookupKeyRead raises it
 	} else {
 		st.hits++
 	}
