@@ -43,6 +43,7 @@ func (cl *Client) deliver(kind pubsub.Kind, pattern, channel, msg []byte) {
 		b.mu.Unlock()
 		return
 	}
+	wake := len(b.buf) == 0 // else a Wake is already on its way: the Serve it starts takes this too
 	word := kindNames[kind][2]
 	if pattern != nil {
 		b.buf = appendPushLen(b.buf, proto, 4)
@@ -61,7 +62,7 @@ func (cl *Client) deliver(kind pubsub.Kind, pattern, channel, msg []byte) {
 		cl.closeForOutput()
 		return
 	}
-	if cl.Wake != nil {
+	if wake && cl.Wake != nil {
 		cl.Wake()
 	}
 }

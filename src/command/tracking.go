@@ -259,10 +259,11 @@ func (cl *Client) queuePush(msg []byte) {
 		b.mu.Unlock()
 		return
 	}
+	wake := len(b.buf) == 0 // see deliver
 	b.buf = append(b.buf, msg...)
 	b.size.Store(int64(len(b.buf)))
 	b.mu.Unlock()
-	if cl.Wake != nil {
+	if wake && cl.Wake != nil {
 		cl.Wake()
 	}
 }
