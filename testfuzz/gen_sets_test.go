@@ -12,6 +12,14 @@ var setMembers = []string{"1", "2", "3", "10", "-5", "0", "9223372036854775807",
 // intMembers are the members of the sets that stay integer-only until a string member arrives.
 var intMembers = []string{"1", "2", "3", "10", "-5", "0", "100", "-9223372036854775808"}
 
+// oneSets are keys (outside setKeys, so no other command names them) whose set never holds more
+// than its one member: only setOne's commands touch them, and each keeps the set a subset of
+// {member}. SPOP on them, with or without a count, pops that member or nothing, which is
+// deterministic, so the single SPOP (replicated as SREM) and SPOP with a count reaching the size
+// (replicated as DEL) are compared exactly, and so is SMOVE creating its destination and
+// emptying its source.
+var oneSets = []struct{ key, member string }{{"s1", "7"}, {"s1s", "one"}}
+
 // bigCount is larger than any set the generator builds (they draw from setMembers and
 // intMembers), so SPOP with it removes every member, which is deterministic.
 const bigCount = "50"
@@ -55,6 +63,7 @@ var setTable = []genEntry{
 	}},
 	{2, (*gen).srandmember},
 	{1, (*gen).spop},
+	{3, (*gen).setOne},
 	{1, (*gen).setArity},
 	delOf(setKeys),
 }
@@ -82,6 +91,20 @@ func (g *gen) srandmember() genCmd {
 // smaller than the set, removes random members and the two servers' sets would part ways.
 func (g *gen) spop() genCmd {
 	return sorted("spop", g.skey(), g.pick([]string{bigCount, bigCount, "0", "-1", "x"}))
+}
+
+// setOne sends a command on one of the oneSets that keeps it within its one member.
+func (g *gen) setOne() genCmd {
+	o := oneSets[g.r.IntN(len(oneSets))]
+	k, m, s := g.prefix+o.key, o.member, g.prefix+g.pick(setKeys)
+	forms := [][]string{
+		{"sadd", k, m}, {"sadd", k, m, m}, {"srem", k, m}, {"srem", k, m, "other"},
+		{"spop", k}, {"spop", k}, {"spop", k, "1"}, {"spop", k, "2"}, {"spop", k, "0"},
+		{"smove", k, s, m}, {"smove", s, k, m}, {"smove", k, k, m},
+		{"sinterstore", k, k, s}, {"sinterstore", k, s, k}, {"sdiffstore", k, k, s},
+		{"sunionstore", k, k}, {"sunionstore", k, k, k}, {"sdiffstore", k, k},
+	}
+	return exact(append([]string(nil), g.pick2(forms)...)...)
 }
 
 // setArity sends set commands with a wrong number of arguments.

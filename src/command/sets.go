@@ -72,11 +72,17 @@ func addSet(c *Ctx, ks *keyspace.Keyspace, key []byte) *dset.Set {
 }
 
 // storeSet makes key hold s with no expiry, as Redis's setKey does for the STORE commands, or
-// deletes key when s is empty; it replies s's size.
-func storeSet(c *Ctx, key []byte, s *dset.Set) {
+// deletes key when s is nil or empty; it replies s's size. event is the command's keyspace event.
+// One difference is left: a destination whose time has passed but that nobody reclaimed yet is
+// found by Redis's dbDelete (a "del", one change, the command propagated) and by Keyspace.Delete
+// reported expired ("expired", a DEL propagated); keyspace has no deletion that ignores expiry.
+func storeSet(c *Ctx, key []byte, s *dset.Set, event string) {
 	ks := c.KS(key)
-	if s.Len() == 0 {
-		ks.Delete(key, c.Now)
+	if s == nil || s.Len() == 0 {
+		if ks.Delete(key, c.Now) {
+			c.Changed(NotifyGeneric, "del", key)
+			c.Dirty(1)
+		}
 		c.Int(0)
 		return
 	}
@@ -84,6 +90,8 @@ func storeSet(c *Ctx, key []byte, s *dset.Set) {
 	e.Kind, e.Enc, e.B, e.Obj = keyspace.KindSet, 0, nil, s
 	ks.SetExpire(e, 0)
 	c.Int(int64(s.Len()))
+	c.Changed(NotifySet, event, key)
+	c.Dirty(1)
 }
 
 // replySet replies s's members as a set (an array in RESP2).
@@ -114,6 +122,10 @@ func sadd(c *Ctx) {
 			added++
 		}
 	}
+	if added > 0 {
+		c.Changed(NotifySet, "sadd", key)
+		c.Dirty(int(added))
+	}
 	c.Int(added)
 }
 
@@ -130,8 +142,16 @@ func srem(c *Ctx) {
 			removed++
 		}
 	}
-	if s != nil && s.Len() == 0 {
-		c.KS(key).Remove(e)
+	if removed > 0 {
+		gone := s.Len() == 0
+		if gone {
+			c.KS(key).Remove(e)
+		}
+		c.Changed(NotifySet, "srem", key)
+		if gone {
+			c.Notify(NotifyGeneric, "del", key)
+		}
+		c.Dirty(int(removed))
 	}
 	c.Int(removed)
 }
@@ -166,7 +186,9 @@ func smismember(c *Ctx) {
 	}
 }
 
-// SMOVE source destination member
+// SMOVE source destination member. The source's "srem" (and "del") come before the destination
+// is created; a member the destination already holds counts one change, not two, and raises no
+// "sadd".
 func smove(c *Ctx) {
 	src, dst, m := c.Args[1], c.Args[2], c.Args[3]
 	se := c.Find(src)
@@ -188,8 +210,10 @@ func smove(c *Ctx) {
 		c.Int(0)
 		return
 	}
+	c.Notify(NotifySet, "srem", src)
 	if ss.Len() == 0 {
 		c.KS(src).Remove(se)
+		c.Notify(NotifyGeneric, "del", src)
 	}
 	var ds *dset.Set
 	if de == nil {
@@ -197,7 +221,13 @@ func smove(c *Ctx) {
 	} else {
 		ds = de.Obj.(*dset.Set)
 	}
+	c.Touch(src)
+	c.Dirty(1)
 	lim := setLimits(c)
-	ds.Add(m, &lim)
+	if ds.Add(m, &lim) {
+		c.Dirty(1)
+		c.Notify(NotifySet, "sadd", dst)
+	}
+	c.Touch(dst)
 	c.Int(1)
 }

@@ -43,10 +43,10 @@ func sinterstore(c *Ctx) {
 	switch {
 	case !ok:
 	case missing:
-		storeSet(c, c.Args[1], dset.New())
+		storeSet(c, c.Args[1], nil, "sinterstore")
 	default:
 		lim := setLimits(c)
-		storeSet(c, c.Args[1], dset.InterSet(sets, &lim))
+		storeSet(c, c.Args[1], dset.InterSet(sets, &lim), "sinterstore")
 	}
 }
 
@@ -96,8 +96,8 @@ func parseSintercardLimit(opts [][]byte) (limit int64, msg string) {
 }
 
 // unionDiff is SUNION, SDIFF and their STORE forms: compute the result set from keys and store
-// it in dst, or reply it when dst is nil.
-func unionDiff(c *Ctx, dst []byte, keys [][]byte, op func([]*dset.Set, *dset.Limits) *dset.Set) {
+// it in dst, raising event, or reply it when dst is nil.
+func unionDiff(c *Ctx, dst []byte, keys [][]byte, op func([]*dset.Set, *dset.Limits) *dset.Set, event string) {
 	var buf [8]*dset.Set
 	sets, _, ok := readSets(c, keys, buf[:0])
 	if !ok {
@@ -106,20 +106,20 @@ func unionDiff(c *Ctx, dst []byte, keys [][]byte, op func([]*dset.Set, *dset.Lim
 	lim := setLimits(c)
 	out := op(sets, &lim)
 	if dst != nil {
-		storeSet(c, dst, out)
+		storeSet(c, dst, out, event)
 		return
 	}
 	replySet(c, out)
 }
 
 // SUNION key [key ...]
-func sunion(c *Ctx) { unionDiff(c, nil, c.Args[1:], dset.Union) }
+func sunion(c *Ctx) { unionDiff(c, nil, c.Args[1:], dset.Union, "") }
 
 // SUNIONSTORE destination key [key ...]
-func sunionstore(c *Ctx) { unionDiff(c, c.Args[1], c.Args[2:], dset.Union) }
+func sunionstore(c *Ctx) { unionDiff(c, c.Args[1], c.Args[2:], dset.Union, "sunionstore") }
 
 // SDIFF key [key ...]
-func sdiff(c *Ctx) { unionDiff(c, nil, c.Args[1:], dset.Diff) }
+func sdiff(c *Ctx) { unionDiff(c, nil, c.Args[1:], dset.Diff, "") }
 
 // SDIFFSTORE destination key [key ...]
-func sdiffstore(c *Ctx) { unionDiff(c, c.Args[1], c.Args[2:], dset.Diff) }
+func sdiffstore(c *Ctx) { unionDiff(c, c.Args[1], c.Args[2:], dset.Diff, "sdiffstore") }

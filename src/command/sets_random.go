@@ -11,7 +11,13 @@ import (
 // output buffer passes its limit, rather than the server running out of memory.
 const setReplyMax = 1 << 30
 
-// SPOP key [count]
+// Names of the commands SPOP is replicated as.
+var (
+	sremName = []byte("SREM")
+	delName  = []byte("DEL")
+)
+
+// SPOP key [count]. Replicated as SREM of the member popped.
 func spop(c *Ctx) {
 	switch len(c.Args) {
 	case 3:
@@ -30,15 +36,22 @@ func spop(c *Ctx) {
 		c.Null()
 	default:
 		var buf [64]byte
-		c.Bulk(s.Pop(c.E.rand(), buf[:0]))
+		c.Notify(NotifySet, "spop", key)
+		m := s.Pop(c.E.rand(), buf[:0])
+		c.Propagate(sremName, key, m)
+		c.Bulk(m)
 		if s.Len() == 0 {
 			c.KS(key).Remove(e)
+			c.Notify(NotifyGeneric, "del", key)
 		}
+		c.Touch(key)
+		c.Dirty(1)
 	}
 }
 
 // spopCount is SPOP key count: the whole set when count reaches its size (replied as SUNION
-// would, then deleted), else count random members.
+// would, then deleted, and replicated as DEL), else count random members (replicated as one
+// SREM each, which Redis 7.0 wraps in MULTI/EXEC when there are several).
 func spopCount(c *Ctx) {
 	n, ok := ParseInt(c.Args[2])
 	if !ok || n < 0 {
@@ -52,13 +65,27 @@ func spopCount(c *Ctx) {
 	case s == nil || n == 0:
 		c.SetLen(0)
 	case n >= int64(s.Len()):
+		c.Notify(NotifySet, "spop", key)
+		c.Dirty(s.Len())
 		lim := setLimits(c)
 		replySet(c, dset.Union([]*dset.Set{s}, &lim))
 		c.KS(key).Remove(e)
+		c.Notify(NotifyGeneric, "del", key)
+		c.Propagate(delName, key) // Redis: UNLINK under lazyfree-lazy-server-del, which HotKV lacks
+		c.Touch(key)
 	default:
+		c.Notify(NotifySet, "spop", key)
+		c.Dirty(int(n))
 		lim := setLimits(c)
 		c.SetLen(int(n))
-		s.PopN(int(n), c.E.rand(), &lim, func(m []byte) { c.Bulk(m) })
+		feed := c.E.Feed.Active()
+		s.PopN(int(n), c.E.rand(), &lim, func(m []byte) {
+			c.Bulk(m)
+			if feed {
+				c.Propagate(sremName, key, m)
+			}
+		})
+		c.Touch(key)
 	}
 }
 
