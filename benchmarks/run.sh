@@ -14,13 +14,14 @@
 #
 # Usage: benchmarks/run.sh [--quick] [--big] [--proof] [--only SECTIONS]
 #   (default)  sections throughput (the twelve commands), scaling (HotKV --threads 1 vs 2, on both
-#              CPUs and, coordination only, both on CPU 0), latency (pipeline 1), throughput-batch
-#              (throughput again with redis-server under chrt -b 0, SCHED_BATCH), collections (ten
-#              list/set/hash/zset commands on prefilled collections) and memory (used_memory and RSS
-#              after loading six datasets)
+#              CPUs and, coordination only, both on CPU 0), latency (pipeline 1), pubsub (PUBLISH to
+#              0, 1 and 100 subscribers, SET with keyspace notifications and a pattern subscriber,
+#              at pipeline 30 and 1), throughput-batch (throughput again with redis-server under
+#              chrt -b 0, SCHED_BATCH), collections (ten list/set/hash/zset commands on prefilled
+#              collections) and memory (used_memory and RSS after loading six datasets)
 #   --big      p99.9 latency with BIG_KEYS (5,000,000) keys loaded (takes longer)
 #   --proof    hotkv-benchmark vs redis-benchmark, both on CPU 1, against redis-server on CPU 0
-#   --only     any of throughput scaling latency throughput-batch collections memory big proof,
+#   --only     any of throughput scaling latency pubsub throughput-batch collections memory big proof,
 #              e.g. --only "memory"
 #   --quick    small key range, short runs, one run each: a smoke test of the whole harness (3 minutes)
 # Env: KEYS (1000000) DURATION (5s) RUNS (3) PIPELINE (30) SIZE (256) CLIENTS (50) COMMANDS (all twelve)
@@ -28,13 +29,14 @@
 #      SCALE_COMMANDS (SET GET MGET) LAT_COMMANDS (GET SET) BIG_KEYS (5000000) PROOF_REQUESTS (3000000)
 #      COLL_COMMANDS (all ten) COLL_KEYS (1000) POP_REQUESTS (2000000) MEM_MEMBERS (1000000)
 #      MEM_DATASETS (all six) MEM_SETTLE (150, seconds; 0 skips the settled measurement)
+#      PUBSUB_SUBSCRIBERS (0 1 100) PUBSUB_PIPELINES (PIPELINE and 1) PUBSUB_KEA (1; 0 skips the SET rows)
 #      RESULTS (benchmarks/results) MACHINE (from the CPU model) RPORT/HPORT/H2PORT/H3PORT (16379/16380/16381/16382)
 #      MPORT (16390: the memory section uses MPORT..MPORT+11)
 #      KEEP=1 keeps the raw results (manifest, metadata, one JSON per run) in the temporary directory
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-default_sections="throughput scaling latency throughput-batch collections memory"
+default_sections="throughput scaling latency pubsub throughput-batch collections memory"
 sections=$default_sections
 quick=0
 while [ $# -gt 0 ]; do
@@ -43,7 +45,7 @@ while [ $# -gt 0 ]; do
     --big) sections="big" ;;
     --proof) sections="proof" ;;
     --only) sections="${2:?--only needs a list}"; shift ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -71,6 +73,9 @@ POP_REQUESTS=${POP_REQUESTS:-2000000}
 MEM_MEMBERS=${MEM_MEMBERS:-1000000}
 MEM_DATASETS=${MEM_DATASETS:-intset intset-random strset hash zset smallhash}
 MEM_SETTLE=${MEM_SETTLE:-150}
+PUBSUB_SUBSCRIBERS=${PUBSUB_SUBSCRIBERS:-0 1 100}
+PUBSUB_PIPELINES=${PUBSUB_PIPELINES:-$PIPELINE 1}
+PUBSUB_KEA=${PUBSUB_KEA:-1}
 RESULTS=${RESULTS:-benchmarks/results}
 RPORT=${RPORT:-16379}
 HPORT=${HPORT:-16380}
@@ -114,6 +119,7 @@ go build -o "$work/hotkv" ./src/cmd/hotkv
 go build -o "$work/hotkv-benchmark" ./tools/hotkv-benchmark
 go build -o "$work/report" ./benchmarks/report
 go build -o "$work/fill" ./benchmarks/fill
+go build -o "$work/subs" ./benchmarks/subs
 
 # --- servers -------------------------------------------------------------------------------------
 # start_server NAME PORT CPUS [extra hotkv args]: starts redis (NAME redis*) or hotkv pinned to CPUS and
@@ -341,6 +347,125 @@ prefill_coll() {
   echo "sched.$name=$(sched_policy "${!pidvar}")" >>"$meta"
 }
 
+# The pubsub section. A row is PUBLISH to a channel with N subscribers (PUBSUB_SUBSCRIBERS), or SET
+# on the prefilled keys with notify-keyspace-events KEA and one pattern subscriber on __key*__:*,
+# at a pipeline of PUBSUB_PIPELINES. pubsub_row sets what measure and its hooks need: ps_tpl and
+# ps_expect (the template and what every reply must be: PUBLISH answers its subscriber count),
+# ps_subs subscriber connections on ps_target (a channel, or with ps_mode pattern a pattern) and
+# ps_per, the messages each subscriber must receive per request (a SET under KEA raises two: the
+# keyspace and the keyevent notification).
+ps_channel=bench:channel
+ps_pattern='__key*__:*'
+ps_kea_flags=AKE # how both servers spell KEA back (CONFIG GET)
+ps_tpl="" ps_expect="" ps_subs=0 ps_mode=channel ps_target="" ps_per=1 ps_kea=0
+subs_pid="" subs_status=0 subs_cpu=-1
+
+# pubsub_row KIND N: KIND publish (N subscribers) or kea (one pattern subscriber).
+pubsub_row() {
+  if [ "$1" = kea ]; then
+    ps_tpl='SET key:__key__ __data__' ps_expect=ok ps_subs=1 ps_mode=pattern ps_target=$ps_pattern ps_per=2 ps_kea=1
+  else
+    ps_tpl="PUBLISH $ps_channel __data__" ps_expect="int:$2" ps_subs=$2 ps_mode=channel ps_target=$ps_channel ps_per=1 ps_kea=0
+  fi
+}
+
+# pubsub_label KIND N PIPELINE: the row's name in the report.
+pubsub_label() {
+  if [ "$1" = kea ]; then
+    echo "SET with KEA, 1 pattern subscriber -P $3"
+  else
+    echo "PUBLISH to $2 subscriber$([ "$2" = 1 ] || echo s) -P $3"
+  fi
+}
+
+# subs_count PORT: how many subscribers the server counts on the row's channel (PUBSUB NUMSUB) or
+# patterns (PUBSUB NUMPAT); empty if it does not answer.
+subs_count() {
+  if [ "$ps_mode" = pattern ]; then
+    redis-cli -p "$1" pubsub numpat 2>/dev/null | tr -d '\r' || true
+  else
+    redis-cli -p "$1" pubsub numsub "$ps_channel" 2>/dev/null | tr -d '\r' | tail -1 || true
+  fi
+}
+
+# subs_start PORT: starts ps_subs subscribers on CPU 1, beside the generator (the server keeps CPU 0
+# to itself), and waits until they are subscribed and the server counts every one of them.
+subs_start() {
+  local port=$1 target=(-channel "$ps_target") have
+  [ "$ps_mode" = pattern ] && target=(-pattern "$ps_target")
+  rm -f "$work/subs.ready"
+  taskset -c 1 "$work/subs" -port "$port" -n "$ps_subs" "${target[@]}" -ready "$work/subs.ready" \
+    >"$work/subs.out" 2>"$work/subs.err" &
+  subs_pid=$!
+  pids+=("$subs_pid")
+  for _ in $(seq 300); do
+    [ -e "$work/subs.ready" ] && break
+    kill -0 "$subs_pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  if [ ! -e "$work/subs.ready" ]; then
+    subs_stop
+    echo "the $ps_subs subscribers did not subscribe: $(tail -1 "$work/subs.err")" >&2
+    return 1
+  fi
+  have=$(subs_count "$port")
+  if [ "$have" != "$ps_subs" ]; then
+    subs_stop
+    echo "with $ps_subs subscribers connected the server counts ${have:-no answer}" >&2
+    return 1
+  fi
+}
+
+# subs_stop: stops the subscribers, if any run: on SIGTERM they drain what is on its way (up to
+# the reply to a PING each sends), print their counts and exit; their status is in subs_status.
+subs_stop() {
+  [ -n "$subs_pid" ] || return 0
+  local p keep=()
+  kill -TERM "$subs_pid" 2>/dev/null || true
+  subs_status=0
+  wait "$subs_pid" 2>/dev/null || subs_status=$?
+  for p in "${pids[@]}"; do [ "$p" = "$subs_pid" ] || keep+=("$p"); done
+  pids=("${keep[@]}")
+  subs_pid=""
+}
+
+# subs_field NAME: a value of the subscribers' output.
+subs_field() { awk -v k="$1" '$1 == k { print $2; exit }' "$work/subs.out" 2>/dev/null; }
+
+# subs_check PORT JSON: after a run, the server must still count every subscriber (none was cut off
+# at client-output-buffer-limit pubsub), and each must have received at least ps_per messages for
+# every request the generator completed. Sets subs_cpu, the subscribers' CPU seconds.
+subs_check() {
+  local port=$1 json=$2 have ops got lost
+  have=$(subs_count "$port")
+  subs_stop
+  subs_cpu=$(subs_field cpu_seconds)
+  subs_cpu=${subs_cpu:--1}
+  lost=$(subs_field lost) got=$(subs_field messages_min)
+  ops=$(grep -o '"ops": *[0-9]*' "$json" | head -1 | grep -o '[0-9]*$' || true)
+  if [ "$have" != "$ps_subs" ]; then
+    echo "after the run the server counts ${have:-no answer} of the $ps_subs subscribers (one was disconnected)" >&2
+    return 1
+  fi
+  if [ "$subs_status" != 0 ] || [ "${lost:-x}" != 0 ] || [ "$(subs_field subscribers)" != "$ps_subs" ]; then
+    echo "the subscribers failed: $(grep -m1 -e '^subs: connection' -e FAILED "$work/subs.err" || tail -1 "$work/subs.err")" >&2
+    return 1
+  fi
+  if [ -z "$ops" ] || [ -z "$got" ] || [ "$got" -lt $((ops * ps_per)) ]; then
+    echo "a subscriber received ${got:-nothing} messages for ${ops:-?} requests, want at least $((${ops:-0} * ps_per)) ($ps_per per request)" >&2
+    return 1
+  fi
+}
+
+# set_notify NAME VALUE WANT: CONFIG SET notify-keyspace-events VALUE on NAME; fails unless CONFIG
+# GET then says WANT (how the server spells VALUE back: KEA is AKE).
+set_notify() {
+  local name=$1 value=$2 want=$3 have
+  redis-cli -p "${port_of[$name]}" config set notify-keyspace-events "$value" >/dev/null 2>&1 || true
+  have=$(redis-cli -p "${port_of[$name]}" config get notify-keyspace-events 2>/dev/null | tr -d '\r' | sed -n 2p || true)
+  [ "$have" = "$want" ] || { echo "notify-keyspace-events is '${have}' on $name after CONFIG SET '$value', want '$want'" >&2; return 1; }
+}
+
 # prepare_run SECTION NAME PORT CMD: checks that the server holds what its prefill loaded (DBSIZE),
 # then makes the data a run starts from on the server about to be measured, checked too.
 prepare_run() {
@@ -349,6 +474,21 @@ prepare_run() {
   if [ "$have" != "${base_of[$name]}" ]; then
     echo "DBSIZE is ${have:-no answer} before the run, want ${base_of[$name]}" >&2
     return 1
+  fi
+  if [ "$section" = pubsub ]; then
+    # KEA rows: set again if a restart lost it; other rows: notifications off.
+    if [ "$ps_kea" = 1 ]; then
+      set_notify "$name" KEA "$ps_kea_flags" || return 1
+    else
+      set_notify "$name" "" "" || return 1
+    fi
+    if [ "$ps_subs" = 0 ]; then
+      have=$(subs_count "$port")
+      [ "$have" = 0 ] || { echo "the server counts ${have:-no answer} subscribers before the run, want 0" >&2; return 1; }
+      return 0
+    fi
+    subs_start "$port"
+    return
   fi
   [ "$section" = collections ] || return 0
   prefix=$(coll_scratch "$cmd")
@@ -364,8 +504,13 @@ prepare_run() {
   fill_data "$port" "${set[@]}" -quiet && fill_data "$port" "${set[@]}" -check -quiet
 }
 
-# check_run SECTION PORT CMD: whether the run measured what it meant to (LPOP: no list ran dry).
+# check_run SECTION PORT CMD JSON: whether the run measured what it meant to (LPOP: no list ran
+# dry; pubsub: every subscriber still there, and each received every message).
 check_run() {
+  if [ "$1" = pubsub ]; then
+    [ "$ps_subs" = 0 ] || subs_check "$2" "$4"
+    return
+  fi
   [ "$1" = collections ] && [ "$3" = LPOP ] || return 0
   fill_data "$2" lists plist 1 -check -at-least -quiet
 }
@@ -387,10 +532,12 @@ fail_json() {
 }
 
 # measure SECTION NAME PORT CMD RUN GENCPUS ARGS...: one measured run; appends a manifest line
-# (section, server, command, run, result JSON, server CPU seconds, generator exit status).
+# (section, server, command, run, result JSON, server CPU seconds, generator exit status, the
+# subscribers' CPU seconds or -1).
 measure() {
   local section=$1 name=$2 port=$3 cmd=$4 run=$5 gcpus=$6; shift 6
-  local pidvar="pid_$name" json="$work/$section-$name-$cmd-$run.json" status=0 tpl expect
+  local pidvar="pid_$name" json="$work/$section-$name-${cmd//[^A-Za-z0-9]/_}-$run.json" status=0 tpl expect
+  subs_cpu=-1
   if ! kill -0 "${!pidvar}" 2>/dev/null; then
     echo "run.sh: $name is not running; restarting it" >&2
     restart "$name"
@@ -398,6 +545,8 @@ measure() {
   echo "[$section] $cmd on $name, run $run" >&2
   if [ "$section" = collections ]; then
     tpl=$(coll_template "$cmd") expect=$(coll_expect "$cmd")
+  elif [ "$section" = pubsub ]; then
+    tpl=$ps_tpl expect=$ps_expect
   else
     tpl=$(template "$cmd") expect=$(template_expect "$cmd")
   fi
@@ -408,21 +557,22 @@ measure() {
     echo "$name: ${bad_of[$name]}" >"$work/last.err"
   elif ! prepare_run "$section" "$name" "$port" "$cmd" 2>"$work/last.err"; then
     status=1
-    fail_json "$json" "preparing the data failed: $(tail -1 "$work/last.err")"
+    fail_json "$json" "preparing the run failed: $(tail -1 "$work/last.err")"
   else
     before=$(cpu_ticks "${!pidvar}")
     gen "$gcpus" --port "$port" --command "$tpl" --expect "$expect" --json "$json" --quiet "$@" \
       >"$work/last.out" 2>"$work/last.err" || status=$?
     after=$(cpu_ticks "${!pidvar}")
-    if [ "$status" = 0 ] && ! check_run "$section" "$port" "$cmd" 2>"$work/last.err"; then
+    if [ "$status" = 0 ] && ! check_run "$section" "$port" "$cmd" "$json" 2>"$work/last.err"; then
       status=1
       fail_json "$json" "$(tail -1 "$work/last.err")"
     fi
   fi
+  subs_stop # after a failed run: the subscribers' counts no longer matter
   [ "$status" = 0 ] || echo "  failed: $(tail -c 300 "$work/last.err")" >&2
   local cpu
   cpu=$(awk -v a="$after" -v b="$before" -v hz="$hz" 'BEGIN{printf "%.3f", (a-b)/hz}')
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$section" "$name" "$cmd" "$run" "$json" "$cpu" "$status" >>"$manifest"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$section" "$name" "$cmd" "$run" "$json" "$cpu" "$status" "$subs_cpu" >>"$manifest"
   # A crashed server is restarted (and refilled) by the next run; there is nothing to delete.
   if kill -0 "${!pidvar}" 2>/dev/null; then
     cleanup_run "$section" "$port" "$cmd"
@@ -496,6 +646,42 @@ latency() {
       done
       pair=$((pair + 1))
     done
+  done
+}
+
+# pubsub: PUBLISH to PUBSUB_SUBSCRIBERS subscribers at each pipeline of PUBSUB_PIPELINES, then SET
+# with notify-keyspace-events KEA and one pattern subscriber (CONFIG SET on both servers before those
+# rows, reset after them), Redis and HotKV alternating as in throughput. A subscribers' program on
+# CPU 1 (with the generator) reads everything each row publishes.
+pubsub() {
+  local pair=0 p n
+  for p in $PUBSUB_PIPELINES; do
+    for n in $PUBSUB_SUBSCRIBERS; do
+      pubsub_row publish "$n"
+      pubsub_runs "$(pubsub_label publish "$n" "$p")" "$p"
+    done
+  done
+  [ "$PUBSUB_KEA" = 1 ] || return 0
+  pubsub_row kea 1
+  set_notify redis KEA "$ps_kea_flags" || true # checked again before every run
+  set_notify hotkv KEA "$ps_kea_flags" || true
+  for p in $PUBSUB_PIPELINES; do
+    pubsub_runs "$(pubsub_label kea 1 "$p")" "$p"
+  done
+  # Later sections must not run with notifications on.
+  set_notify redis "" "" || check_failed redis "notify-keyspace-events could not be reset after the pubsub section"
+  set_notify hotkv "" "" || check_failed hotkv "notify-keyspace-events could not be reset after the pubsub section"
+}
+
+# pubsub_runs LABEL PIPELINE: RUNS pairs of runs of the row pubsub_row set; pair (pubsub's) numbers them.
+pubsub_runs() {
+  local run name
+  for run in $(seq "$RUNS"); do
+    for name in $(pair_order "$pair" redis hotkv); do
+      measure pubsub "$name" "${port_of[$name]}" "$1" "$run" 1 --threads 1 --pipeline "$2" \
+        --keys "$KEYS" --duration "$DURATION"
+    done
+    pair=$((pair + 1))
   done
 }
 
@@ -700,6 +886,7 @@ for section in $sections; do
       [ -n "${pid_hotkv:-}" ] || launch hotkv
       launch hotkv2; launch hotkv2c; scaling; stop_server hotkv2; stop_server hotkv2c ;;
     latency) [ -n "${pid_redis:-}" ] || launch redis; [ -n "${pid_hotkv:-}" ] || launch hotkv; latency latency redis hotkv ;;
+    pubsub) [ -n "${pid_redis:-}" ] || launch redis; [ -n "${pid_hotkv:-}" ] || launch hotkv; pubsub ;;
     big)
       define redisbig "$RPORT" 0 "$BIG_KEYS"
       define hotkvbig "$HPORT" 0 "$BIG_KEYS" "--threads 1"

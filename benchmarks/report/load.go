@@ -16,6 +16,7 @@ type run struct {
 	command   string
 	n         int
 	serverCPU float64 // seconds of server CPU during the run; negative when not measured
+	subsCPU   float64 // seconds of the subscribers' CPU (pubsub section); negative when none ran
 	status    int     // the generator's exit status
 	result    genResult
 }
@@ -48,8 +49,9 @@ func (r *run) failed() (string, bool) {
 }
 
 // readManifest reads the tab-separated lines run.sh writes: section, server, command, run, result
-// JSON path, server CPU seconds, generator exit status. A missing or unreadable JSON makes that run a
-// failure rather than stopping the report.
+// JSON path, server CPU seconds, generator exit status and, optionally, the subscribers' CPU seconds
+// (negative: no subscribers ran). A missing or unreadable JSON makes that run a failure rather
+// than stopping the report.
 func readManifest(path string) ([]run, error) {
 	return readLines(path, "manifest", parseRun)
 }
@@ -79,15 +81,18 @@ func readLines[T any](path, what string, parse func(line string) (T, error)) ([]
 
 func parseRun(line string) (run, error) {
 	f := strings.Split(line, "\t")
-	if len(f) != 7 {
-		return run{}, fmt.Errorf("%d fields, want 7", len(f))
+	if len(f) != 7 && len(f) != 8 {
+		return run{}, fmt.Errorf("%d fields, want 7 or 8", len(f))
 	}
-	r := run{section: f[0], server: f[1], command: f[2]}
-	var err1, err2, err3 error
+	r := run{section: f[0], server: f[1], command: f[2], subsCPU: -1}
+	var err1, err2, err3, err4 error
 	r.n, err1 = strconv.Atoi(f[3])
 	r.serverCPU, err2 = strconv.ParseFloat(f[5], 64)
 	r.status, err3 = strconv.Atoi(f[6])
-	if err1 != nil || err2 != nil || err3 != nil {
+	if len(f) == 8 {
+		r.subsCPU, err4 = strconv.ParseFloat(f[7], 64)
+	}
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 		return run{}, fmt.Errorf("bad number in %q", line)
 	}
 	b, err := os.ReadFile(f[4])

@@ -45,6 +45,8 @@ var (
 		func(r runStat) (float64, bool) { return r.opsPerSec, true }}
 	cpuMetric = metric{"CPU-s per 1M", func(s stats) (float64, bool) { return s.cpuPerM, s.cpuPerM >= 0 }, fixed(2), baselineUp,
 		func(r runStat) (float64, bool) { return r.cpuPerM, r.cpuPerM >= 0 }}
+	subsMetric = metric{"subscribers CPU-s per 1M", func(s stats) (float64, bool) { return s.subsCPUPerM, s.subsCPUPerM >= 0 }, fixed(2),
+		noRatio, func(r runStat) (float64, bool) { return r.subsCPUPerM, r.subsCPUPerM >= 0 }}
 	genMetric = metric{"generator CPU-s per 1M", func(s stats) (float64, bool) { return s.genCPUPerM, true }, fixed(2), noRatio, nil}
 	p50Metric = metric{"p50 ms", func(s stats) (float64, bool) { return s.p50, true }, millis, noRatio, nil}
 	p99Metric = metric{"p99 ms", func(s stats) (float64, bool) { return s.p99, true }, millis, noRatio, nil}
@@ -71,6 +73,16 @@ var sections = []section{
 		a:    side{"hotkv", "1 thread"}, b: side{"hotkv2c", "2 threads"}, metrics: []metric{opsMetric, cpuMetric}},
 	{name: "latency", title: "Latency at pipeline 1 ({clients} connections, {keys} keys)",
 		a: redisSide, b: hotkvSide, metrics: []metric{opsMetric, p50Metric, p99Metric, p999}},
+	{name: "pubsub", title: "Pub/sub ({clients} connections publishing, {size}-byte messages)",
+		note: "PUBLISH to a channel with 0, 1 and 100 subscribers (every reply must be the subscriber count), and SET on the " +
+			"{keys} prefilled keys with notify-keyspace-events KEA and one pattern subscriber on `__key*__:*` (CONFIG SET on " +
+			"both servers before those rows, reset after them), at the pipeline each row names. The subscribers are " +
+			"benchmarks/subs, pinned to CPU 1 beside the generator so that the server keeps CPU 0 to itself; they read and " +
+			"count everything they receive, and a run fails unless afterwards the server still counts every subscriber " +
+			"(PUBSUB NUMSUB, NUMPAT) and each received at least one message per PUBLISH (two per SET: keyspace and keyevent). " +
+			"CPU-s per 1M is the server's alone; the subscribers' own CPU time (user+system, from their subscription to " +
+			"the end of their drain) is in its own columns, per million requests.",
+		a: redisSide, b: hotkvSide, metrics: []metric{opsMetric, cpuMetric, subsMetric, p50Metric, p99Metric}},
 	{name: "collections", title: "Collections (pipeline {pipeline}, {clients} connections, {coll_keys} keys of each type holding {coll_keys} members, {size}-byte values)",
 		note: "SISMEMBER, HGET and ZSCORE always hit; ZRANGE 0 9 reads 10 of a sorted set's members. SADD, HSET and ZADD insert " +
 			"new members into copies of the prefilled collections made for each run; LPUSH and RPUSH push onto new lists. " +
@@ -373,5 +385,27 @@ func writeGeneratorLoad(w io.Writer, sec section, cmds []string, all map[key]sta
 	}
 	if where != "" {
 		fmt.Fprintf(w, "\nThe generator's CPU time was at most %.0f%% of the run's wall time (%s).\n", 100*most, where)
+	}
+	// With subscribers beside it on CPU 1: theirs, and the two together (near 100%, the client side
+	// may have set the pace).
+	var subs, client float64
+	var subsAt, clientAt string
+	for _, cmd := range cmds {
+		for _, s := range []side{sec.a, sec.b} {
+			st := all[key{sec.name, cmd, s.server}]
+			if !st.ok() || st.subsCPUPerM < 0 {
+				continue
+			}
+			if st.subsBusy > subs {
+				subs, subsAt = st.subsBusy, cmd+" on "+s.label
+			}
+			if st.clientBusy > client {
+				client, clientAt = st.clientBusy, cmd+" on "+s.label
+			}
+		}
+	}
+	if subsAt != "" {
+		fmt.Fprintf(w, "The subscribers' CPU time (on CPU 1 with the generator) was at most %.0f%% of the run's wall time (%s); "+
+			"the generator's and the subscribers' together at most %.0f%% (%s).\n", 100*subs, subsAt, 100*client, clientAt)
 	}
 }

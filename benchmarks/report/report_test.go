@@ -13,12 +13,12 @@ import (
 // fixture writes a manifest and metadata like run.sh's: SET passes on both servers with known
 // numbers, taking turns to go first, LPUSH fails on HotKV in one run of three, SET runs again with
 // Redis under SCHED_BATCH, LPOP runs in the collections section, and the proof section compares the
-// generators.
+// generators; the pubsub section has subscribers' CPU (the manifest's eighth field).
 func fixture(t *testing.T) (manifest, meta string) {
 	t.Helper()
 	dir := t.TempDir()
 	var lines []string
-	add := func(section, server, cmd string, n int, ops uint64, secs, serverCPU, p99 float64, errText string) {
+	addSubs := func(section, server, cmd string, n int, ops uint64, secs, serverCPU, p99 float64, errText string, subsCPU float64) {
 		res := map[string]any{"ops": ops, "seconds": secs, "ops_per_sec": float64(ops) / secs,
 			"generator_cpu_seconds": secs / 2, "latency_us": map[string]float64{"p50": p99 / 4, "p99": p99, "p99.9": 2 * p99},
 			"error": errText}
@@ -31,7 +31,14 @@ func fixture(t *testing.T) (manifest, meta string) {
 		if errText != "" {
 			status = 1
 		}
-		lines = append(lines, fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%.3f\t%d", section, server, cmd, n, path, serverCPU, status))
+		line := fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%.3f\t%d", section, server, cmd, n, path, serverCPU, status)
+		if subsCPU >= -1 {
+			line += fmt.Sprintf("\t%.3f", subsCPU)
+		}
+		lines = append(lines, line)
+	}
+	add := func(section, server, cmd string, n int, ops uint64, secs, serverCPU, p99 float64, errText string) {
+		addSubs(section, server, cmd, n, ops, secs, serverCPU, p99, errText, -2) // seven fields
 	}
 	// Redis SET: 1M, 3M, 2M ops in 1s with 1 CPU-s per 1M; HotKV twice the ops at half the CPU per
 	// request, but 3x in the second run (ratios 2, 3, 2). Redis goes first in runs 1 and 3.
@@ -68,6 +75,15 @@ func fixture(t *testing.T) (manifest, meta string) {
 	// LPOP in the collections section: 1M ops/s on Redis, 3M on HotKV, in the one run.
 	add("collections", "rediscoll", "LPOP", 1, 2e6, 2, 2, 400, "")
 	add("collections", "hotkvcoll", "LPOP", 1, 6e6, 2, 1, 100, "")
+	// pubsub: PUBLISH to 100 subscribers, 1M requests in 2 s; the subscribers take 0.5 CPU-s on
+	// Redis (in runs 1 and 2: 0.5 and 1.0), 0.25 on HotKV, which does 2M in 2 s. With no subscribers
+	// (-1) there is no subscribers' column value.
+	for i, subs := range []float64{0.5, 1.0} {
+		addSubs("pubsub", "redis", "PUBLISH to 100 subscribers -P 30", i+1, 1e6, 2, 1, 400, "", subs)
+		addSubs("pubsub", "hotkv", "PUBLISH to 100 subscribers -P 30", i+1, 2e6, 2, 1, 200, "", subs/2)
+		addSubs("pubsub", "redis", "PUBLISH to 0 subscribers -P 30", i+1, 1e6, 1, 1, 400, "", -1)
+		addSubs("pubsub", "hotkv", "PUBLISH to 0 subscribers -P 30", i+1, 1e6, 1, 0.5, 400, "", -1)
+	}
 	add("proof", "redis-benchmark", "GET -P 30", 1, 3e6, 3, -1, 900, "")
 	add("proof", "hotkv-benchmark", "GET -P 30", 1, 3e6, 2, -1, 700, "")
 	// A run whose JSON never got written counts as failed, not as a crash of the report.
@@ -126,6 +142,18 @@ func TestReportTables(t *testing.T) {
 		"![HotKV/Redis ratios](r-collections.png)",
 		// the fixture's generator used half the run's wall time
 		"The generator's CPU time was at most 50% of the run's wall time (SET on Redis).",
+		"## Pub/sub (50 connections publishing, 256-byte messages)",
+		"| command | Redis ops/s | HotKV ops/s | HotKV/Redis | Redis CPU-s per 1M | HotKV CPU-s per 1M | Redis/HotKV CPU | " +
+			"Redis subscribers CPU-s per 1M | HotKV subscribers CPU-s per 1M | Redis p50 ms |",
+		// subscribers per 1M: Redis 0.5 and 1.0 per 1M (median 0.75), HotKV 0.25 and 0.5 per 2M
+		"| PUBLISH to 100 subscribers -P 30 | 500,000 (500,000–500,000) | 1,000,000 (1,000,000–1,000,000) | 2.00 (2.00–2.00) | " +
+			"1.00 (1.00–1.00) | 0.50 (0.50–0.50) | 2.00 (2.00–2.00) | 0.75 (0.50–1.00) | 0.19 (0.12–0.25) |",
+		"| PUBLISH to 0 subscribers -P 30 | 1,000,000 (1,000,000–1,000,000) | 1,000,000 (1,000,000–1,000,000) | 1.00 (1.00–1.00) | " +
+			"1.00 (1.00–1.00) | 0.50 (0.50–0.50) | 2.00 (2.00–2.00) | — | — |",
+		// Redis's second run: generator 1 s and subscribers 1 s of 2 s
+		"The subscribers' CPU time (on CPU 1 with the generator) was at most 38% of the run's wall time " +
+			"(PUBLISH to 100 subscribers -P 30 on Redis); the generator's and the subscribers' together at most 88% " +
+			"(PUBLISH to 100 subscribers -P 30 on Redis).",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q", want)

@@ -36,7 +36,7 @@ func TestHarnessSmoke(t *testing.T) {
 	report := string(b)
 	for _, want := range []string{"## Throughput", "## HotKV --threads 1", "## Latency at pipeline 1",
 		"## Throughput with redis-server under SCHED_BATCH", "Redis under each policy", "Scheduling policy", "## Collections",
-		"## Memory after loading"} {
+		"## Pub/sub", "## Memory after loading"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the report lacks the section %q", want)
 		}
@@ -45,6 +45,13 @@ func TestHarnessSmoke(t *testing.T) {
 		"LPOP", "SISMEMBER", "HGET", "ZADD", "ZRANGE", "ZSCORE"} {
 		if !strings.Contains(report, "\n| "+c+" | ") {
 			t.Errorf("the report has no row for %s", c)
+		}
+	}
+	for _, row := range []string{"PUBLISH to 0 subscribers -P 30", "PUBLISH to 1 subscriber -P 30", "PUBLISH to 100 subscribers -P 30",
+		"PUBLISH to 0 subscribers -P 1", "PUBLISH to 1 subscriber -P 1", "PUBLISH to 100 subscribers -P 1",
+		"SET with KEA, 1 pattern subscriber -P 30", "SET with KEA, 1 pattern subscriber -P 1"} {
+		if !strings.Contains(report, "\n| "+row+" | ") {
+			t.Errorf("the report has no row %q", row)
 		}
 	}
 	for _, ds := range []string{"intset", "intset-random", "strset", "hash", "zset", "smallhash"} {

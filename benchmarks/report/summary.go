@@ -15,12 +15,16 @@ type stats struct {
 	cpuPerM        float64 // server CPU-seconds per million requests; negative when not measured
 	genCPUPerM     float64 // generator CPU-seconds per million requests
 	genBusy        float64 // generator CPU time over wall time: near 1, the generator was a limit
+	subsCPUPerM    float64 // the subscribers' CPU-seconds per million requests; negative when none ran
+	subsBusy       float64 // the subscribers' CPU time over the run's wall time
+	clientBusy     float64 // the generator's and the subscribers' CPU time (they share CPU 1) over wall time
 	p50, p99, p999 float64 // microseconds
 	byRun          map[int]runStat
 }
 
-// runStat is one run's throughput and server CPU per million requests (negative: not measured).
-type runStat struct{ opsPerSec, cpuPerM float64 }
+// runStat is one run's throughput, server CPU and subscribers' CPU per million requests
+// (negative: not measured).
+type runStat struct{ opsPerSec, cpuPerM, subsCPUPerM float64 }
 
 // ok tells whether every run succeeded: a command that fails in any run is reported as failed, so a
 // flaky failure is never hidden behind the runs that passed.
@@ -43,8 +47,8 @@ func summarize(runs []run) map[key]stats {
 type key struct{ section, command, server string }
 
 func summarizeRuns(rs []run) stats {
-	s := stats{runs: len(rs), cpuPerM: -1, byRun: map[int]runStat{}}
-	var ops, cpu, gen, busy, p50, p99, p999 []float64
+	s := stats{runs: len(rs), cpuPerM: -1, subsCPUPerM: -1, byRun: map[int]runStat{}}
+	var ops, cpu, gen, busy, subs, subsBusy, clientBusy, p50, p99, p999 []float64
 	for i := range rs {
 		r := &rs[i]
 		if msg, failed := r.failed(); failed {
@@ -55,15 +59,25 @@ func summarizeRuns(rs []run) stats {
 		}
 		m := float64(r.result.Ops) / 1e6
 		ops = append(ops, r.result.OpsPerSec)
-		rs := runStat{opsPerSec: r.result.OpsPerSec, cpuPerM: -1}
+		rs := runStat{opsPerSec: r.result.OpsPerSec, cpuPerM: -1, subsCPUPerM: -1}
 		if r.serverCPU >= 0 {
 			rs.cpuPerM = r.serverCPU / m
 			cpu = append(cpu, rs.cpuPerM)
 		}
+		if r.subsCPU >= 0 {
+			rs.subsCPUPerM = r.subsCPU / m
+			subs = append(subs, rs.subsCPUPerM)
+		}
 		s.byRun[r.n] = rs
 		gen = append(gen, r.result.GeneratorCPU/m)
-		if r.result.Seconds > 0 {
-			busy = append(busy, r.result.GeneratorCPU/r.result.Seconds)
+		if secs := r.result.Seconds; secs > 0 {
+			busy = append(busy, r.result.GeneratorCPU/secs)
+			client := r.result.GeneratorCPU
+			if r.subsCPU >= 0 {
+				subsBusy = append(subsBusy, r.subsCPU/secs)
+				client += r.subsCPU
+			}
+			clientBusy = append(clientBusy, client/secs)
 		}
 		p50, p99, p999 = append(p50, r.result.Latency.P50), append(p99, r.result.Latency.P99), append(p999, r.result.Latency.P999)
 	}
@@ -72,6 +86,10 @@ func summarizeRuns(rs []run) stats {
 	if len(cpu) > 0 {
 		s.cpuPerM = median(cpu)
 	}
+	if len(subs) > 0 {
+		s.subsCPUPerM, s.subsBusy = median(subs), median(subsBusy)
+	}
+	s.clientBusy = median(clientBusy)
 	return s
 }
 
