@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hotkv/hotkv/src/pubsub"
 )
 
 // Reply modes of CLIENT REPLY.
@@ -59,8 +61,11 @@ type Client struct {
 	Wake func()
 	e    *Engine
 
-	subs               subState     // its subscriptions (pubsub.go), owner-only
-	track              trackState   // CLIENT TRACKING (tracking.go)
+	subs  subState   // its subscriptions (pubsub.go), owner-only
+	track trackState // CLIENT TRACKING (tracking.go)
+	// toWake are subscribers this client\'s commands queued messages for, woken once its batch
+	// has run (push.go); owner-only.
+	toWake             []*pubsub.Subscriber
 	push               pushBox      // pushes queued for it by other goroutines (push.go)
 	nsub, npsub, nssub atomic.Int32 // subscription counts for CLIENT LIST and INFO
 	protoShown         atomic.Int32 // Proto, for publishers encoding its messages

@@ -261,7 +261,8 @@ func (e *Engine) Env() *pipeline.Env {
 		MayBlock: func(client any, args [][]byte) bool { return e.mayBlock(client.(*Client), args) },
 		Closing:  func(client any) bool { cl := client.(*Client); return cl.closeAfter || cl.killed.Load() },
 		Completed: func(client any, slots []pipeline.Slot) {
-			if cl := client.(*Client); e.notify.Load() != 0 || cl.push.size.Load() > 0 || e.track.pending.Load() > 0 {
+			if cl := client.(*Client); e.notify.Load() != 0 || cl.push.size.Load() > 0 || e.track.pending.Load() > 0 ||
+				len(cl.toWake) > 0 {
 				e.completed(cl, slots)
 			}
 		},

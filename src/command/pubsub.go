@@ -156,7 +156,7 @@ func (cl *Client) unsubscribeAll(e *Engine) {
 // subscriber returns cl's subscription state, creating its registry handle on first use.
 func (cl *Client) subscriber(e *Engine) *subState {
 	if cl.subs.sub == nil {
-		cl.subs.sub = &pubsub.Subscriber{ID: cl.ID, Deliver: cl.deliver}
+		cl.subs.sub = &pubsub.Subscriber{ID: cl.ID, Deliver: cl.deliver, Wake: cl.wake}
 	}
 	return &cl.subs
 }
@@ -175,7 +175,7 @@ func publish(c *Ctx) { publishGeneric(c, pubsub.Channel) }
 func spublish(c *Ctx) { publishGeneric(c, pubsub.ShardChannel) }
 
 func publishGeneric(c *Ctx, kind pubsub.Kind) {
-	n := c.E.PubSub.Publish(kind, c.Args[1], c.Args[2])
+	n := c.E.PubSub.Publish(kind, c.Args[1], c.Args[2], &c.Client.toWake)
 	c.takeOwnPushes()
 	c.Int(int64(n))
 }

@@ -34,16 +34,18 @@ type OutputLimit struct {
 	SoftSeconds int64
 }
 
-// deliver is the client's pubsub.Subscriber: it queues a message in the client's protocol.
-func (cl *Client) deliver(kind pubsub.Kind, pattern, channel, msg []byte) {
+// deliver is the client's pubsub.Subscriber: it queues a message in the client's protocol and
+// reports whether the connection needs a Wake (its outbox was empty: else the Serve a Wake
+// started will take this message too).
+func (cl *Client) deliver(kind pubsub.Kind, pattern, channel, msg []byte) bool {
 	proto := int(cl.shown.proto.Load())
 	b := &cl.push
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		return
+		return false
 	}
-	wake := len(b.buf) == 0 // else a Wake is already on its way: the Serve it starts takes this too
+	wake := len(b.buf) == 0
 	word := kindNames[kind][2]
 	if pattern != nil {
 		b.buf = appendPushLen(b.buf, proto, 4)
@@ -60,11 +62,25 @@ func (cl *Client) deliver(kind pubsub.Kind, pattern, channel, msg []byte) {
 	b.mu.Unlock()
 	if over {
 		cl.closeForOutput()
-		return
+		return false
 	}
-	if wake && cl.Wake != nil {
+	return wake
+}
+
+// wake is the client's pubsub.Subscriber.Wake.
+func (cl *Client) wake() {
+	if cl.Wake != nil {
 		cl.Wake()
 	}
+}
+
+// wakeSubscribers wakes the subscribers cl's commands delivered to (once per batch).
+func (cl *Client) wakeSubscribers() {
+	for i, s := range cl.toWake {
+		s.Wake()
+		cl.toWake[i] = nil
+	}
+	cl.toWake = cl.toWake[:0]
 }
 
 // overLimitLocked checks the outbox against the client's pubsub output limit, as Redis's
@@ -130,6 +146,7 @@ func (e *Engine) TakePushes(cl *Client, dst []byte) []byte {
 // completed is the pipeline's Env.Completed: it publishes the keyspace events the slots raised,
 // in request order.
 func (e *Engine) completed(cl *Client, slots []pipeline.Slot) {
+	defer cl.wakeSubscribers()
 	defer e.broadcastPending()
 	for i := range slots {
 		s := &slots[i]
@@ -149,6 +166,10 @@ func (e *Engine) completed(cl *Client, slots []pipeline.Slot) {
 // publishEvents publishes encoded keyspace events (effects.go) on their __keyspace@ and
 // __keyevent@ channels, as notify-keyspace-events asks.
 func (e *Engine) publishEvents(cl *Client, events []byte) {
+	var woken *[]*pubsub.Subscriber // nil: the cron's, woken at once
+	if cl != nil {
+		woken = &cl.toWake
+	}
 	flags := Class(e.notify.Load())
 	var chBuf [128]byte
 	for len(events) > 0 {
@@ -159,14 +180,14 @@ func (e *Engine) publishEvents(cl *Client, events []byte) {
 			ch = strconv.AppendInt(ch, int64(ev.db), 10)
 			ch = append(ch, "__:"...)
 			ch = append(ch, ev.key...)
-			e.PubSub.Publish(pubsub.Channel, ch, ev.name)
+			e.PubSub.Publish(pubsub.Channel, ch, ev.name, woken)
 		}
 		if flags&NotifyKeyevent != 0 {
 			ch := append(chBuf[:0], "__keyevent@"...)
 			ch = strconv.AppendInt(ch, int64(ev.db), 10)
 			ch = append(ch, "__:"...)
 			ch = append(ch, ev.name...)
-			e.PubSub.Publish(pubsub.Channel, ch, ev.key)
+			e.PubSub.Publish(pubsub.Channel, ch, ev.key, woken)
 		}
 	}
 }

@@ -31,8 +31,11 @@ const (
 type Subscriber struct {
 	ID uint64
 	// Deliver queues a message for the connection: pattern is nil unless a pattern matched.
-	// It is called by publishers on any goroutine, concurrently, and must not block.
-	Deliver func(kind Kind, pattern, channel, msg []byte)
+	// It is called by publishers on any goroutine, concurrently, and must not block. It reports
+	// whether the connection must be woken to write it (its queue was empty).
+	Deliver func(kind Kind, pattern, channel, msg []byte) (wake bool)
+	// Wake asks the connection to write what was queued.
+	Wake func()
 }
 
 // set is the subscribers of one name.
@@ -139,28 +142,35 @@ func (r *Registry) removePattern(st *set) {
 
 // Publish delivers msg to channel's subscribers and, for Channel, to every subscriber of a
 // matching pattern (once per matching pattern, as Redis does). It returns how many deliveries
-// it made.
-func (r *Registry) Publish(kind Kind, channel, msg []byte) int {
+// it made. Subscribers to wake are appended to *woken, for the publisher to wake once its batch
+// has run (so that a pipeline of publishes wakes each subscriber once); with woken nil they are
+// woken at once.
+func (r *Registry) Publish(kind Kind, channel, msg []byte, woken *[]*Subscriber) int {
 	n := 0
 	if st, ok := r.names[kind].Load(string(channel)); ok {
-		n += st.deliver(kind, nil, channel, msg)
+		n += st.deliver(kind, nil, channel, msg, woken)
 	}
 	if kind != Channel {
 		return n
 	}
 	for _, p := range *r.pats.Load() {
 		if strs.Glob(p.pattern, channel, false) {
-			n += p.set.deliver(Pattern, p.pattern, channel, msg)
+			n += p.set.deliver(Pattern, p.pattern, channel, msg, woken)
 		}
 	}
 	return n
 }
 
-func (st *set) deliver(kind Kind, pattern, channel, msg []byte) int {
+func (st *set) deliver(kind Kind, pattern, channel, msg []byte, woken *[]*Subscriber) int {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
 	for _, s := range st.subs {
-		s.Deliver(kind, pattern, channel, msg)
+		switch wake := s.Deliver(kind, pattern, channel, msg); {
+		case wake && woken != nil:
+			*woken = append(*woken, s)
+		case wake && s.Wake != nil:
+			s.Wake()
+		}
 	}
 	return len(st.subs)
 }

@@ -45,8 +45,9 @@ func TestAgainstReference(t *testing.T) {
 	var inbox [5][]got
 	subs := make([]*Subscriber, 5)
 	for i := range subs {
-		subs[i] = &Subscriber{ID: uint64(i + 1), Deliver: func(k Kind, p, ch, msg []byte) {
+		subs[i] = &Subscriber{ID: uint64(i + 1), Deliver: func(k Kind, p, ch, msg []byte) bool {
 			inbox[i] = append(inbox[i], got{k, string(p), string(ch)})
+			return false
 		}}
 	}
 	for step := range 5000 {
@@ -80,7 +81,7 @@ func TestAgainstReference(t *testing.T) {
 			for j := range inbox {
 				inbox[j] = inbox[j][:0]
 			}
-			n := r.Publish(kind, []byte(name), []byte("m"))
+			n := r.Publish(kind, []byte(name), []byte("m"), nil)
 			want := [5][]got{}
 			wantN := 0
 			for id := range ref[key{kind, name}] {
@@ -157,7 +158,7 @@ func TestConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for !stop.Load() {
-				r.Publish(Channel, []byte(fmt.Sprint("ch", p%2)), []byte("m"))
+				r.Publish(Channel, []byte(fmt.Sprint("ch", p%2)), []byte("m"), nil)
 			}
 		}()
 	}
@@ -167,10 +168,11 @@ func TestConcurrent(t *testing.T) {
 		go func() {
 			defer subWG.Done()
 			var gone atomic.Bool
-			sub := &Subscriber{ID: uint64(s + 1), Deliver: func(Kind, []byte, []byte, []byte) {
+			sub := &Subscriber{ID: uint64(s + 1), Deliver: func(Kind, []byte, []byte, []byte) bool {
 				if gone.Load() {
 					t.Error("delivery after Unsubscribe returned")
 				}
+				return false
 			}}
 			for i := range 300 {
 				ch := fmt.Sprint("ch", i%2)
@@ -190,5 +192,23 @@ func TestConcurrent(t *testing.T) {
 	wg.Wait()
 	if r.Len(Channel) != 0 || r.Len(Pattern) != 0 || len(*r.pats.Load()) != 0 {
 		t.Fatalf("registry not empty: %d channels, %d patterns, %d scanned", r.Len(Channel), r.Len(Pattern), len(*r.pats.Load()))
+	}
+}
+
+// Subscribers that ask to be woken are handed to the publisher, or woken at once without one.
+func TestWake(t *testing.T) {
+	r := New()
+	woke := 0
+	sub := &Subscriber{ID: 1, Deliver: func(Kind, []byte, []byte, []byte) bool { return true },
+		Wake: func() { woke++ }}
+	r.Subscribe(Channel, "c", sub)
+	r.Subscribe(Pattern, "c*", sub)
+	var woken []*Subscriber
+	if n := r.Publish(Channel, []byte("c"), []byte("m"), &woken); n != 2 || len(woken) != 2 || woke != 0 {
+		t.Fatalf("with a list: %d deliveries, %d handed back, %d woken", n, len(woken), woke)
+	}
+	r.Publish(Channel, []byte("c"), []byte("m"), nil)
+	if woke != 2 {
+		t.Fatalf("without a list: %d woken, want 2", woke)
 	}
 }
