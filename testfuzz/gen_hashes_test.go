@@ -12,6 +12,15 @@ package testfuzz
 // without an exponent (309 digits for that one), and HINCRBYFLOAT keeps a too-long value in the
 // listpack until the next HSET converts it. A hash past the limits is a hash table in Redis,
 // whose order is its own; such hashes would need a multiset comparison instead.
+//
+// For the effects differential every write of the family comes up with the cases whose effects
+// differ: HSET of fields it only overwrites (still an event and a change per pair), HSETNX of a
+// field that exists (nothing), HDEL of missing fields (nothing) and of the last ones, with more
+// named after them (it stops there: "hdel" then "del"), HINCRBY and HINCRBYFLOAT failing
+// (nothing) and HINCRBYFLOAT succeeding (replicated as HSET of its result). Redis 7.4's
+// per-field expiry (HEXPIRE … HPERSIST) is not generated: redis-server 7.0.15 answers it with
+// "unknown command", so neither its replies nor its effects can be compared;
+// src/command/hashes_effects_test.go checks those against Redis 7.4's t_hash.c.
 
 var hashFields = []string{"f", "g", "h", "1", "2", "-5", "a b", "", "field"}
 
@@ -51,7 +60,7 @@ var hashTable = []genEntry{
 	{2, func(g *gen) genCmd { return exact("hsetnx", g.hkey(), g.field(), g.hashValue()) }},
 	{5, func(g *gen) genCmd { return exact("hget", g.hkey(), g.field()) }},
 	{2, func(g *gen) genCmd { return exact(cmd("hmget", []string{g.hkey()}, g.fields(1, 4))...) }},
-	{4, func(g *gen) genCmd { return exact(cmd("hdel", []string{g.hkey()}, g.fields(1, 3))...) }},
+	{4, func(g *gen) genCmd { return exact(cmd("hdel", []string{g.hkey()}, g.fields(1, 5))...) }},
 	{2, func(g *gen) genCmd { return exact("hlen", g.hkey()) }},
 	{1, func(g *gen) genCmd { return exact("hstrlen", g.hkey(), g.field()) }},
 	{2, func(g *gen) genCmd { return exact("hexists", g.hkey(), g.field()) }},

@@ -1,13 +1,22 @@
 package command
 
 import (
+	"math"
+
 	"github.com/hotkv/hotkv/ds/hash"
 	"github.com/hotkv/hotkv/ds/keyspace"
 )
 
 // hashCommands are Redis 7.0's hash commands plus Redis 7.4's per-field expiry. Every command
 // first reclaims the hash's expired fields (deleting a hash they leave empty), so none sees
-// them: Redis 7.4 does the same through hashTypeExpireIfNeeded and its field lookups.
+// them: Redis 7.4 does the same for the fields a command looks up, and for them all in
+// HRANDFIELD (hashTypeExpireIfNeeded); the reclaim reports what hashTypeExpire reports
+// (hashes_expire.go, expireFields).
+//
+// Effects are Redis 7.0's t_hash.c: HSET and HMSET raise "hset" and count a change per pair,
+// changed or not; HSETNX, HINCRBY, HINCRBYFLOAT raise their event and count one change when they
+// set the field; HDEL raises "hdel" (then "del" if it emptied the hash) and counts the fields it
+// removed. HINCRBYFLOAT is replicated as HSET of its result; the others as themselves.
 var hashCommands = []*Spec{
 	{Name: "hset", Arity: -4, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1, Member: 2, Run: hset},
 	{Name: "hmset", Arity: -4, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1, Member: 2, Run: hset},
@@ -72,7 +81,7 @@ func hashEntry(c *Ctx, key []byte, e *keyspace.Entry) (*keyspace.Entry, *hash.Ha
 		return nil, nil, false
 	}
 	h := e.Obj.(*hash.Hash)
-	if h.NextExpiry() != 0 && h.Expire(nowMs(c)) > 0 && h.Len() == 0 {
+	if h.NextExpiry() != 0 && expireFields(c, c.DB, key, h, nowMs(c), math.MaxInt) > 0 && h.Len() == 0 {
 		c.KS(key).Remove(e)
 		return nil, nil, true
 	}
@@ -124,6 +133,8 @@ func hset(c *Ctx) {
 	if many {
 		h.Trim()
 	}
+	c.Changed(NotifyHash, "hset", key)
+	c.Dirty((len(c.Args) - 2) / 2)
 	if c.Spec.Name == "hmset" {
 		c.OK()
 	} else {
@@ -157,6 +168,8 @@ func hsetnx(c *Ctx) {
 	lim := hashLimits(c)
 	h.ConvertFor(lim, c.Args[2:4])
 	h.Set(c.Args[2], c.Args[3], false, lim)
+	c.Changed(NotifyHash, "hset", key)
+	c.Dirty(1)
 	c.Int(1)
 }
 
@@ -215,7 +228,12 @@ func hdel(c *Ctx) {
 			}
 		}
 	}
-	if h != nil {
+	if n > 0 {
+		c.Changed(NotifyHash, "hdel", key)
+		if h.Len() == 0 {
+			c.Notify(NotifyGeneric, "del", key)
+		}
+		c.Dirty(n)
 		deleteIfEmpty(c, key, e, h)
 	}
 	c.Int(int64(n))

@@ -1,6 +1,9 @@
 package command
 
 import (
+	"encoding/binary"
+	"slices"
+
 	"github.com/hotkv/hotkv/ds/hash"
 	"github.com/hotkv/hotkv/ds/keyspace"
 )
@@ -16,6 +19,10 @@ import (
 // deleted or replaced are dropped when they come up. A hash moved to another key (RENAME, MOVE,
 // COPY) is not queued under its new name until HEXPIRE touches it there; until then only
 // commands reclaim its fields.
+//
+// Reclaiming fields, by a command or by the cycle, reports what Redis 7.4's hashTypeExpire
+// reports (expireFields): no change counted, but each field's HDEL propagated on its own before
+// whatever the command then propagates, "hexpired" once per hash, and "del" for a hash left empty.
 
 // hfeQueues holds a shard's queues, one per keyspace with such hashes (keyed by the keyspace, not
 // its database number, so that a queue follows its keyspace through SWAPDB). It lives in the
@@ -50,17 +57,23 @@ func (d *shardData) expireHashFieldsLocked(ks *keyspace.Keyspace, now int64) {
 		return
 	}
 	ms := now / 1e6
+	c := d.running // nil in the cron: its reports go to d.bg, committed by commitBackgroundLocked
+	if c == nil {
+		c = &d.bg
+	}
+	db := slices.Index(d.dbs, ks)
 	for range hfeSweepKeys {
 		if top, ok := q.Min(); !ok || top.At > ms {
 			return
 		}
 		key := q.Pop().Name
-		e := ks.FindQuiet(keyBytes(key), now)
+		k := keyBytes(key)
+		e := ks.FindQuiet(k, now)
 		if e == nil || e.Kind != keyspace.KindHash {
 			continue
 		}
 		h := e.Obj.(*hash.Hash)
-		h.ExpireSome(ms, hfeSweepFields)
+		expireFields(c, db, k, h, ms, hfeSweepFields)
 		if h.Len() == 0 {
 			ks.Remove(e)
 		} else if next := h.NextExpiry(); next != 0 {
@@ -68,3 +81,51 @@ func (d *shardData) expireHashFieldsLocked(ks *keyspace.Keyspace, now int64) {
 		}
 	}
 }
+
+// expireFields removes the fields of h, key's hash in database db, whose time has come at ms
+// (unix ms): at most about max of them, or all of them while a feed reader is attached, which
+// needs their names. It reports to c what Redis 7.4's hashTypeExpire does: each field's HDEL,
+// "hexpired" once, and "del" when no field is left, in which case the caller deletes the key.
+// It returns how many fields it removed.
+func expireFields(c *Ctx, db int, key []byte, h *hash.Hash, ms int64, max int) int {
+	if next := h.NextExpiry(); next == 0 || next > ms {
+		return 0
+	}
+	var n int
+	if c.E.Feed.Active() {
+		// The fields Expire removes are those whose TTL is at or before ms (ds/hash).
+		for it := h.Iter(); it.Next(); {
+			if at := it.TTL(); at != 0 && at <= ms {
+				propagateFieldDeletion(c, db, key, it.Field())
+			}
+		}
+		n = h.Expire(ms)
+	} else {
+		n = h.ExpireSome(ms, max)
+	}
+	if n == 0 {
+		return 0
+	}
+	c.Touch(key)
+	c.NotifyIn(db, NotifyHash, "hexpired", key)
+	if h.Len() == 0 {
+		c.NotifyIn(db, NotifyGeneric, "del", key)
+	}
+	return n
+}
+
+// propagateFieldDeletion replicates the deletion of an expired field as HDEL key field in
+// database db, on its own and before the command c runs (if any) is replicated, as Redis 7.4's
+// propagateHashFieldDeletion does and as expired keys' DELs are (effects.go). It builds nothing
+// without a feed reader.
+func propagateFieldDeletion(c *Ctx, db int, key, field []byte) {
+	if !c.E.Feed.Active() {
+		return
+	}
+	c.fx.pre = binary.AppendUvarint(c.fx.pre, uint64(db))
+	c.fx.pre = appendCommand(c.fx.pre, [][]byte{hashHdelArg, key, field})
+	c.fx.npre++
+}
+
+// hashHdelArg is the name expired fields' deletions are replicated under (Redis's shared.hdel).
+var hashHdelArg = []byte("HDEL")

@@ -36,6 +36,8 @@ func hincrby(c *Ctx) {
 		_, h = createHash(c, key, nil)
 	}
 	h.Set(field, b, true, hashLimits(c))
+	c.Changed(NotifyHash, "hincrby", key)
+	c.Dirty(1)
 	c.Int(v)
 }
 
@@ -75,5 +77,13 @@ func hincrbyfloat(c *Ctx) {
 		_, h = createHash(c, key, nil)
 	}
 	h.Set(field, b, true, hashLimits(c))
+	c.Changed(NotifyHash, "hincrbyfloat", key)
+	c.Dirty(1)
+	// Replicated as HSET of the result, so that a replica or an AOF reload does not redo the
+	// long-double arithmetic (t_hash.c rewrites the command's arguments the same way).
+	c.Propagate(hashHsetArg, key, field, b)
 	c.Bulk(b)
 }
+
+// hashHsetArg is the name HINCRBYFLOAT is replicated under, as Redis's shared.hset spells it.
+var hashHsetArg = []byte("HSET")

@@ -2,6 +2,7 @@ package command
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/hotkv/hotkv/ds/hash"
 	"github.com/hotkv/hotkv/ds/keyspace"
@@ -59,26 +60,84 @@ func hexpireGeneric(c *Ctx, relative bool, unit int64) {
 	case h == nil:
 		hfeEachField(c, nil, fields, nil)
 	default:
-		hexpireFields(c, e, h, fields, at, cond)
+		hexpireFields(c, e, h, fields, at, cond, pos)
 	}
 }
 
 // hexpireFields sets the expiry of fields of the hash h at entry e to at under cond, deletes the
-// hash if that emptied it, and otherwise queues it for active expiry.
-func hexpireFields(c *Ctx, e *keyspace.Entry, h *hash.Hash, fields [][]byte, at int64, cond int) {
+// hash if that emptied it, and otherwise queues it for active expiry. pos is the index of FIELDS
+// in the arguments.
+//
+// Effects are Redis 7.4's hashTypeSetExDone: a change counted per field set or deleted, then
+// "hexpire", or "hdel" when a field was deleted (and "del" if none is left). A field whose time
+// has passed is deleted and its HDEL propagated at once; the command is replicated as HPEXPIREAT
+// of the fields it set, or not at all if it set none (hexpireGenericCommand).
+func hexpireFields(c *Ctx, e *keyspace.Entry, h *hash.Hash, fields [][]byte, at int64, cond, pos int) {
 	h.EnableTTL() // Redis converts a listpack to listpackex before looking at the fields
 	before, now := h.NextExpiry(), nowMs(c)
-	hfeEachField(c, h, fields, func(f []byte, prev int64) int64 {
-		return hfeSetField(h, f, prev, at, cond, now)
-	})
 	key := c.Args[1]
+	active := c.E.Feed.Active()
+	set, deleted := 0, 0
+	var kept [][]byte // the fields set, for the replicated form (only with a feed reader)
+	hfeEachField(c, h, fields, func(f []byte, prev int64) int64 {
+		code := hfeSetField(h, f, prev, at, cond, now)
+		switch {
+		case code == hfeSet:
+			set++
+			if active {
+				kept = append(kept, f)
+			}
+		case code == hfeDeleted:
+			deleted++
+			propagateFieldDeletion(c, c.DB, key, f)
+		}
+		return code
+	})
+	if set+deleted > 0 {
+		c.Dirty(set + deleted)
+		c.Touch(key)
+		if deleted > 0 {
+			c.Notify(NotifyHash, "hdel", key)
+		} else {
+			c.Notify(NotifyHash, "hexpire", key)
+		}
+	}
+	switch {
+	case set == 0:
+		c.PropagateNothing()
+	case active:
+		c.Propagate(hexpireReplicated(c, at, pos, len(fields), kept)...)
+	}
 	d := c.E.data(c.E.shardOf(key))
 	if h.Len() == 0 {
+		c.Notify(NotifyGeneric, "del", key)
 		d.dbs[c.DB].Remove(e)
 		return
 	}
 	d.hfe.trackLocked(d.dbs[c.DB], key, before, h.NextExpiry())
 }
+
+// hexpireReplicated is the HPEXPIREAT an HFE command that set the expiry of the fields kept (of
+// n named) is replicated as: Redis rewrites the name and time unless the command was HPEXPIREAT
+// already, and the count and fields when some were not set; the rest stays as the client sent it.
+func hexpireReplicated(c *Ctx, at int64, pos, n int, kept [][]byte) [][]byte {
+	args := make([][]byte, 0, pos+2+len(kept))
+	name, when := c.Args[0], c.Args[2]
+	if c.Spec.Name != "hpexpireat" {
+		name, when = hashHpexpireatArg, strconv.AppendInt(nil, at, 10)
+	}
+	args = append(args, name, c.Args[1], when)
+	args = append(args, c.Args[3:pos+1]...) // the condition, if any, and FIELDS
+	count := c.Args[pos+1]
+	if len(kept) != n {
+		count = strconv.AppendInt(nil, int64(len(kept)), 10)
+	}
+	args = append(args, count)
+	return append(args, kept...)
+}
+
+// hashHpexpireatArg is the name the HFE commands are replicated under (Redis's shared.hpexpireat).
+var hashHpexpireatArg = []byte("HPEXPIREAT")
 
 // hfeTime parses the time argument into an absolute unix ms time.
 func hfeTime(c *Ctx, relative bool, unit int64) (int64, string) {
@@ -228,17 +287,25 @@ func httlGeneric(c *Ctx, unit int64, abs bool) {
 	})
 }
 
-// HPERSIST key FIELDS numfields field [field ...]
+// HPERSIST key FIELDS numfields field [field ...]. One change counted and one "hpersist" raised
+// if any field lost its expiry, however many did (Redis 7.4's hpersistCommand); replicated as
+// itself.
 func hpersist(c *Ctx) {
 	h, fields, ok := hfeFieldsOnly(c, true)
 	if !ok {
 		return
 	}
+	changed := false
 	hfeEachField(c, h, fields, func(f []byte, at int64) int64 {
 		if at == 0 {
 			return hfeNoTTL
 		}
 		h.SetTTL(f, 0)
+		changed = true
 		return hfeSet
 	})
+	if changed {
+		c.Changed(NotifyHash, "hpersist", c.Args[1])
+		c.Dirty(1)
+	}
 }
