@@ -46,7 +46,8 @@ func sortRO(c *Ctx) { sortGeneric(c, true) }
 
 // sortGeneric parses, takes the tokens the options need (see sortCommands) and sorts. The
 // tokens are released by defer so that a panic in the sort, which call recovers, cannot leave a
-// shard locked.
+// shard locked. What the sort changed is committed (replicated, its events queued) before the
+// clients its STORE woke are served, as Redis serves them after the command.
 func sortGeneric(c *Ctx, readonly bool) {
 	st := getSorter()
 	defer putSorter(st)
@@ -61,6 +62,7 @@ func sortGeneric(c *Ctx, readonly bool) {
 		c.E.enter(nil, true, c)
 		defer c.E.leave(nil, true, c)
 		st.run(c)
+		c.E.commit(c, c.slot)
 		c.E.serveReadyAll(c.Now, c.slot)
 		return
 	}
@@ -76,6 +78,7 @@ func sortGeneric(c *Ctx, readonly bool) {
 	c.E.enter(shards, false, c)
 	defer c.E.leave(shards, false, c)
 	st.run(c)
+	c.E.commit(c, c.slot)
 	c.E.serveReadyIn(shards, c.Now, c.slot)
 }
 

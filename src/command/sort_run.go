@@ -60,6 +60,9 @@ func (st *sorter) run(c *Ctx) {
 		c.WrongType()
 		return
 	}
+	if src != nil && src.Kind == keyspace.KindZSet {
+		toSkiplist(src)
+	}
 	if st.dontsort && src != nil && src.Kind == keyspace.KindSet && st.store != nil {
 		// A set has no order of its own: what is stored (and so replicated) must not depend on
 		// its layout, so it is sorted as binary strings after all.
@@ -84,6 +87,21 @@ func (st *sorter) run(c *Ctx) {
 		return
 	}
 	st.reply(c, start, end)
+}
+
+// toSkiplist converts a listpack sorted set to the skiplist encoding for good, as Redis's SORT
+// and SORT_RO do to every sorted set they sort (OBJECT ENCODING shows it afterwards).
+func toSkiplist(e *keyspace.Entry) {
+	z := e.Obj.(*zset.ZSet)
+	if z.Encoding() != "listpack" {
+		return
+	}
+	es := make([]zset.Entry, 0, z.Len())
+	z.Walk(0, false, func(m []byte, s float64) bool {
+		es = append(es, zset.Entry{Member: m, Score: s})
+		return true
+	})
+	e.Obj = zset.FromSorted(es, zset.Limits{}) // no limit fits a set that has a member
 }
 
 func sourceLen(src *keyspace.Entry) int {
@@ -284,11 +302,16 @@ func (st *sorter) reply(c *Ctx, start, end int) {
 
 // storeList replaces the destination with the result as a list (a GET that names no value
 // stores an empty string), deleting it when the result is empty, and replies the length. The
-// list is complete before the destination changes, since GET patterns may read it.
+// list is complete before the destination changes, since GET patterns may read it. As in Redis,
+// storing counts one change per element and raises "sortstore"; deleting counts one and raises
+// "del".
 func (st *sorter) storeList(c *Ctx, start, end int) {
 	n := st.outputLen(start, end)
 	if n == 0 {
-		c.KS(st.store).Delete(st.store, c.Now)
+		if c.KS(st.store).Delete(st.store, c.Now) {
+			c.Changed(NotifyGeneric, "del", st.store)
+			c.Dirty(1)
+		}
 		c.Int(0)
 		return
 	}
@@ -310,5 +333,7 @@ func (st *sorter) storeList(c *Ctx, start, end int) {
 	if created { // Redis 7.0 signals a key its setKey creates, not one it overwrites
 		c.SignalReady(st.store)
 	}
+	c.Changed(NotifyList, "sortstore", st.store)
+	c.Dirty(n)
 	c.Int(int64(n))
 }

@@ -83,23 +83,20 @@ func writeZSet(c *Ctx, key []byte) (*keyspace.Keyspace, *keyspace.Entry, *zset.Z
 
 // storeZSet makes key (found missing in ks) hold z, and wakes clients blocked on it.
 func storeZSet(c *Ctx, ks *keyspace.Keyspace, key []byte, z *zset.ZSet) *keyspace.Entry {
-	e := addZSet(c, ks, key, z)
+	e := ks.Add(key)
+	e.Kind, e.Obj, e.Access = keyspace.KindZSet, z, uint32(c.Now/1e9)
 	c.SignalReady(key)
 	return e
 }
 
-// addZSet makes key (found missing in ks) hold z without waking anyone.
-func addZSet(c *Ctx, ks *keyspace.Keyspace, key []byte, z *zset.ZSet) *keyspace.Entry {
-	e := ks.Add(key)
-	e.Kind, e.Obj, e.Access = keyspace.KindZSet, z, uint32(c.Now/1e9)
-	return e
-}
-
 // dropEmptyZSet deletes key's entry when its set has no member left: Redis keeps no empty set.
-func dropEmptyZSet(ks *keyspace.Keyspace, e *keyspace.Entry, z *zset.ZSet) {
+// It reports whether it did.
+func dropEmptyZSet(ks *keyspace.Keyspace, e *keyspace.Entry, z *zset.ZSet) bool {
 	if z.Len() == 0 {
 		ks.Remove(e)
+		return true
 	}
+	return false
 }
 
 // replyScored replies one member of a WITHSCORES listing: a [member, score] pair in RESP3, the
@@ -216,6 +213,14 @@ func zaddGeneric(c *Ctx, flags zset.Flags) {
 		}
 		last = s
 	}
+	if added+updated > 0 {
+		c.Dirty(added + updated)
+		event := "zadd"
+		if incr {
+			event = "zincr"
+		}
+		c.Changed(NotifyZSet, event, key)
+	}
 	zaddReply(c, incr, ch, added, updated, processed, last)
 }
 
@@ -234,11 +239,12 @@ func zaddReply(c *Ctx, incr, ch bool, added, updated, processed int, score float
 
 // ZREM key member [member ...]
 func zrem(c *Ctx) {
-	ks, e, z, ok := writeZSet(c, c.Args[1])
+	key := c.Args[1]
+	ks, e, z, ok := writeZSet(c, key)
 	if !ok {
 		return
 	}
-	deleted := 0
+	deleted, removed := 0, false
 	if z != nil {
 		for _, m := range c.Args[2:] {
 			if z.Remove(m) {
@@ -246,9 +252,18 @@ func zrem(c *Ctx) {
 			}
 			if z.Len() == 0 {
 				ks.Remove(e)
+				removed = true
 				break
 			}
 		}
+	}
+	if deleted > 0 {
+		c.Notify(NotifyZSet, "zrem", key)
+		if removed {
+			c.Notify(NotifyGeneric, "del", key)
+		}
+		c.Touch(key)
+		c.Dirty(deleted)
 	}
 	c.Int(int64(deleted))
 }

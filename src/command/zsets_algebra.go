@@ -304,6 +304,9 @@ func (a *zalgebra) diff() []zset.Entry {
 	return es
 }
 
+// zstoreEvents are the events of the STORE forms, by operation.
+var zstoreEvents = [...]string{zopUnion: "zunionstore", zopInter: "zinterstore", zopDiff: "zdiffstore"}
+
 func zalgebraGeneric(c *Ctx, op zsetOp, store, card bool) {
 	a, ok := parseZAlgebra(c, op, store, card)
 	if !ok {
@@ -314,7 +317,7 @@ func zalgebraGeneric(c *Ctx, op zsetOp, store, card bool) {
 	case card:
 		c.Int(int64(count))
 	case store:
-		c.Int(int64(storeResult(c, a.dst, es)))
+		c.Int(int64(storeResult(c, a.dst, es, zstoreEvents[op])))
 	default:
 		scoredLen(c, len(es), a.withScores)
 		for i := range es {

@@ -3,6 +3,7 @@ package command
 import (
 	"bytes"
 	"math"
+	"strconv"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/ds/strs"
@@ -16,7 +17,16 @@ type zpopShape struct {
 	emitKey bool // the key comes first: BZPOP* (flat) and *ZMPOP (nested)
 	nested  bool // [member, score] pairs, each an array
 	nilNone bool // nothing to pop replies a null array (ZMPOP) rather than an empty one
+	// rewrite: replicated as ZPOPMIN/ZPOPMAX key [count] (ZMPOP and the blocking pops); the
+	// count is the number popped, left out for a plain pop (BZPOPMIN, BZPOPMAX).
+	rewrite bool
 }
+
+// The names a pop is replicated as, in Redis's shared objects' spelling.
+var (
+	zpopminName = []byte("ZPOPMIN")
+	zpopmaxName = []byte("ZPOPMAX")
+)
 
 // ZPOPMIN key [count]
 func zpopmin(c *Ctx) { zpopMinMax(c, false) }
@@ -101,7 +111,32 @@ func zpopKey(c *Ctx, ks *keyspace.Keyspace, e *keyspace.Entry, z *zset.ZSet, key
 	} else {
 		z.RemoveRange(0, n-1)
 	}
-	dropEmptyZSet(ks, e, z)
+	zpopEffects(c, ks, e, z, key, max, count, n, shape)
+}
+
+// zpopEffects reports a pop of n members from key, as Redis's genericZpopCommand: one change
+// per member, the pop's event, "del" when the set is now empty (and so deleted); and the
+// replicated form of the commands that are not replicated as themselves (count is the count
+// asked for, -1 for a plain pop).
+func zpopEffects(c *Ctx, ks *keyspace.Keyspace, e *keyspace.Entry, z *zset.ZSet, key []byte, max bool, count int64, n int, shape zpopShape) {
+	c.Dirty(n)
+	event, name := "zpopmin", zpopminName
+	if max {
+		event, name = "zpopmax", zpopmaxName
+	}
+	c.Changed(NotifyZSet, event, key)
+	if dropEmptyZSet(ks, e, z) {
+		c.Notify(NotifyGeneric, "del", key)
+	}
+	if !shape.rewrite || !c.E.Feed.Active() {
+		return
+	}
+	if count == -1 {
+		c.Propagate(name, key)
+		return
+	}
+	var buf [20]byte
+	c.Propagate(name, key, strconv.AppendInt(buf[:0], int64(n), 10))
 }
 
 func max64(a, b int64) int64 {
@@ -164,7 +199,7 @@ func zmpop(c *Ctx) {
 		c.Err(msg)
 		return
 	}
-	zpopFrom(c, o.keys, o.max, o.count, zpopShape{emitKey: true, nested: true, nilNone: true})
+	zpopFrom(c, o.keys, o.max, o.count, zpopShape{emitKey: true, nested: true, nilNone: true, rewrite: true})
 }
 
 // BZPOPMIN key [key ...] timeout
@@ -179,7 +214,7 @@ func bzpop(c *Ctx, max bool) {
 		return
 	}
 	keys := c.Args[1 : len(c.Args)-1]
-	zblockingPop(c, keys, max, -1, zpopShape{emitKey: true}, deadline)
+	zblockingPop(c, keys, max, -1, zpopShape{emitKey: true, rewrite: true}, deadline)
 }
 
 // BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]
@@ -193,7 +228,7 @@ func bzmpop(c *Ctx) {
 	if !ok {
 		return
 	}
-	zblockingPop(c, o.keys, o.max, o.count, zpopShape{emitKey: true, nested: true, nilNone: true}, deadline)
+	zblockingPop(c, o.keys, o.max, o.count, zpopShape{emitKey: true, nested: true, nilNone: true, rewrite: true}, deadline)
 }
 
 // zblockingPop pops from the first key holding a set, or blocks on all of them (see block.go).

@@ -3,6 +3,7 @@ package command
 import (
 	"slices"
 
+	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/ds/strs"
 	"github.com/hotkv/hotkv/ds/zset"
 )
@@ -279,7 +280,7 @@ func zrangestore(c *Ctx) {
 			slices.Reverse(es)
 		}
 	}
-	c.Int(int64(storeResult(c, c.Args[1], es)))
+	c.Int(int64(storeResult(c, c.Args[1], es, "zrangestore")))
 }
 
 // clearNegativeZeros reproduces how Redis builds a ZRANGESTORE result: member by member, in the
@@ -301,22 +302,28 @@ func clearNegativeZeros(es []zset.Entry, lim zset.Limits, knownLen bool) {
 }
 
 // storeResult replaces dst with a set of entries (distinct, in order), or deletes it when
-// there are none, and returns the new size. The entries may be views into a source set, even
-// dst's own: the new set copies them before dst is replaced. Only a dst created here wakes its
-// blocked clients: Redis 7.0 overwrites an existing key (setKey) without signalling it.
-func storeResult(c *Ctx, dst []byte, es []zset.Entry) int {
-	ks := c.KS(dst)
-	var z *zset.ZSet
-	if len(es) > 0 {
-		z = zset.FromSorted(es, zsetLimits(c))
-	}
-	existed := ks.Delete(dst, c.Now)
-	if z != nil {
-		addZSet(c, ks, dst, z)
-		if !existed {
-			c.SignalReady(dst)
+// there are none, and returns the new size; event (the command's name) is raised on a stored
+// set, "del" on a deleted one. The entries may be views into a source set, even dst's own: the
+// new set copies them before dst is replaced. Like Redis's setKey, replacing a key keeps it (no
+// "new" event) and drops its expiry; only a dst created here wakes its blocked clients: Redis
+// 7.0 overwrites an existing key without signalling it.
+func storeResult(c *Ctx, dst []byte, es []zset.Entry, event string) int {
+	if len(es) == 0 {
+		if c.KS(dst).Delete(dst, c.Now) {
+			c.Changed(NotifyGeneric, "del", dst)
+			c.Dirty(1)
 		}
+		return 0
 	}
+	z := zset.FromSorted(es, zsetLimits(c))
+	ks, e, created := c.UpsertIn(dst)
+	e.Kind, e.Enc, e.B, e.Obj = keyspace.KindZSet, 0, nil, z
+	ks.SetExpire(e, 0)
+	if created {
+		c.SignalReady(dst)
+	}
+	c.Changed(NotifyZSet, event, dst)
+	c.Dirty(1)
 	return len(es)
 }
 
@@ -328,7 +335,7 @@ func zremrangebyrank(c *Ctx) {
 		c.Err(ErrNotInt)
 		return
 	}
-	zremrange(c, func(z *zset.ZSet) (int, int) {
+	zremrange(c, "zremrangebyrank", func(z *zset.ZSet) (int, int) {
 		first, last := normalizeRange(start, end, z.Len())
 		return first, last - first + 1
 	})
@@ -341,7 +348,7 @@ func zremrangebyscore(c *Ctx) {
 		c.Err(ErrZMinMaxFloat)
 		return
 	}
-	zremrange(c, func(z *zset.ZSet) (int, int) { return z.FirstInScore(&r), z.CountInScore(&r) })
+	zremrange(c, "zremrangebyscore", func(z *zset.ZSet) (int, int) { return z.FirstInScore(&r), z.CountInScore(&r) })
 }
 
 // ZREMRANGEBYLEX key min max
@@ -351,13 +358,14 @@ func zremrangebylex(c *Ctx) {
 		c.Err(ErrZMinMaxLex)
 		return
 	}
-	zremrange(c, func(z *zset.ZSet) (int, int) { return z.FirstInLex(&r), z.CountInLex(&r) })
+	zremrange(c, "zremrangebylex", func(z *zset.ZSet) (int, int) { return z.FirstInLex(&r), z.CountInLex(&r) })
 }
 
 // zremrange deletes the run of members that span finds (its first rank, -1 for none, and its
-// length) and replies how many it deleted.
-func zremrange(c *Ctx, span func(z *zset.ZSet) (first, count int)) {
-	ks, e, z, ok := writeZSet(c, c.Args[1])
+// length), raises event when it deleted any, and replies how many it deleted.
+func zremrange(c *Ctx, event string, span func(z *zset.ZSet) (first, count int)) {
+	key := c.Args[1]
+	ks, e, z, ok := writeZSet(c, key)
 	if !ok {
 		return
 	}
@@ -365,8 +373,15 @@ func zremrange(c *Ctx, span func(z *zset.ZSet) (first, count int)) {
 	if z != nil {
 		if first, count := span(z); first >= 0 && count > 0 {
 			deleted = z.RemoveRange(first, first+count-1)
-			dropEmptyZSet(ks, e, z)
 		}
+	}
+	if deleted > 0 {
+		c.Touch(key)
+		c.Notify(NotifyZSet, event, key)
+		if dropEmptyZSet(ks, e, z) {
+			c.Notify(NotifyGeneric, "del", key)
+		}
+		c.Dirty(deleted)
 	}
 	c.Int(int64(deleted))
 }
