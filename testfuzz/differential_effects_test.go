@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,7 +28,8 @@ var (
 // notify-keyspace-events and a subscriber on __key*__:*, and Redis writing its AOF (appendonly
 // yes, appendfsync always). Then:
 //   - the subscriber received the same notifications, in the same order, from both;
-//   - HotKV's write-effect feed, rendered as an AOF, is Redis's AOF (absolute times within 2 s);
+//   - HotKV's write-effect feed, rendered as an AOF, replays as Redis's AOF does: the same
+//     commands for every key in the same order (absolute times within 2 s), see compareAOF;
 //   - rdb_changes_since_last_save is the same.
 //
 // One connection, so that the order of the stream is defined; pipelined batches of 1..50, so
@@ -243,22 +245,155 @@ func readRedisAOF(t *testing.T, dir string) [][]string {
 	}
 }
 
+// compareAOF compares the two AOFs as replays of one history. HotKV's shards run a pipelined
+// batch's commands on different keys in any order and its feed keeps the order they ran in, so the
+// commands are compared key by key: the AOF is cut at database-wide commands (FLUSHALL, FLUSHDB,
+// SWAPDB: they hold every shard, so everything is ordered around them), each command or
+// MULTI/EXEC block is one unit in the database a SELECT put it in, and within a stretch every key
+// the generator names (streamKey) must see the same units in the same order on both sides.
 func compareAOF(t *testing.T, seed uint64, h, r [][]string) {
-	for i := 0; i < max(len(h), len(r)); i++ {
-		if i < len(h) && i < len(r) && sameAOFCommand(h[i], r[i]) {
+	hu, ru := aofUnits(h), aofUnits(r)
+	if len(hu) != len(ru) {
+		t.Errorf("seed %d: AOF has %d commands or blocks in HotKV, %d in Redis", seed, len(hu), len(ru))
+	}
+	hs, rs := aofStretches(hu), aofStretches(ru)
+	for i := 0; i < max(len(hs), len(rs)); i++ {
+		if i >= len(hs) || i >= len(rs) {
+			t.Errorf("seed %d: AOF has %d database-wide commands in HotKV, %d in Redis", seed, len(hs)-1, len(rs)-1)
+			return
+		}
+		if !sameUnit(hs[i].global, rs[i].global) {
+			t.Errorf("seed %d: database-wide command %d differs: HotKV %s, Redis %s", seed, i,
+				unitText(hs[i].global), unitText(rs[i].global))
+			return
+		}
+		hk, rk := hs[i].perKey(), rs[i].perKey()
+		for k, rv := range rk {
+			hv := hk[k]
+			for j := 0; j < max(len(hv), len(rv)); j++ {
+				if j < len(hv) && j < len(rv) && sameUnit(hv[j], rv[j]) {
+					continue
+				}
+				show := func(us []aofUnit) []string {
+					var out []string
+					for _, u := range us {
+						out = append(out, unitText(u))
+					}
+					return out
+				}
+				t.Errorf("seed %d: stretch %d, key %q: AOF unit %d differs\n%s", seed, i, k, j,
+					sideBySide(show(hv), show(rv), j))
+				return
+			}
+		}
+		for k := range hk {
+			if _, ok := rk[k]; !ok {
+				t.Errorf("seed %d: stretch %d: key %q only in HotKV's AOF", seed, i, k)
+				return
+			}
+		}
+	}
+}
+
+// aofUnit is one command of an AOF, or one MULTI … EXEC block, in the database it runs in.
+type aofUnit struct {
+	db   string
+	cmds [][]string
+	keys []string // the stream's keys it names
+}
+
+// streamKey reports whether an argument is one of the generator's keys ("c<conn>:…").
+func streamKey(a string) bool {
+	rest, ok := strings.CutPrefix(a, "c")
+	digits := len(rest) - len(strings.TrimLeft(rest, "0123456789"))
+	return ok && digits > 0 && strings.HasPrefix(rest[digits:], ":")
+}
+
+// aofUnits splits AOF commands into units, following SELECT.
+func aofUnits(cmds [][]string) []aofUnit {
+	var out []aofUnit
+	db := "0"
+	var block *aofUnit
+	for _, c := range cmds {
+		switch name := strings.ToUpper(c[0]); {
+		case name == "SELECT" && len(c) == 2:
+			db = c[1]
+			continue
+		case name == "MULTI":
+			block = &aofUnit{db: db}
+		}
+		u := block
+		if u == nil {
+			u = &aofUnit{db: db}
+		}
+		u.cmds = append(u.cmds, c)
+		for _, a := range c[1:] {
+			if streamKey(a) && !slices.Contains(u.keys, a) {
+				u.keys = append(u.keys, a)
+			}
+		}
+		switch {
+		case block != nil && strings.EqualFold(c[0], "EXEC"):
+			out = append(out, *block)
+			block = nil
+		case block == nil:
+			out = append(out, *u)
+		}
+	}
+	return out
+}
+
+// aofStretch is the units up to a database-wide command, and that command (empty for the last).
+type aofStretch struct {
+	units  []aofUnit
+	global aofUnit
+}
+
+func aofStretches(us []aofUnit) []aofStretch {
+	out := []aofStretch{{}}
+	for _, u := range us {
+		if len(u.cmds) == 1 && slices.Contains([]string{"FLUSHALL", "FLUSHDB", "SWAPDB"}, strings.ToUpper(u.cmds[0][0])) {
+			out[len(out)-1].global = u
+			out = append(out, aofStretch{})
 			continue
 		}
-		show := func(c [][]string) []string {
-			var s []string
-			for _, args := range c {
-				s = append(s, quoteArgs(args))
-			}
-			return s
-		}
-		t.Errorf("seed %d: AOF command %d differs (HotKV %d, Redis %d in all)\n%s", seed, i, len(h), len(r),
-			sideBySide(show(h), show(r), i))
-		return
+		out[len(out)-1].units = append(out[len(out)-1].units, u)
 	}
+	return out
+}
+
+// perKey lists, for every key, the units that name it in order.
+func (s aofStretch) perKey() map[string][]aofUnit {
+	m := map[string][]aofUnit{}
+	for _, u := range s.units {
+		for _, k := range u.keys {
+			m[k] = append(m[k], u)
+		}
+		if len(u.keys) == 0 {
+			m[""] = append(m[""], u) // commands naming none of the stream's keys
+		}
+	}
+	return m
+}
+
+func sameUnit(a, b aofUnit) bool {
+	if a.db != b.db || len(a.cmds) != len(b.cmds) {
+		return false
+	}
+	for i := range a.cmds {
+		if !sameAOFCommand(a.cmds[i], b.cmds[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func unitText(u aofUnit) string {
+	var parts []string
+	for _, c := range u.cmds {
+		parts = append(parts, quoteArgs(c))
+	}
+	return "db" + u.db + ": " + strings.Join(parts, " ; ")
 }
 
 // sameAOFCommand compares two AOF commands; unix times in milliseconds (PXAT, PEXPIREAT: the

@@ -17,8 +17,8 @@ import (
 //   - the replicated form goes to the write-effect feed (pipeline/feed), when a consumer is
 //     attached: by default the command's own arguments if it changed anything (dirty > 0), else
 //     what the handler gave to Propagate, several commands wrapped in MULTI/EXEC as Redis wraps
-//     them; keys found expired while the command ran are propagated first, each a DEL (UNLINK
-//     under lazyfree-lazy-expire) of its own;
+//     them; keys found expired while the command ran are propagated first as DELs (UNLINK under
+//     lazyfree-lazy-expire), in the same MULTI/EXEC;
 //   - keyspace events go into the slot's Effects, for the connection to publish once the slot has
 //     completed, in request order (Env.Completed): the expired keys' first, then the command's.
 //
@@ -148,7 +148,15 @@ func (e *Engine) AttachFeed() *feed.Reader {
 func (e *Engine) commitBackgroundLocked(d *shardData) {
 	fx := &d.bg.fx
 	if e.Feed.Active() {
-		e.propagateLocked(&d.bg)
+		// Each of the cron's deletions is an effect of its own (Redis's activeExpireCycle
+		// propagates them one by one).
+		for b := fx.pre; len(b) > 0; {
+			v, k := binary.Uvarint(b)
+			b = b[k:]
+			end := commandLen(b)
+			e.Feed.Append(int(fx.ring), int(v), b[:end])
+			b = b[end:]
+		}
 	}
 	if len(fx.events) > 0 {
 		e.publishEvents(nil, fx.events)
@@ -207,28 +215,40 @@ func (fx *effects) reset() {
 	fx.ops, fx.pre, fx.events, fx.after = fx.ops[:0], fx.pre[:0], fx.events[:0], fx.after[:0]
 }
 
-// propagateLocked appends c's replicated form to the feed ring its executor holds.
+// propagateLocked appends c's replicated form to the feed ring its executor holds: the DELs of
+// keys found expired, then the command's own; more than one are wrapped in one MULTI/EXEC, as
+// Redis 7.0 propagates a call with several effects (MGET of two expired keys: MULTI, DEL, DEL,
+// EXEC; SET over an expired key: MULTI, DEL, SET, EXEC).
 func (e *Engine) propagateLocked(c *Ctx) {
 	fx := &c.fx
+	if !fx.own && fx.dirty > 0 {
+		fx.ops = appendCommand(fx.ops[:0], c.Args)
+		fx.nops = 1
+	}
+	n := fx.npre + fx.nops
+	if n == 0 {
+		return
+	}
+	db := c.DB
+	var out []byte
+	if n > 1 {
+		out = appendCommand(out, [][]byte{[]byte("MULTI")})
+	}
 	for b := fx.pre; len(b) > 0; {
-		db, n := binary.Uvarint(b)
-		b = b[n:]
+		v, k := binary.Uvarint(b)
+		db, b = int(v), b[k:]
 		end := commandLen(b)
-		e.Feed.Append(int(fx.ring), int(db), b[:end])
+		out = append(out, b[:end]...)
 		b = b[end:]
 	}
-	switch {
-	case fx.own && fx.nops == 1:
-		e.Feed.Append(int(fx.ring), c.DB, fx.ops)
-	case fx.own && fx.nops > 1:
-		wrapped := appendCommand(nil, [][]byte{[]byte("MULTI")})
-		wrapped = append(wrapped, fx.ops...)
-		wrapped = appendCommand(wrapped, [][]byte{[]byte("EXEC")})
-		e.Feed.Append(int(fx.ring), c.DB, wrapped)
-	case !fx.own && fx.dirty > 0:
-		fx.ops = appendCommand(fx.ops[:0], c.Args)
-		e.Feed.Append(int(fx.ring), c.DB, fx.ops)
+	if fx.nops > 0 {
+		db = c.DB
+		out = append(out, fx.ops...)
 	}
+	if n > 1 {
+		out = appendCommand(out, [][]byte{[]byte("EXEC")})
+	}
+	e.Feed.Append(int(fx.ring), db, out)
 }
 
 // appendCommand appends args as a RESP array of bulk strings, the form of the AOF.

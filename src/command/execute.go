@@ -216,7 +216,9 @@ func (e *Engine) leave(shards []int32, all bool, c *Ctx) {
 	if e.Feed.Active() {
 		e.propagateLocked(c)
 	}
-	c.fx.propagated()
+	if c.Args != nil { // inside a call (SORT): its commit must not propagate it again
+		c.fx.propagated()
+	}
 	c.fx.ring = -1
 	if all {
 		for i := range e.Group.Shards {

@@ -43,8 +43,20 @@ type testConn struct {
 }
 
 func newTestEngine() *Engine {
-	return NewEngine(Options{Shards: 8, Databases: 16, Settings: DefaultSettings(),
-		Config: testConfigStore()})
+	st := testConfigStore().(testStore)
+	e := NewEngine(Options{Shards: 8, Databases: 16, Settings: DefaultSettings(), Config: st})
+	// CONFIG SET of these reaches the engine's settings, as src/server wires them.
+	st.OnChange("notify-keyspace-events", func(string) {
+		s := *e.Settings()
+		s.NotifyKeyspaceEvents = st.Int("notify-keyspace-events")
+		e.SetSettings(s)
+	})
+	st.OnChange("lazyfree-lazy-expire", func(string) {
+		s := *e.Settings()
+		s.LazyfreeLazyExpire = st.Bool("lazyfree-lazy-expire")
+		e.SetSettings(s)
+	})
+	return e
 }
 
 func newTestConn(t testing.TB, e *Engine) *testConn {
