@@ -27,8 +27,11 @@ import (
 //     the key is gone (emptied).
 //  3. A waiter whose command would also touch another shard (BLMOVE to a key elsewhere) cannot be
 //     served in place without that shard's token; when the key holds a list it is woken instead
-//     and reruns its command as a barrier, blocking again if another client took the element
-//     first.
+//     and, holding all of its command's shards, is served on its own behalf as in step 2 (so
+//     its effects are a served command's: no dirty count, replicated as Redis replicates a
+//     served BLMOVE), or, if another client took the element first, reruns its command and
+//     blocks again. Its keyspace events are published by its own connection, so they may come
+//     before those of the push that woke it.
 //  4. A waiter whose connection is gone (closed by the peer, or CLIENT KILL) is never served: the
 //     executor checks before serving it, and the waiting connection polls for it, unregisters
 //     and ends its wait.
@@ -52,9 +55,10 @@ type waiter struct {
 	slot     *pipeline.Slot
 	kind     keyspace.Kind // the type its command takes from: KindList or KindZSet
 	keys     []blockKey
-	extra    []int32 // shards of keys the command touches besides the served one (BLMOVE dst)
-	deadline int64   // unix ns; 0 = forever
-	argvMem  int     // the command's argument bytes, for CLIENT LIST while it waits
+	extra    []int32  // shards of keys the command touches besides the served one (BLMOVE dst)
+	deadline int64    // unix ns; 0 = forever
+	argvMem  int      // the command's argument bytes, for CLIENT LIST while it waits
+	from     blockKey // the key that woke it to retry (state waitRetry)
 	state    atomic.Int32
 	wake     chan struct{}
 }
@@ -205,6 +209,7 @@ func (e *Engine) offerLocked(d *shardData, w *waiter, bk blockKey, kind keyspace
 		w.end(waitTimedOut) // its connection unregisters it; it must not take the element
 		return false, false
 	case !w.servableHere(d):
+		w.from = bk // before the state: its connection reads it once it sees waitRetry
 		if w.state.CompareAndSwap(waitWaiting, waitRetry) {
 			w.wake <- struct{}{}
 		}
@@ -310,7 +315,7 @@ func (e *Engine) waitBlocked(w *waiter, s *pipeline.Slot, shards []int32) (rerun
 			return false
 		case waitRetry:
 			e.unregister(w, shards)
-			return true
+			return !e.serveWokenWaiter(w, s, shards)
 		case waitTimedOut:
 			e.unregister(w, shards)
 			s.Reply = append(s.Reply[:0], nullArrayReply(int(s.Proto))...)
@@ -322,6 +327,29 @@ func (e *Engine) waitBlocked(w *waiter, s *pipeline.Slot, shards []int32) (rerun
 		}
 		// waitServing: the server is running our command right now; its wake follows.
 	}
+}
+
+// serveWokenWaiter serves w, woken to retry, on its own behalf (Ctx.Serving) from the key that
+// woke it, holding shards, all of its command's; it reports false, having changed nothing, when
+// that key holds no value w can take any more, and the command must rerun.
+func (e *Engine) serveWokenWaiter(w *waiter, s *pipeline.Slot, shards []int32) bool {
+	e.Group.Lock(shards)
+	defer e.Group.Unlock(shards)
+	now := time.Now().UnixNano()
+	bk := w.from
+	key := []byte(bk.key)
+	if keyKindLocked(e.data(e.shardOf(key)), bk, now) != w.kind {
+		return false
+	}
+	w.client.blockedOn.CompareAndSwap(w, nil) // served now, as offerLocked shows it
+	c := &w.client.ctx
+	e.enter(shards, false, c)
+	defer e.leave(shards, false, c)
+	c.Serving = key
+	e.call(c, s, now)
+	c.Serving = nil
+	e.serveReadyIn(shards, now, s)
+	return len(s.Reply) > 0
 }
 
 // nullArrayReply is the timeout reply of every blocking command, as Redis's

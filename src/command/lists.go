@@ -1,6 +1,8 @@
 package command
 
 import (
+	"strconv"
+
 	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/ds/list"
 )
@@ -68,11 +70,58 @@ func createList(c *Ctx, key []byte) *list.List {
 }
 
 // dropIfEmpty deletes key's entry e when its list l has no element left, as Redis never keeps an
-// empty list.
+// empty list, and raises the "del" event.
 func dropIfEmpty(c *Ctx, key []byte, e *keyspace.Entry, l *list.List) {
 	if l.Len() == 0 {
 		c.KS(key).Remove(e)
+		c.Notify(NotifyGeneric, "del", key)
 	}
+}
+
+// popEvent is the event of taking elements from the head (front) or the tail.
+func popEvent(front bool) string {
+	if front {
+		return "lpop"
+	}
+	return "rpop"
+}
+
+// pushEvent is the event of adding elements at the head (front) or the tail.
+func pushEvent(front bool) string {
+	if front {
+		return "lpush"
+	}
+	return "rpush"
+}
+
+// listPopped reports elements taken from the head (front) or the tail of key's list l (entry e),
+// as Redis's listElementsRemoved: the lpop or rpop event, then the key deleted when l is empty,
+// and dirty changes (the number of elements, except for a served BLPOP, which Redis does not
+// count).
+func listPopped(c *Ctx, key []byte, e *keyspace.Entry, l *list.List, front bool, dirty int) {
+	c.Notify(NotifyList, popEvent(front), key)
+	dropIfEmpty(c, key, e, l)
+	c.Touch(key)
+	c.Dirty(dirty)
+}
+
+// propagatePop replicates a pop of n elements (n < 0: without a count) as Redis rewrites the
+// blocking and multi-key pops: LPOP or RPOP key [n].
+func propagatePop(c *Ctx, key []byte, front bool, n int) {
+	if !c.E.Feed.Active() {
+		c.PropagateNothing() // nothing is built: the form only matters to a feed reader
+		return
+	}
+	name := []byte("RPOP")
+	if front {
+		name = []byte("LPOP")
+	}
+	if n < 0 {
+		c.Propagate(name, key)
+		return
+	}
+	var nb [20]byte
+	c.Propagate(name, key, strconv.AppendInt(nb[:0], int64(n), 10))
 }
 
 // popEnd removes an element from the head (front) or the tail; sc holds integer elements.
@@ -120,6 +169,8 @@ func pushGeneric(c *Ctx, front, onlyExisting bool) {
 		}
 	}
 	c.Int(int64(l.Len()))
+	c.Dirty(len(c.Args) - 2)
+	c.Changed(NotifyList, pushEvent(front), key)
 }
 
 // LPOP key [count]
@@ -158,14 +209,18 @@ func popGeneric(c *Ctx, front bool) {
 	var sc [24]byte
 	if !withCount {
 		c.Bulk(popEnd(l, front, sc[:0]))
-	} else {
-		n := int(min(count, int64(l.Len())))
-		c.ArrayLen(n)
-		for range n {
-			c.Bulk(popEnd(l, front, sc[:0]))
-		}
+		listPopped(c, key, e, l, front, 1)
+		return
 	}
-	dropIfEmpty(c, key, e, l)
+	n := int(min(count, int64(l.Len())))
+	c.ArrayLen(n)
+	if n == 0 { // COUNT 0: nothing taken, nothing to report
+		return
+	}
+	for range n {
+		c.Bulk(popEnd(l, front, sc[:0]))
+	}
+	listPopped(c, key, e, l, front, n)
 }
 
 // LLEN key
@@ -234,6 +289,8 @@ func lset(c *Ctx) {
 	default:
 		l.Set(listIndex(i, l.Len()), c.Args[3])
 		c.OK()
+		c.Changed(NotifyList, "lset", c.Args[1])
+		c.Dirty(1)
 	}
 }
 

@@ -53,7 +53,14 @@ func blockingPop(c *Ctx, front bool) {
 		c.ArrayLen(2)
 		c.Bulk(key)
 		c.Bulk(popEnd(l, front, sc[:0]))
-		dropIfEmpty(c, key, e, l)
+		// Replicated as LPOP or RPOP key; Redis counts the change only when it pops at once, not
+		// when it serves a blocked client.
+		dirty := 1
+		if c.Serving != nil {
+			dirty = 0
+		}
+		listPopped(c, key, e, l, front, dirty)
+		propagatePop(c, key, front, -1)
 		return
 	}
 	c.Block(keyspace.KindList, keys, deadline)
@@ -77,8 +84,17 @@ func brpoplpush(c *Ctx) { blockingMove(c, false, true, c.Args[3]) }
 // null bulk at once, but a null array when it times out, as Redis does.
 func blockingMove(c *Ctx, srcFront, dstFront bool, timeout []byte) {
 	deadline, ok := c.ParseTimeout(timeout)
-	if !ok || !skipForServe(c, c.Args[1]) && listMove(c, srcFront, dstFront) {
+	if !ok {
 		return
+	}
+	if !skipForServe(c, c.Args[1]) {
+		replied, moved := listMove(c, srcFront, dstFront)
+		if moved {
+			propagateBlockingMove(c, srcFront, dstFront)
+		}
+		if replied {
+			return
+		}
 	}
 	if c.noBlock {
 		c.Null()

@@ -32,6 +32,8 @@ func linsert(c *Ctx) {
 	}
 	l.Insert(i, c.Args[4])
 	c.Int(int64(l.Len()))
+	c.Changed(NotifyList, "linsert", c.Args[1])
+	c.Dirty(1)
 }
 
 // LREM key count element
@@ -54,7 +56,11 @@ func lrem(c *Ctx) {
 	// LONG_MIN, which Redis cannot negate, into "all from the tail" as Redis ends up doing.
 	count = max(min(count, int64(l.Len())), -int64(l.Len()))
 	removed := l.Remove(c.Args[3], int(count))
-	dropIfEmpty(c, key, e, l)
+	if removed > 0 {
+		c.Changed(NotifyList, "lrem", key)
+		dropIfEmpty(c, key, e, l)
+		c.Dirty(removed)
+	}
 	c.Int(int64(removed))
 }
 
@@ -73,13 +79,21 @@ func ltrim(c *Ctx) {
 		c.OK()
 		return
 	}
-	first, n := listRange(start, stop, l.Len())
-	if n == 0 {
-		c.KS(key).Remove(e)
-	} else {
-		l.DeleteRange(first+n, l.Len()-first-n)
+	// Like Redis, the event is raised (and the key touched) even when nothing is trimmed; only
+	// the dirty count tells.
+	length := l.Len()
+	first, n := listRange(start, stop, length)
+	if n > 0 {
+		l.DeleteRange(first+n, length-first-n)
 		l.DeleteRange(0, first)
 	}
+	c.Notify(NotifyList, "ltrim", key)
+	if n == 0 { // everything trimmed: the key goes
+		c.KS(key).Remove(e)
+		c.Notify(NotifyGeneric, "del", key)
+	}
+	c.Touch(key)
+	c.Dirty(length - n)
 	c.OK()
 }
 

@@ -24,33 +24,38 @@ func lmove(c *Ctx) {
 		c.Err(ErrSyntax)
 		return
 	}
-	if !listMove(c, srcFront, dstFront) {
+	if replied, _ := listMove(c, srcFront, dstFront); !replied {
 		c.Null()
 	}
 }
 
 // RPOPLPUSH source destination
 func rpoplpush(c *Ctx) {
-	if !listMove(c, false, true) {
+	if replied, _ := listMove(c, false, true); !replied {
 		c.Null()
 	}
 }
 
 // listMove is LMOVE on c.Args[1] (source) and c.Args[2] (destination, possibly the same key). It
 // replies the moved element, or WRONGTYPE for either key (checked before anything moves), and
-// returns true; it returns false without replying when the source does not exist.
-func listMove(c *Ctx, srcFront, dstFront bool) bool {
+// returns replied true; it returns false without replying when the source does not exist. moved
+// tells whether an element moved.
+//
+// Its events are Redis's: the push on the destination, then the pop on the source (and "del" when
+// that emptied it). Redis counts one change, except when the move serves a blocked BLMOVE or
+// BRPOPLPUSH, which it does not count at all.
+func listMove(c *Ctx, srcFront, dstFront bool) (replied, moved bool) {
 	src, dst := c.Args[1], c.Args[2]
 	se, sl, ok := writeList(c, src)
 	switch {
 	case !ok:
-		return true
+		return true, false
 	case sl == nil:
-		return false
+		return false, false
 	}
 	_, dl, ok := writeList(c, dst)
 	if !ok {
-		return true
+		return true, false
 	}
 	if dl == nil {
 		dl = createList(c, dst)
@@ -58,8 +63,41 @@ func listMove(c *Ctx, srcFront, dstFront bool) bool {
 	var buf [512]byte // a rotation copies the element: elements this size stay off the heap
 	v, _ := list.Move(sl, dl, srcFront, dstFront, buf[:0])
 	c.Bulk(v)
+	c.Changed(NotifyList, pushEvent(dstFront), dst)
+	c.Notify(NotifyList, popEvent(srcFront), src)
 	dropIfEmpty(c, src, se, sl)
-	return true
+	c.Touch(src)
+	if c.Serving == nil {
+		c.Dirty(1)
+	}
+	return true, true
+}
+
+// endWords are the LEFT|RIGHT arguments Redis writes when it replicates a served BLMOVE.
+var endWords = [2][]byte{[]byte("right"), []byte("left")}
+
+func endWord(front bool) []byte {
+	if front {
+		return endWords[1]
+	}
+	return endWords[0]
+}
+
+// propagateBlockingMove replicates a BLMOVE or BRPOPLPUSH that moved an element as LMOVE or
+// RPOPLPUSH: with LEFT|RIGHT as the client typed them when it was served at once (Redis rewrites
+// the command's own arguments), with Redis's lowercase words when it served a blocked client
+// (Redis builds the command).
+func propagateBlockingMove(c *Ctx, srcFront, dstFront bool) {
+	src, dst := c.Args[1], c.Args[2]
+	if len(c.Args) == 4 { // BRPOPLPUSH source destination timeout
+		c.Propagate([]byte("RPOPLPUSH"), src, dst)
+		return
+	}
+	from, to := c.Args[3], c.Args[4]
+	if c.Serving != nil {
+		from, to = endWord(srcFront), endWord(dstFront)
+	}
+	c.Propagate([]byte("LMOVE"), src, dst, from, to)
 }
 
 // mpopArgs are LMPOP's and BLMPOP's arguments after the timeout.
@@ -115,7 +153,8 @@ func lmpop(c *Ctx) {
 }
 
 // mpopFrom pops up to count elements of key's list and replies [key, [element ...]], or replies
-// WRONGTYPE; it returns false without replying when key does not exist.
+// WRONGTYPE; it returns false without replying when key does not exist. LMPOP and BLMPOP, served
+// at once or after waiting, count every element and are replicated as LPOP or RPOP key n.
 func mpopFrom(c *Ctx, key []byte, front bool, count int64) bool {
 	e, l, ok := writeList(c, key)
 	switch {
@@ -132,6 +171,7 @@ func mpopFrom(c *Ctx, key []byte, front bool, count int64) bool {
 	for range n {
 		c.Bulk(popEnd(l, front, sc[:0]))
 	}
-	dropIfEmpty(c, key, e, l)
+	listPopped(c, key, e, l, front, n)
+	propagatePop(c, key, front, n)
 	return true
 }
