@@ -38,6 +38,11 @@ func (b blockCmd) crossMove() bool { return b.dest != "" && b.dest != b.keys[0] 
 type blockGen struct {
 	r    *rand.Rand
 	step int
+	// lists keeps to the list family (TestEffectsDifferentialBlocking): list pops only, a
+	// blocking move only onto its own source (see blockCmd.crossMove: a cross-shard waiter is
+	// served by its own connection, whose events may be published before the push's), list
+	// writes and DEL.
+	lists bool
 }
 
 func (g *blockGen) pick(from []string) string { return from[g.r.IntN(len(from))] }
@@ -79,6 +84,9 @@ func (g *blockGen) timeout() (string, bool) {
 // sorted-set pops), or false when it found no key.
 func (g *blockGen) blocking(allowed func(zset bool) []string) (blockCmd, bool) {
 	n := g.r.IntN(9)
+	if g.lists {
+		n = g.r.IntN(5)
+	}
 	zset := n >= 5
 	typed := blockListKeys
 	if zset {
@@ -97,6 +105,9 @@ func (g *blockGen) blocking(allowed func(zset bool) []string) (blockCmd, bool) {
 		b.args = append(append([]string{"BRPOP"}, keys...), t)
 	case 3:
 		b.keys, b.dest = keys[:1], g.key(blockListKeys)
+		if g.lists {
+			b.dest = keys[0]
+		}
 		b.args = []string{"BLMOVE", keys[0], b.dest, g.end(), g.end(), t}
 		if g.chance(0.3) {
 			b.args = []string{"BRPOPLPUSH", keys[0], b.dest, t}
@@ -133,7 +144,11 @@ func (g *blockGen) elems(n int) []string {
 // write returns a random non-blocking command on the shared keys.
 func (g *blockGen) write() []string {
 	g.step++
-	return pickWeighted(g.r, blockWrites, func(w blockWrite) int { return w.weight }).f(g)
+	writes := blockWrites
+	if g.lists {
+		writes = blockListWrites
+	}
+	return pickWeighted(g.r, writes, func(w blockWrite) int { return w.weight }).f(g)
 }
 
 func (g *blockGen) lkey() string { return g.key(blockListKeys) }
@@ -190,4 +205,32 @@ func (g *blockGen) pick2(a, b []string) []string {
 		return a
 	}
 	return b
+}
+
+// blockListWrites are the writes of the lists-only schedule: blockWrites' list commands, and the
+// list edits that raise events of their own on a key clients wait on.
+var blockListWrites = []blockWrite{
+	{4, func(g *blockGen) []string {
+		return append([]string{g.pick([]string{"LPUSH", "RPUSH"}), g.lkey()}, g.elems(1+g.r.IntN(3))...)
+	}},
+	{1, func(g *blockGen) []string {
+		return append([]string{g.pick([]string{"LPUSHX", "RPUSHX"}), g.lkey()}, g.elems(1)...)
+	}},
+	{1, func(g *blockGen) []string { return []string{"RPOPLPUSH", g.lkey(), g.lkey()} }},
+	{2, func(g *blockGen) []string { return []string{"LMOVE", g.lkey(), g.lkey(), g.end(), g.end()} }},
+	{2, func(g *blockGen) []string { return []string{"DEL", g.lkey()} }},
+	{1, func(g *blockGen) []string { return []string{g.pick([]string{"LPOP", "RPOP"}), g.lkey()} }},
+	{1, func(g *blockGen) []string { return []string{"LPOP", g.lkey(), g.pick([]string{"0", "2", "5"})} }},
+	{1, func(g *blockGen) []string {
+		return []string{"LMPOP", "2", g.lkey(), g.lkey(), g.end(), "COUNT", g.pick([]string{"1", "3"})}
+	}},
+	{1, func(g *blockGen) []string {
+		return []string{"LTRIM", g.lkey(), g.pick([]string{"0", "1", "5"}), g.pick([]string{"-1", "0", "2"})}
+	}},
+	{1, func(g *blockGen) []string {
+		return []string{"LINSERT", g.lkey(), g.pick([]string{"BEFORE", "AFTER"}), "v" + strconv.Itoa(g.step-1) + ".0", "ins"}
+	}},
+	{1, func(g *blockGen) []string { return []string{"LREM", g.lkey(), "0", "ins"} }},
+	{1, func(g *blockGen) []string { return []string{"LSET", g.lkey(), "0", "set"} }},
+	{1, func(g *blockGen) []string { return []string{"LRANGE", g.lkey(), "0", "-1"} }},
 }
