@@ -88,15 +88,35 @@ func expireGeneric(c *Ctx, relative bool, unit int64) {
 		c.Int(0)
 		return
 	}
-	switch {
-	case at <= now:
-		ks.Remove(e) // a time in the past deletes the key, as Redis 7 does
-	case unit == unitNs:
+	if at <= now {
+		removeExpired(c, ks, e, c.Args[1]) // a time in the past deletes the key, as Redis 7 does
+		c.Int(1)
+		return
+	}
+	if unit == unitNs {
 		ks.SetExpire(e, at)
-	default:
+	} else {
 		ks.SetExpireMs(e, at)
 	}
+	c.Changed(NotifyGeneric, "expire", c.Args[1])
+	c.Dirty(1)
+	propagateExpire(c, at, relative, unit)
 	c.Int(1)
+}
+
+// propagateExpire replicates an expiry set at at (in the command's working unit) as Redis does:
+// PEXPIREAT as typed stays itself, EXPIRE, PEXPIRE and EXPIREAT become PEXPIREAT key unix-ms
+// with their options as typed. NEXPIRE and NEXPIREAT become the PEXPIREAT a Redis replica reads,
+// the time rounded up to its millisecond (so a replica never drops the key before HotKV does)
+// and without their options: HotKV decided them at nanoseconds, which the replica cannot.
+func propagateExpire(c *Ctx, at int64, relative bool, unit int64) {
+	switch {
+	case unit == unitMs && !relative:
+	case unit == unitNs:
+		propagatePexpireat(c, c.Args[1], at/unitMs+boolInt(at%unitMs != 0), nil)
+	default:
+		propagatePexpireat(c, c.Args[1], at, c.Args[3:])
+	}
 }
 
 // expireTarget converts the argument to an absolute time in the command's working unit
@@ -261,6 +281,8 @@ func persist(c *Ctx) {
 		return
 	}
 	c.KS(c.Args[1]).SetExpire(e, 0)
+	c.Changed(NotifyGeneric, "persist", c.Args[1])
+	c.Dirty(1)
 	c.Int(1)
 }
 

@@ -3,6 +3,7 @@ package command
 import (
 	"bytes"
 	"math"
+	"strconv"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/ds/strs"
@@ -27,15 +28,57 @@ var keyCommands = []*Spec{
 	objectSpec,
 }
 
+// propWord are the words of the replicated forms the string and key commands are rewritten to,
+// spelled as Redis's shared objects spell them.
+var propWord = struct{ DEL, UNLINK, SET, PXAT, KEEPTTL, PEXPIREAT, PERSIST []byte }{
+	[]byte("DEL"), []byte("UNLINK"), []byte("SET"), []byte("PXAT"), []byte("KEEPTTL"),
+	[]byte("PEXPIREAT"), []byte("PERSIST"),
+}
+
+// removeExpired deletes e, given an expiry time that has passed (EXPIRE, GETEX … EXAT), as
+// Redis does: a "del" event, and the call is replicated as DEL key (UNLINK under
+// lazyfree-lazy-expire), not as itself.
+func removeExpired(c *Ctx, ks *keyspace.Keyspace, e *keyspace.Entry, key []byte) {
+	ks.Remove(e)
+	c.Changed(NotifyGeneric, "del", key)
+	c.Dirty(1)
+	if c.E.Feed.Active() {
+		name := propWord.DEL
+		if c.E.Settings().LazyfreeLazyExpire {
+			name = propWord.UNLINK
+		}
+		c.Propagate(name, key)
+	}
+}
+
+// propagatePexpireat replicates an expiry set on key as PEXPIREAT key unix-ms, followed by
+// flags (EXPIRE's NX|XX|GT|LT as typed, which Redis keeps).
+func propagatePexpireat(c *Ctx, key []byte, ms int64, flags [][]byte) {
+	if !c.E.Feed.Active() {
+		return
+	}
+	if 3+len(flags) > 8 { // EXPIRE takes its options any number of times
+		c.Propagate(append([][]byte{propWord.PEXPIREAT, key, strconv.AppendInt(nil, ms, 10)}, flags...)...)
+		return
+	}
+	var num [20]byte
+	var buf [8][]byte
+	buf[0], buf[1], buf[2] = propWord.PEXPIREAT, key, strconv.AppendInt(num[:0], ms, 10)
+	c.Propagate(buf[:3+copy(buf[3:], flags)]...)
+}
+
 // DEL key [key ...] and UNLINK key [key ...]: values are freed by Go's collector, which already
-// runs concurrently, so UNLINK needs nothing of its own.
+// runs concurrently, so UNLINK needs nothing of its own. Each key deleted is a change and a
+// "del" event.
 func del(c *Ctx) {
 	n := 0
 	for _, k := range c.Args[1:] {
 		if c.KS(k).Delete(k, c.Now) {
+			c.Changed(NotifyGeneric, "del", k)
 			n++
 		}
 	}
+	c.Dirty(n)
 	c.Int(int64(n))
 }
 
@@ -144,12 +187,18 @@ func renameGeneric(c *Ctx, nx bool) {
 		}
 	case !moveEntry(ks, e, c.KS(dst), dst, c.Now, !nx):
 		c.Int(0)
-	case nx:
-		signalCreated(c, c.DB, dst)
-		c.Int(1)
 	default:
 		signalCreated(c, c.DB, dst)
-		c.OK()
+		c.Touch(src)
+		c.Touch(dst)
+		c.Notify(NotifyGeneric, "rename_from", src)
+		c.Notify(NotifyGeneric, "rename_to", dst)
+		c.Dirty(1)
+		if nx {
+			c.Int(1)
+		} else {
+			c.OK()
+		}
 	}
 }
 
@@ -193,6 +242,11 @@ func move(c *Ctx) {
 		moved := e != nil && moveEntry(c.KS(key), e, c.KSIn(db, key), key, c.Now, false)
 		if moved {
 			signalCreated(c, db, key)
+			c.Touch(key) // in both databases, as Redis signals it
+			c.Touch(key)
+			c.Notify(NotifyGeneric, "move_from", key)
+			c.NotifyIn(db, NotifyGeneric, "move_to", key)
+			c.Dirty(1)
 		}
 		replyBool01(c, moved)
 	}
@@ -201,6 +255,15 @@ func move(c *Ctx) {
 // parseDBIndex parses a database number like Redis's getIntFromObjectOrReply followed by
 // selectDb: msg, when set, replaces both integer errors.
 func parseDBIndex(b []byte, msg string, dbs int) (int, string) {
+	n, msg := parseDBNumber(b, msg)
+	if msg == "" && (n < 0 || n >= dbs) {
+		return 0, ErrDBIndex
+	}
+	return n, msg
+}
+
+// parseDBNumber is parseDBIndex without the range check.
+func parseDBNumber(b []byte, msg string) (int, string) {
 	n, ok := ParseInt(b)
 	switch {
 	case !ok && msg == "":
@@ -209,8 +272,6 @@ func parseDBIndex(b []byte, msg string, dbs int) (int, string) {
 		return 0, ErrIntArgRange
 	case !ok || n < math.MinInt32 || n > math.MaxInt32:
 		return 0, msg
-	case n < 0 || n >= int64(dbs):
-		return 0, ErrDBIndex
 	}
 	return int(n), ""
 }
@@ -274,6 +335,9 @@ func copyCmd(c *Ctx) {
 	}
 	to.CopyExpire(n, c.KS(src), e)
 	signalCreated(c, db, dst)
+	c.Touch(dst)
+	c.NotifyIn(db, NotifyGeneric, "copy_to", dst)
+	c.Dirty(1)
 	c.Int(1)
 }
 
@@ -290,18 +354,25 @@ func cloneValue(e *keyspace.Entry) (any, bool) {
 }
 
 // SWAPDB index1 index2: every shard holds both databases' slices of the keyspace, so swapping
-// them in every shard (all are locked) swaps the databases atomically.
+// them in every shard (all are locked) swaps the databases atomically. Like Redis it parses
+// both numbers before it checks either's range, is one change (swapping a database with itself
+// too) and raises no keyspace event.
 func swapdb(c *Ctx) {
-	a, msg := parseDBIndex(c.Args[1], ErrFirstDBIndex, c.E.dbCount)
+	a, msg := parseDBNumber(c.Args[1], ErrFirstDBIndex)
+	b := 0
 	if msg == "" {
-		var b int
-		if b, msg = parseDBIndex(c.Args[2], ErrSecondDBIndex, c.E.dbCount); msg == "" {
-			c.E.swapDatabases(a, b)
-			c.OK()
-			return
-		}
+		b, msg = parseDBNumber(c.Args[2], ErrSecondDBIndex)
 	}
-	c.Err(msg)
+	switch n := c.E.dbCount; {
+	case msg != "":
+		c.Err(msg)
+	case a < 0 || a >= n || b < 0 || b >= n:
+		c.Err(ErrDBIndex)
+	default:
+		c.E.swapDatabases(a, b)
+		c.Dirty(1)
+		c.OK()
+	}
 }
 
 // swapDatabases swaps databases a and b in every shard; all shards must be held. The OnExpire

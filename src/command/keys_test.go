@@ -293,6 +293,10 @@ func TestKeysHotPathAllocatesNothing(t *testing.T) {
 		{"EXISTS", "k", "nokey"}, {"TOUCH", "k"}, {"TYPE", "k"}, {"EXPIRE", "k", "100"},
 		{"PEXPIRE", "k", "100000", "GT"}, {"TTL", "k"}, {"PTTL", "k"}, {"NTTL", "k"},
 		{"EXPIRETIME", "k"}, {"PERSIST", "k"}, {"DEL", "nokey"}, {"OBJECT", "ENCODING", "k"},
+		// Commands replicated in a rewritten form build it only while a feed reader is attached.
+		{"SET", "k", "v", "EX", "100"}, {"SET", "k", "v", "GET"}, {"GETEX", "k", "PX", "100000"},
+		{"GETEX", "k", "PERSIST"}, {"GETSET", "k", "v"}, {"SETRANGE", "k", "0", "v"},
+		{"NEXPIRE", "k", "100000000000"},
 	} {
 		argv := make([][]byte, len(args))
 		for i, a := range args {

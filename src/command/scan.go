@@ -37,7 +37,7 @@ func scan(c *Ctx) {
 		c.Err(msg)
 		return
 	}
-	next, keys := c.E.scanKeys(c.DB, cursor, &opt, c.Now)
+	next, keys := c.E.scanKeys(c, cursor, &opt)
 	c.ArrayLen(2)
 	var buf [20]byte
 	c.Bulk(strconv.AppendUint(buf[:0], next, 10))
@@ -134,11 +134,16 @@ func insertScanHeader(out []byte, start int, next uint64, n int) []byte {
 	return out
 }
 
-// scanKeys runs one SCAN call on database db from cursor: it visits buckets until count
+// scanKeys runs the SCAN call c on its database from cursor: it visits buckets until count
 // entries were seen (matching or not, as in Redis, so COUNT bounds the work) or ten times
 // count buckets were visited, holding one shard at a time. It returns the next cursor and the
 // keys that pass the filters.
-func (e *Engine) scanKeys(db int, cursor uint64, opt *scanOptions, now int64) (uint64, []string) {
+//
+// c is the running call of the shard it holds (enter, leave), so the expired keys it reclaims
+// are reported to c: their DELs go to the feed while the shard is held, their "expired" events
+// with c's, in request order.
+func (e *Engine) scanKeys(c *Ctx, cursor uint64, opt *scanOptions) (uint64, []string) {
+	db, now := c.DB, c.Now
 	shards := uint64(len(e.Group.Shards))
 	shard, inner := cursor&(shards-1), cursor>>e.shardBits
 	buckets := opt.count * 10
@@ -149,6 +154,9 @@ func (e *Engine) scanKeys(db int, cursor uint64, opt *scanOptions, now int64) (u
 	var seen int64
 	for shard < shards && buckets > 0 && seen < opt.count {
 		e.Group.Do(int(shard), func(sh *pipeline.Shard) {
+			held := [1]int32{int32(shard)}
+			e.enter(held[:], false, c)
+			defer e.leave(held[:], false, c)
 			ks := sh.Data.(*shardData).dbs[db]
 			for {
 				var expired [8][]byte

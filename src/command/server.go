@@ -64,7 +64,8 @@ func flushMode(c *Ctx) bool {
 // FLUSHDB [ASYNC|SYNC]
 func flushdb(c *Ctx) {
 	if flushMode(c) {
-		c.E.eachKeyspace(c.DB, (*keyspace.Keyspace).Clear)
+		flushDatabase(c, c.DB)
+		c.Propagate(c.Args...) // replicated even when there was nothing to remove, as in Redis
 		c.OK()
 	}
 }
@@ -75,9 +76,19 @@ func flushall(c *Ctx) {
 		return
 	}
 	for db := range c.E.dbCount {
-		c.E.eachKeyspace(db, (*keyspace.Keyspace).Clear)
+		flushDatabase(c, db)
 	}
+	c.Propagate(c.Args...)
 	c.OK()
+}
+
+// flushDatabase empties database db, counting each key it held as a change (expired ones not
+// yet reclaimed too), as Redis's emptyData does. It raises no keyspace event.
+func flushDatabase(c *Ctx, db int) {
+	c.E.eachKeyspace(db, func(ks *keyspace.Keyspace) {
+		c.Dirty(ks.Len())
+		ks.Clear()
+	})
 }
 
 // TIME

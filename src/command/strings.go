@@ -118,14 +118,26 @@ func replyStringGet(c *Ctx, key []byte) (e *keyspace.Entry, ok bool) {
 // GET key
 func get(c *Ctx) { replyStringGet(c, c.Args[1]) }
 
-// GETDEL key
+// GETDEL key: replicated as DEL, or UNLINK under lazyfree-lazy-user-del.
 func getdel(c *Ctx) {
-	if e, _ := replyStringGet(c, c.Args[1]); e != nil {
-		c.KS(c.Args[1]).Remove(e)
+	key := c.Args[1]
+	e, _ := replyStringGet(c, key)
+	if e == nil {
+		return
+	}
+	c.KS(key).Remove(e)
+	c.Changed(NotifyGeneric, "del", key)
+	c.Dirty(1)
+	if c.E.Feed.Active() {
+		name := propWord.DEL
+		if c.E.configValue("lazyfree-lazy-user-del", "no") == "yes" {
+			name = propWord.UNLINK
+		}
+		c.Propagate(name, key)
 	}
 }
 
-// GETSET key value
+// GETSET key value: replicated as SET key value.
 func getset(c *Ctx) {
 	key := c.Args[1]
 	if _, ok := replyStringGet(c, key); !ok {
@@ -135,6 +147,9 @@ func getset(c *Ctx) {
 	e, _ := ks.Upsert(key, c.Now)
 	storeString(e, c.Args[2])
 	ks.SetExpire(e, 0)
+	c.Changed(NotifyString, "set", key)
+	c.Dirty(1)
+	c.Propagate(propWord.SET, key, c.Args[2])
 }
 
 // STRLEN key
@@ -187,12 +202,15 @@ func msetnx(c *Ctx) {
 	c.Int(1)
 }
 
-// msetAll sets every key/value pair of the arguments, in order, each losing any TTL.
+// msetAll sets every key/value pair of the arguments, in order, each losing any TTL; each is a
+// change and a "set" event, as Redis's MSET reports them (a key named twice counts twice).
 func msetAll(c *Ctx) {
 	for j := 1; j < len(c.Args); j += 2 {
 		ks := c.KS(c.Args[j])
 		e, _ := ks.Upsert(c.Args[j], c.Now)
 		storeString(e, c.Args[j+1])
 		ks.SetExpire(e, 0)
+		c.Changed(NotifyString, "set", c.Args[j])
 	}
+	c.Dirty(len(c.Args) / 2)
 }

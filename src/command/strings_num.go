@@ -63,10 +63,13 @@ func incrDecr(c *Ctx, delta int64) {
 		e = addString(c, ks, key)
 	}
 	e.B, e.Enc = b, EncInt
+	c.Changed(NotifyString, "incrby", key) // INCR, DECR and DECRBY too
+	c.Dirty(1)
 	c.Int(v)
 }
 
-// INCRBYFLOAT key increment
+// INCRBYFLOAT key increment: replicated as SET key result KEEPTTL, so that replicas need not
+// repeat the float arithmetic and formatting.
 func incrbyfloat(c *Ctx) {
 	key := c.Args[1]
 	ks := c.KS(key)
@@ -92,6 +95,9 @@ func incrbyfloat(c *Ctx) {
 	if len(b) > embstrMax {
 		e.Enc = EncRaw
 	}
+	c.Changed(NotifyString, "incrbyfloat", key)
+	c.Dirty(1)
+	c.Propagate(propWord.SET, key, b, propWord.KEEPTTL)
 	c.Bulk(b)
 }
 

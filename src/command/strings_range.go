@@ -24,6 +24,8 @@ func appendCmd(c *Ctx) {
 		}
 		e.B, e.Enc = append(e.B, v...), EncRaw
 	}
+	c.Changed(NotifyString, "append", key) // appending nothing is a change too, as in Redis
+	c.Dirty(1)
 	c.Int(int64(len(e.B)))
 }
 
@@ -79,6 +81,8 @@ func setrange(c *Ctx) {
 		e = addString(c, ks, key)
 	}
 	e.B, e.Enc = strs.SetRange(e.B, int(off), v), EncRaw
+	c.Changed(NotifyString, "setrange", key)
+	c.Dirty(1)
 	c.Int(int64(len(e.B)))
 }
 

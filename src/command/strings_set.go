@@ -3,6 +3,7 @@ package command
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/ds/strs"
@@ -133,7 +134,42 @@ func setGeneric(c *Ctx, key, val []byte, o setOpts) (done, ok bool) {
 	case o.flags&soKeepTTL == 0:
 		ks.SetExpire(e, 0)
 	}
+	c.Changed(NotifyString, "set", key)
+	c.Dirty(1)
+	switch {
+	case o.flags&soExpire != 0:
+		c.Notify(NotifyGeneric, "expire", key)
+		propagateSetPXAT(c, key, val, at)
+	case o.flags&soGet != 0:
+		propagateWithoutGet(c)
+	}
 	return true, true
+}
+
+// propagateSetPXAT replicates a SET with an expiry (SET, SETEX, PSETEX) as Redis does, as SET
+// key value PXAT unix-ms: its NX|XX|GET were decided here, and a relative time would move.
+func propagateSetPXAT(c *Ctx, key, val []byte, at int64) {
+	if !c.E.Feed.Active() {
+		return
+	}
+	var num [20]byte
+	c.Propagate(propWord.SET, key, val, propWord.PXAT, strconv.AppendInt(num[:0], at, 10))
+}
+
+// propagateWithoutGet replicates SET … GET without its GET options (any number, any case), as
+// Redis does: the replica has no reply to give.
+func propagateWithoutGet(c *Ctx) {
+	if !c.E.Feed.Active() {
+		return
+	}
+	var buf [8][]byte
+	args := append(buf[:0], c.Args[:3]...)
+	for _, a := range c.Args[3:] {
+		if !strs.EqualFold(a, "GET") {
+			args = append(args, a)
+		}
+	}
+	c.Propagate(args...)
 }
 
 // SET key value [NX|XX] [GET] [EX s|PX ms|EXAT t|PXAT t|KEEPTTL]
@@ -171,7 +207,8 @@ func setWithExpire(c *Ctx, unit setOptFlags) {
 	}
 }
 
-// GETEX key [EX s|PX ms|EXAT t|PXAT t|PERSIST]
+// GETEX key [EX s|PX ms|EXAT t|PXAT t|PERSIST]: replicated as what it did, PEXPIREAT, PERSIST or
+// DEL (UNLINK under lazyfree-lazy-expire); nothing without an option.
 func getex(c *Ctx) {
 	key := c.Args[1]
 	o, ok := parseSetOptions(c.Args[2:], false)
@@ -200,10 +237,16 @@ func getex(c *Ctx) {
 	ks := c.KS(key)
 	switch {
 	case o.flags&(soEXAT|soPXAT) != 0 && at <= c.Now/unitMs:
-		ks.Remove(e) // an absolute time already past deletes the key, as Redis does
+		removeExpired(c, ks, e, key) // an absolute time already past deletes the key, as Redis does
 	case o.flags&soExpire != 0:
 		ks.SetExpireMs(e, at)
-	case o.flags&soPersist != 0:
+		c.Changed(NotifyGeneric, "expire", key)
+		c.Dirty(1)
+		propagatePexpireat(c, key, at, nil)
+	case o.flags&soPersist != 0 && e.ExpireAt() != 0:
 		ks.SetExpire(e, 0)
+		c.Changed(NotifyGeneric, "persist", key)
+		c.Dirty(1)
+		c.Propagate(propWord.PERSIST, key)
 	}
 }
