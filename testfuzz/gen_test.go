@@ -316,6 +316,7 @@ var genTable = []genEntry{
 	{3, (*gen).ttl},
 	{2, func(g *gen) genCmd { return exact("persist", g.key()) }},
 	{1, func(g *gen) genCmd { return exact("select", g.pick(dbIndexes)) }},
+	{1, (*gen).dbWide},
 	{1, func(g *gen) genCmd { return exact("echo", g.value()) }},
 	{1, func(g *gen) genCmd { return exact(append([]string{"ping"}, g.keys(0, 1)...)...) }},
 	{2, (*gen).wrongArity},
@@ -333,10 +334,10 @@ func (g *gen) set() genCmd {
 		opts = append(opts, []string{g.name("get")})
 	}
 	if g.chance(0.4) {
-		opts = append(opts, g.expiryOpt("keepttl"))
+		opts = append(opts, g.expiryOpt("keepttl", false))
 	}
 	if g.chance(0.05) {
-		opts = append(opts, g.expiryOpt("keepttl"))
+		opts = append(opts, g.expiryOpt("keepttl", false))
 	}
 	g.r.Shuffle(len(opts), func(i, j int) { opts[i], opts[j] = opts[j], opts[i] })
 	args := []string{"set", g.key(), g.value()}
@@ -347,16 +348,32 @@ func (g *gen) set() genCmd {
 }
 
 // expiryOpt returns one of EX/PX/EXAT/PXAT with its argument, or the flag alt (KEEPTTL, PERSIST).
-func (g *gen) expiryOpt(alt string) []string {
+// Absolute times are in the past only when past is set: GETEX deletes the key at once, but SET
+// stores a key already expired, which each server reclaims when a command next meets it or when
+// its active expiry happens to run, so the "expired" event and the DEL would land at different
+// places in the two servers' streams.
+func (g *gen) expiryOpt(alt string, past bool) []string {
+	abs := func(millis bool) string {
+		future := g.future
+		if millis {
+			future *= 1000
+		}
+		for {
+			v := g.absExpiry(millis)
+			if t, err := strconv.ParseInt(v, 10, 64); past || err != nil || t <= 0 || t >= future {
+				return v
+			}
+		}
+	}
 	switch g.r.IntN(5) {
 	case 0:
 		return []string{g.name("ex"), g.relExpiry(false)}
 	case 1:
 		return []string{g.name("px"), g.relExpiry(true)}
 	case 2:
-		return []string{g.name("exat"), g.absExpiry(false)}
+		return []string{g.name("exat"), abs(false)}
 	case 3:
-		return []string{g.name("pxat"), g.absExpiry(true)}
+		return []string{g.name("pxat"), abs(true)}
 	}
 	return []string{g.name(alt)}
 }
@@ -365,7 +382,7 @@ func (g *gen) expiryOpt(alt string) []string {
 func (g *gen) getex() genCmd {
 	args := []string{"getex", g.key()}
 	if g.chance(0.7) {
-		args = append(args, g.expiryOpt("persist")...)
+		args = append(args, g.expiryOpt("persist", true)...)
 	}
 	return exact(g.junk(args)...)
 }
@@ -435,6 +452,25 @@ func (g *gen) expire() genCmd {
 func (g *gen) ttl() genCmd {
 	name := g.pick([]string{"ttl", "pttl", "expiretime", "pexpiretime"})
 	return genCmd{args: []string{name, g.key()}, norm: normTTL}
+}
+
+// dbWide is SWAPDB, FLUSHDB or FLUSHALL: they change every connection's keys, so they come up
+// only while one connection runs the stream (-diff.conns 1); otherwise it is a TOUCH.
+func (g *gen) dbWide() genCmd {
+	if *diffConns > 1 {
+		return exact("touch", g.key())
+	}
+	switch n := g.r.IntN(10); {
+	case n < 6:
+		return exact(g.junk([]string{"swapdb", g.pick(dbIndexes), g.pick(dbIndexes)})...)
+	case n < 9:
+		args := []string{g.pick([]string{"flushdb", "flushall"})}
+		if g.chance(0.3) {
+			args = append(args, g.name(g.pick([]string{"async", "sync"})))
+		}
+		return exact(g.junk(args)...)
+	}
+	return exact("flushdb", "now") // a syntax error
 }
 
 // wrongArity sends a known command with too few or too many arguments.
