@@ -304,14 +304,11 @@ func (st *sorter) reply(c *Ctx, start, end int) {
 // stores an empty string), deleting it when the result is empty, and replies the length. The
 // list is complete before the destination changes, since GET patterns may read it. As in Redis,
 // storing counts one change per element and raises "sortstore"; deleting counts one and raises
-// "del".
+// "del" (see deleteStored).
 func (st *sorter) storeList(c *Ctx, start, end int) {
 	n := st.outputLen(start, end)
 	if n == 0 {
-		if c.KS(st.store).Delete(st.store, c.Now) {
-			c.Changed(NotifyGeneric, "del", st.store)
-			c.Dirty(1)
-		}
+		deleteStored(c, st.store)
 		c.Int(0)
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hotkv/hotkv/net/resp/resptest"
 	"github.com/hotkv/hotkv/pipeline/feed"
@@ -201,6 +202,44 @@ func TestZSetCommandEffects(t *testing.T) {
 		}
 		if d := zDirty(t, info) - before; d != tt.dirty {
 			t.Errorf("%q: dirty grew by %d, want %d", tt.cmd, d, tt.dirty)
+		}
+		rd.Close()
+	}
+}
+
+// A STORE over a destination whose time has passed but that is still there (no command met it
+// since): an empty result deletes it as Redis's dbDelete does, as a live key ("del", one change,
+// the command replicated); a stored result first reclaims it as expired, as setKey's lookup does.
+func TestZSetStoreOverExpiredDestination(t *testing.T) {
+	for _, tt := range []struct {
+		cmd    []string
+		feed   [][]string // nil: not checked (the expired key's DEL comes first)
+		events []string
+	}{
+		{[]string{"ZUNIONSTORE", "d", "1", "nokey"}, [][]string{{"ZUNIONSTORE", "d", "1", "nokey"}}, []string{"d del"}},
+		{[]string{"ZRANGESTORE", "d", "nokey", "0", "-1"}, [][]string{{"ZRANGESTORE", "d", "nokey", "0", "-1"}}, []string{"d del"}},
+		{[]string{"SORT", "nokey", "STORE", "d"}, [][]string{{"SORT", "nokey", "STORE", "d"}}, []string{"d del"}},
+		{[]string{"ZUNIONSTORE", "d", "1", "s"}, nil, []string{"d expired", "d zunionstore"}},
+		{[]string{"SORT", "s", "STORE", "d"}, nil, []string{"d expired", "d sortstore"}},
+	} {
+		e, sub, a := newZEffects(t)
+		info := newTestConn(t, e)
+		a.do("ZADD", "s", "1", "1")
+		a.do("ZADD", "d", "1", "a")
+		a.do("PEXPIRE", "d", "1")
+		time.Sleep(5 * time.Millisecond)
+		zEvents(t, sub)
+		rd := e.AttachFeed()
+		before := zDirty(t, info)
+		a.do(tt.cmd...)
+		if got := zFeedCommands(t, rd); tt.feed != nil && !sameCommands(got, tt.feed) {
+			t.Errorf("%q propagated %q, want %q", tt.cmd, got, tt.feed)
+		}
+		if d := zDirty(t, info) - before; d != 1 {
+			t.Errorf("%q: dirty grew by %d, want 1", tt.cmd, d)
+		}
+		if got := zEvents(t, sub); !slices.Equal(got, tt.events) {
+			t.Errorf("%q: events %q, want %q", tt.cmd, got, tt.events)
 		}
 		rd.Close()
 	}

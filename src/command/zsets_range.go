@@ -1,6 +1,7 @@
 package command
 
 import (
+	"math"
 	"slices"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
@@ -309,10 +310,7 @@ func clearNegativeZeros(es []zset.Entry, lim zset.Limits, knownLen bool) {
 // 7.0 overwrites an existing key without signalling it.
 func storeResult(c *Ctx, dst []byte, es []zset.Entry, event string) int {
 	if len(es) == 0 {
-		if c.KS(dst).Delete(dst, c.Now) {
-			c.Changed(NotifyGeneric, "del", dst)
-			c.Dirty(1)
-		}
+		deleteStored(c, dst)
 		return 0
 	}
 	z := zset.FromSorted(es, zsetLimits(c))
@@ -325,6 +323,17 @@ func storeResult(c *Ctx, dst []byte, es []zset.Entry, event string) int {
 	c.Changed(NotifyZSet, event, dst)
 	c.Dirty(1)
 	return len(es)
+}
+
+// deleteStored deletes the destination of a STORE whose result is empty, as Redis's dbDelete
+// does, without looking at its expiry: a key whose time has passed but that is still there is
+// deleted like a live one ("del", one change, the command replicated as itself), not reported
+// expired.
+func deleteStored(c *Ctx, dst []byte) {
+	if c.KS(dst).Delete(dst, math.MinInt64) { // at the dawn of time every entry is live
+		c.Changed(NotifyGeneric, "del", dst)
+		c.Dirty(1)
+	}
 }
 
 // ZREMRANGEBYRANK key start stop
