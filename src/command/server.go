@@ -65,6 +65,7 @@ func flushMode(c *Ctx) bool {
 func flushdb(c *Ctx) {
 	if flushMode(c) {
 		flushDatabase(c, c.DB)
+		c.InvalidateAll() // tracking clients drop everything (Redis's signalFlushedDb)
 		c.Propagate(c.Args...) // replicated even when there was nothing to remove, as in Redis
 		c.OK()
 	}
@@ -78,6 +79,7 @@ func flushall(c *Ctx) {
 	for db := range c.E.dbCount {
 		flushDatabase(c, db)
 	}
+	c.InvalidateAll()
 	c.Propagate(c.Args...)
 	c.OK()
 }
