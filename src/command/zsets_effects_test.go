@@ -81,7 +81,7 @@ func zEvents(t *testing.T, sub *testConn) []string {
 // newZEffects returns an engine with keyspace notifications on (class K and every type), a
 // subscriber to __keyspace@0__:*, and a connection to write with.
 func newZEffects(t *testing.T) (*Engine, *testConn, *testConn) {
-	e := newNotifyEngine()
+	e := newTestEngine()
 	sub, a := newTestConn(t, e), newTestConn(t, e)
 	sub.do("PSUBSCRIBE", "__keyspace@0__:*")
 	if got := a.do("CONFIG", "SET", "notify-keyspace-events", "KA"); got != "+OK\r\n" {
