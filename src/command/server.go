@@ -65,7 +65,7 @@ func flushMode(c *Ctx) bool {
 func flushdb(c *Ctx) {
 	if flushMode(c) {
 		flushDatabase(c, c.DB)
-		c.InvalidateAll() // tracking clients drop everything (Redis's signalFlushedDb)
+		c.InvalidateAll()      // tracking clients drop everything (Redis's signalFlushedDb)
 		c.Propagate(c.Args...) // replicated even when there was nothing to remove, as in Redis
 		c.OK()
 	}
