@@ -59,6 +59,17 @@ func newTestEngine() *Engine {
 	return e
 }
 
+// newNotifyAllEngine is a test engine with notify-keyspace-events KEA (every class but m and n),
+// for the effects tests.
+func newNotifyAllEngine() *Engine {
+	e := newTestEngine()
+	s := *e.Settings()
+	s.NotifyKeyspaceEvents = int64(NotifyKeyspace | NotifyKeyevent | NotifyGeneric | NotifyString |
+		NotifyList | NotifySet | NotifyHash | NotifyZSet | NotifyExpired | NotifyEvicted | NotifyStream)
+	e.SetSettings(s)
+	return e
+}
+
 func newTestConn(t testing.TB, e *Engine) *testConn {
 	st := &memStream{}
 	cl := e.NewClient("127.0.0.1:50000", "127.0.0.1:6379", func() { st.closed = true })

@@ -44,11 +44,7 @@ type hashFx struct {
 }
 
 func newHashFx(t *testing.T) *hashFx {
-	e := newTestEngine()
-	s := *e.Settings()
-	s.NotifyKeyspaceEvents = int64(NotifyKeyspace | NotifyKeyevent | NotifyGeneric | NotifyString |
-		NotifyList | NotifySet | NotifyHash | NotifyZSet | NotifyExpired | NotifyEvicted | NotifyStream)
-	e.SetSettings(s)
+	e := newNotifyAllEngine()
 	x := &hashFx{t: t, e: e, tc: newTestConn(t, e), sub: newTestConn(t, e)}
 	x.sub.do("PSUBSCRIBE", "__key*__:*")
 	x.rd = e.AttachFeed()

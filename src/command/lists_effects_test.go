@@ -31,11 +31,7 @@ type listFx struct {
 }
 
 func newListFx(t *testing.T) *listFx {
-	e := newTestEngine()
-	s := *e.Settings()
-	s.NotifyKeyspaceEvents = int64(NotifyKeyspace | NotifyKeyevent | NotifyGeneric | NotifyString |
-		NotifyList | NotifySet | NotifyHash | NotifyZSet | NotifyExpired | NotifyEvicted | NotifyStream)
-	e.SetSettings(s)
+	e := newNotifyAllEngine()
 	x := &listFx{t: t, e: e, sub: newTestConn(t, e), info: newTestConn(t, e)}
 	x.sub.do("PSUBSCRIBE", "__key*__:*")
 	x.rd = e.AttachFeed()

@@ -31,11 +31,7 @@ type strFx struct {
 }
 
 func newStrFx(t *testing.T) *strFx {
-	e := newTestEngine()
-	s := *e.Settings()
-	s.NotifyKeyspaceEvents = int64(NotifyKeyspace | NotifyKeyevent | NotifyGeneric | NotifyString |
-		NotifyList | NotifySet | NotifyHash | NotifyZSet | NotifyExpired | NotifyEvicted | NotifyStream)
-	e.SetSettings(s)
+	e := newNotifyAllEngine()
 	x := &strFx{t: t, e: e, tc: newTestConn(t, e), sub: newTestConn(t, e)}
 	x.sub.do("PSUBSCRIBE", "__key*__:*")
 	x.rd = e.AttachFeed()
