@@ -110,7 +110,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&cfg.prefillPipeline, "prefill-pipeline", 64, "pipeline depth of the prefill")
 	fs.DurationVar(&cfg.duration, "duration", 0, "how long to run (default 10s unless --requests)")
 	fs.Int64Var(&cfg.requests, "requests", 0, "total requests over all connections, instead of --duration")
-	fs.Var(commandFlag{cmds}, "command", "command template with __key__ and __data__ (repeatable; default SET and GET 1:10)")
+	fs.Var(commandFlag{cmds}, "command", "command template with __key__, __data__ and __rand__ (repeatable; default SET and GET 1:10)")
 	fs.Var(expectFlag{cmds}, "expect", "what every reply to the --command before it must be: any, value, nil, ok, simple:TEXT,\n"+
 		"bulk[:N], data, double, int[:N|:>=N|:<=N|:A..B], array[:N|:>=N|:A..B][:ELEMENT] (default: inferred from the command's name)")
 	fs.StringVar(&cfg.prefillExpect, "prefill-expect", "", "what every reply to --prefill-command must be (default: inferred)")

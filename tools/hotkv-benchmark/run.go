@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"runtime"
 	"strconv"
@@ -291,11 +292,18 @@ func newWorkers(cfg *config, clients []*client, p phase, stop *atomic.Bool) ([]*
 		if err != nil {
 			return nil, err
 		}
-		w := newWorker(cl.conn, cl.rd, p.tpls, p.order, p.pipeline, expander{keys: keys, data: data, width: cfg.keyWidth})
+		e := expander{keys: keys, data: data, width: cfg.keyWidth, rng: randStream(cfg.seed, i)}
+		w := newWorker(cl.conn, cl.rd, p.tpls, p.order, p.pipeline, e)
 		w.quota, w.stop, w.pos = p.quota(i), stop, i%len(p.order)
 		workers[i] = w
 	}
 	return workers, nil
+}
+
+// randStream is connection i's generator of __rand__ bytes: a function of --seed, apart from the
+// key generators' streams, so a run sends the same members again with the same seed.
+func randStream(seed uint64, i int) rand.PCG {
+	return *rand.NewPCG(seed^0x72616e64, uint64(i)*0x9E3779B97F4A7C15+2)
 }
 
 // watch prints progress once a second until done, and gives up when no reply has arrived for

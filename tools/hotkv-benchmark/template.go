@@ -1,18 +1,23 @@
 package main
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // The placeholders of a --command. Every __key__ draws a new key number from the distribution, so
 // "MGET k:__key__ k:__key__" reads two (usually different) keys; every __data__ is the --data-size
-// value bytes.
+// value bytes, the same for every request; every __rand__ is --data-size printable random bytes
+// drawn afresh for each request (SADD members, list elements that must all differ).
 const (
 	keyHolder  = "__key__"
 	dataHolder = "__data__"
+	randHolder = "__rand__"
 )
 
 // A template is one --command compiled once into the RESP bytes it sends: runs of constant arguments
@@ -37,6 +42,7 @@ const (
 	pieceText pieceKind = iota
 	pieceKey
 	pieceData
+	pieceRand
 )
 
 type piece struct {
@@ -53,8 +59,9 @@ type keySource interface {
 // expansion allocates nothing once the scratch has grown to the largest argument.
 type expander struct {
 	keys   keySource
-	data   []byte
-	width  int // zero-pad key numbers to this many digits (redis-benchmark's -r keys have 12)
+	data   []byte   // __data__; __rand__ is as long
+	rng    rand.PCG // draws __rand__'s bytes; the zero value is a valid generator
+	width  int      // zero-pad key numbers to this many digits (redis-benchmark's -r keys have 12)
 	digits []byte
 	ends   []int
 	tmp    [20]byte
@@ -80,7 +87,7 @@ func compileTemplate(text string, dataSize int) (*template, error) {
 	lit = strconv.AppendInt(lit, int64(len(words)), 10)
 	lit = append(lit, "\r\n"...)
 	for _, w := range words {
-		if !strings.Contains(w, keyHolder) && !strings.Contains(w, dataHolder) {
+		if !strings.Contains(w, keyHolder) && !strings.Contains(w, dataHolder) && !strings.Contains(w, randHolder) {
 			lit = appendBulk(lit, w)
 			continue
 		}
@@ -138,26 +145,31 @@ func (e *unexpectedReply) Error() string {
 	return msg
 }
 
+var holders = []struct {
+	text string
+	kind pieceKind
+}{{keyHolder, pieceKey}, {dataHolder, pieceData}, {randHolder, pieceRand}}
+
 // dynamicSegment cuts an argument at its placeholders.
 func dynamicSegment(w string, dataSize int) segment {
 	var s segment
 	for len(w) > 0 {
-		ki, di := strings.Index(w, keyHolder), strings.Index(w, dataHolder)
-		switch {
-		case ki < 0 && di < 0:
-			s.pieces = append(s.pieces, piece{kind: pieceText, text: []byte(w)})
-			s.fixed += len(w)
-			w = ""
-		case ki >= 0 && (di < 0 || ki < di):
-			s = s.withText(w[:ki])
-			s.pieces = append(s.pieces, piece{kind: pieceKey})
-			w = w[ki+len(keyHolder):]
-		default:
-			s = s.withText(w[:di])
-			s.pieces = append(s.pieces, piece{kind: pieceData})
-			s.fixed += dataSize
-			w = w[di+len(dataHolder):]
+		at, kind, holder := -1, pieceText, ""
+		for _, h := range holders {
+			if i := strings.Index(w, h.text); i >= 0 && (at < 0 || i < at) {
+				at, kind, holder = i, h.kind, h.text
+			}
 		}
+		if at < 0 {
+			s = s.withText(w)
+			break
+		}
+		s = s.withText(w[:at])
+		s.pieces = append(s.pieces, piece{kind: kind})
+		if kind != pieceKey {
+			s.fixed += dataSize
+		}
+		w = w[at+len(holder):]
 	}
 	return s
 }
@@ -242,6 +254,8 @@ func (e *expander) appendArg(dst []byte, s *segment) ([]byte, bool) {
 			dst = append(dst, p.text...)
 		case pieceData:
 			dst = append(dst, e.data...)
+		case pieceRand:
+			dst = e.appendRand(dst, len(e.data))
 		case pieceKey:
 			dst = append(dst, e.digits[from:e.ends[key]]...)
 			from = e.ends[key]
@@ -249,6 +263,28 @@ func (e *expander) appendArg(dst []byte, s *segment) ([]byte, bool) {
 		}
 	}
 	return append(dst, "\r\n"...), true
+}
+
+// randAlphabet is what __rand__'s bytes are made of: the 64 printable characters from '0' to 'o', so
+// that a random byte's low six bits plus '0' is one, eight of them at once in a 64-bit word.
+const randAlphabet = "0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmno"
+
+// appendRand appends n random printable bytes from e's generator: a fresh value per call, eight
+// bytes per draw.
+func (e *expander) appendRand(dst []byte, n int) []byte {
+	const low6, zeros = 0x3f3f3f3f3f3f3f3f, 0x3030303030303030 // no byte carries: 63+'0' < 256
+	dst = slices.Grow(dst, n)
+	out := dst[len(dst) : len(dst)+n]
+	for len(out) >= 8 {
+		binary.LittleEndian.PutUint64(out, e.rng.Uint64()&low6+zeros)
+		out = out[8:]
+	}
+	if len(out) > 0 {
+		var last [8]byte
+		binary.LittleEndian.PutUint64(last[:], e.rng.Uint64()&low6+zeros)
+		copy(out, last[:])
+	}
+	return dst[:len(dst)+n]
 }
 
 // appendKey adds k's digits to e.digits, zero-padded to e.width.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,6 +85,62 @@ func TestTemplateKeepsWholeCommands(t *testing.T) {
 	}
 }
 
+// __rand__ is --data-size printable bytes drawn afresh for every request from the connection's
+// seeded generator: requests differ from each other, and the same seed sends the same ones again.
+func TestTemplateRand(t *testing.T) {
+	const size = 37 // not a multiple of the ten characters a draw gives
+	tpl, err := compileTemplate("SADD s:__key__ __rand__ x__rand__", size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expand := func(seed uint64, conn int) [][]string {
+		e := expander{keys: &uniformKeys{n: 10}, data: make([]byte, size), rng: randStream(seed, conn)}
+		var out [][]string
+		var buf []byte
+		for range 100 {
+			buf, _ = tpl.appendTo(buf[:0], &e)
+			if len(buf) > tpl.maxSize(0) {
+				t.Fatalf("%d bytes, more than maxSize %d", len(buf), tpl.maxSize(0))
+			}
+			args, n, _, err := resp.Parse(nil, buf, nil)
+			if err != nil || n != len(buf) || len(args) != 4 {
+				t.Fatalf("%q: Parse consumed %d of %d bytes, %d args, err %v", buf, n, len(buf), len(args), err)
+			}
+			var got []string
+			for _, a := range args {
+				got = append(got, string(a))
+			}
+			out = append(out, got)
+		}
+		return out
+	}
+	a, b, other, conn := expand(1, 3), expand(1, 3), expand(2, 3), expand(1, 4)
+	seen := map[string]bool{}
+	for i, args := range a {
+		member, second := args[2], args[3]
+		if len(member) != size || strings.Trim(member, randAlphabet) != "" || len(second) != size+1 || second[0] != 'x' {
+			t.Fatalf("request %d: %q", i, args)
+		}
+		if seen[member] || member == second[1:] {
+			t.Fatalf("request %d repeats %q", i, member)
+		}
+		seen[member] = true
+		if !slices.Equal(args, b[i]) {
+			t.Fatalf("request %d: %q, then %q with the same seed", i, args, b[i])
+		}
+		if args[2] == other[i][2] || args[2] == conn[i][2] {
+			t.Fatalf("request %d: two seeds or two connections both sent %q", i, args[2])
+		}
+	}
+	// Every character of the alphabet turns up: the draw is not stuck in part of it.
+	all := strings.Join(slices.Collect(maps.Keys(seen)), "")
+	for _, c := range randAlphabet {
+		if !strings.ContainsRune(all, c) {
+			t.Fatalf("%q never drawn", c)
+		}
+	}
+}
+
 func TestTemplateErrors(t *testing.T) {
 	for _, text := range []string{"", "   ", `GET "unclosed`} {
 		if _, err := compileTemplate(text, 1); err == nil {
@@ -93,7 +150,7 @@ func TestTemplateErrors(t *testing.T) {
 }
 
 func TestTemplateAllocatesNothing(t *testing.T) {
-	tpl, err := compileTemplate("MSET key:__key__ __data__ key:__key__ __data__", 256)
+	tpl, err := compileTemplate("MSET key:__key__ __data__ key:__key__ __rand__", 256)
 	if err != nil {
 		t.Fatal(err)
 	}

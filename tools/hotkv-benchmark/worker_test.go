@@ -164,7 +164,8 @@ func TestWorkerAllocatesNothing(t *testing.T) {
 	srv.value = makeData(16, 1)
 	w := testWorkerArgs(t, srv, 30, "--command", "GET key:__key__", "--expect", "data",
 		"--command", "MGET key:__key__ key:__key__ key:__key__", "--expect", "array:3:data",
-		"--command", "MSET key:__key__ __data__ key:__key__ __data__", "--command", "PING", "--command", "MISS x", "--allow-misses")
+		"--command", "MSET key:__key__ __data__ key:__key__ __data__", "--command", "SET list:__key__ __rand__",
+		"--command", "PING", "--command", "MISS x", "--allow-misses")
 	for range 10 { // warm up the fake server's buffers
 		w.fill()
 		if err := w.roundTrip(); err != nil {

@@ -32,6 +32,7 @@ func BenchmarkWorkerBatch(b *testing.B) {
 	b.Run("GET-any", func(b *testing.B) { f(b, "--command", "GET key:__key__", "--expect", "any") })
 	b.Run("GET-bulk", func(b *testing.B) { f(b, "--command", "GET key:__key__") })
 	b.Run("GET-data", func(b *testing.B) { f(b, "--command", "GET key:__key__", "--expect", "data") })
+	b.Run("SET-rand", func(b *testing.B) { f(b, "--command", "SET list:__key__ __rand__", "--expect", "ok") })
 	b.Run("MGET-data", func(b *testing.B) {
 		f(b, "--command", "MGET key:__key__ key:__key__ key:__key__ key:__key__ key:__key__ key:__key__ key:__key__ key:__key__",
 			"--expect", "array:8:data")
