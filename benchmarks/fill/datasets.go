@@ -14,17 +14,21 @@ type options struct {
 	size    int    // value bytes of hashes and lists
 	key     string // the key, or the prefix of "key:N" names
 	seed    uint64
+	part    int // this connection's share of a split dataset: keys part, part+parts, ...
+	parts   int
 }
 
 // A dataset loads one shape of data through a pipe. total is the member count the progress line
 // counts to; count is the command that counts one key's members and shape the keys the load makes,
 // for -check.
+// With split, load writes only the keys of connection o.part of o.parts, so -conns can share it out.
 type dataset struct {
 	about string
 	total func(o options) int64
 	load  func(p *pipe, o options) error
 	count string
 	shape func(o options) shape
+	split bool
 }
 
 // A shape is the keys a load makes: keys keys key:0.. (or, single, the one key o.key) of each
@@ -43,25 +47,39 @@ func smallHashes(o options) shape { return shape{keys: o.n / 10, each: 10} }
 const chunk = 256
 
 var datasets = map[string]dataset{
-	"intset": {"one set of the integers 0..n-1", members, func(p *pipe, o options) error {
-		return loadSet(p, o.key, o.n, func(i int64) { p.argInt(i) })
-	}, "SCARD", oneKey},
-	"intset-random": {"one set of n distinct random integers in [0, 2^63)", members, func(p *pipe, o options) error {
-		return loadSet(p, o.key, o.n, func(i int64) { p.argInt(int64(mix63(uint64(i), o.seed))) })
-	}, "SCARD", oneKey},
-	"strset": {"one set of n distinct random 16-byte alphanumeric strings", members, func(p *pipe, o options) error {
-		return loadSet(p, o.key, o.n, func(i int64) {
-			p.scratch = appendUniqueWord(p.scratch[:0], uint64(i), o.seed)
-			p.arg(p.scratch)
-		})
-	}, "SCARD", oneKey},
-	"hash":      {"one hash of n fields field:N with random 16-byte alphanumeric values", members, loadBigHash, "HLEN", oneKey},
-	"zset":      {"one sorted set of n members member:N with random scores in [0, 1)", members, loadBigZset, "ZCARD", oneKey},
-	"smallhash": {"n/10 hashes key:N of 10 fields field:0..field:9 with random 10-byte values", members, loadSmallHashes, "HLEN", smallHashes},
-	"sets":      {"n sets key:N of the members element:0..members-1", perKey, loadSets, "SCARD", eachKey},
-	"hashes":    {"n hashes key:N of the fields field:0..members-1 with size-byte values", perKey, loadHashes, "HLEN", eachKey},
-	"zsets":     {"n sorted sets key:N of the members member:0..members-1, random scores in [0, 1)", perKey, loadZsets, "ZCARD", eachKey},
-	"lists":     {"n lists key:N of members size-byte elements", perKey, loadLists, "LLEN", eachKey},
+	"intset": {about: "one set of the integers 0..n-1", total: members, count: "SCARD", shape: oneKey,
+		load: func(p *pipe, o options) error { return loadSet(p, o.key, o.n, func(i int64) { p.argInt(i) }) }},
+	"intset-random": {about: "one set of n distinct random integers in [0, 2^63)", total: members, count: "SCARD", shape: oneKey,
+		load: func(p *pipe, o options) error {
+			return loadSet(p, o.key, o.n, func(i int64) { p.argInt(int64(mix63(uint64(i), o.seed))) })
+		}},
+	"strset": {about: "one set of n distinct random 16-byte alphanumeric strings", total: members, count: "SCARD", shape: oneKey,
+		load: func(p *pipe, o options) error {
+			return loadSet(p, o.key, o.n, func(i int64) {
+				p.scratch = appendUniqueWord(p.scratch[:0], uint64(i), o.seed)
+				p.arg(p.scratch)
+			})
+		}},
+	"hash": {about: "one hash of n fields field:N with random 16-byte alphanumeric values", total: members, load: loadBigHash,
+		count: "HLEN", shape: oneKey},
+	"zset": {about: "one sorted set of n members member:N with random scores in [0, 1)", total: members, load: loadBigZset,
+		count: "ZCARD", shape: oneKey},
+	"smallhash": {about: "n/10 hashes key:N of 10 fields field:0..field:9 with random 10-byte values", total: members,
+		load: loadSmallHashes, count: "HLEN", shape: smallHashes},
+	"sets": {about: "n sets key:N of the members element:0..members-1", total: perKey, load: loadSets, count: "SCARD", shape: eachKey},
+	"hashes": {about: "n hashes key:N of the fields field:0..members-1 with size-byte values", total: perKey, load: loadHashes,
+		count: "HLEN", shape: eachKey},
+	"zsets": {about: "n sorted sets key:N of the members member:0..members-1, random scores in [0, 1)", total: perKey,
+		load: loadZsets, count: "ZCARD", shape: eachKey},
+	"lists": {about: "n lists key:N of members size-byte elements", total: perKey, load: loadLists, count: "LLEN", shape: eachKey},
+	"small-list": {about: "n lists key:N of members random size-byte elements, one RPUSH per element", total: perKey,
+		load: smallLoader(smallList), count: "LLEN", shape: eachKey, split: true},
+	"small-set": {about: "n sets key:N of members random size-byte members, one SADD per member", total: perKey,
+		load: smallLoader(smallSet), count: "SCARD", shape: eachKey, split: true},
+	"small-hash": {about: "n hashes key:N of the fields f:0..members-1 with random size-byte values, one HSET per field",
+		total: perKey, load: smallLoader(smallHash), count: "HLEN", shape: eachKey, split: true},
+	"small-zset": {about: "n sorted sets key:N of members random size-byte members, random scores, one ZADD per member",
+		total: perKey, load: smallLoader(smallZset), count: "ZCARD", shape: eachKey, split: true},
 }
 
 func members(o options) int64 { return o.n }

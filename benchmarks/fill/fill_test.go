@@ -111,6 +111,62 @@ func TestCollectionShapes(t *testing.T) {
 	}
 }
 
+// The small-collection datasets: one command per element over several connections, every key with
+// its members of size bytes (a hash's fields f:0..), the same data however many connections load it.
+func TestSmallCollections(t *testing.T) {
+	load3 := func(dataset string, o options, conns int) *fakeServer {
+		t.Helper()
+		s := startFake(t)
+		cfg := &config{addr: s.addr, dataset: dataset, opts: o, conns: conns, timeout: 10 * time.Second}
+		if err := load(cfg, nil); err != nil {
+			t.Fatalf("%s over %d connections: %v", dataset, conns, err)
+		}
+		check := *cfg
+		check.check, check.quiet = true, true
+		if err := checkSizes(&check); err != nil {
+			t.Fatalf("%s: -check after the load: %v", dataset, err)
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s
+	}
+	for _, size := range []int{16, 256} {
+		o := options{n: 10, members: 5, size: size, seed: 1} // 10 keys over 3 connections: uneven shares
+		o.key = "set"
+		sets, again := load3("small-set", o, 3), load3("small-set", o, 1)
+		o.key = "hash"
+		hashes := load3("small-hash", o, 3)
+		o.key = "zset"
+		zsets := load3("small-zset", o, 3)
+		o.key = "list"
+		lists := load3("small-list", o, 3)
+		if len(sets.sets) != 10 || len(hashes.hashes) != 10 || len(zsets.zsets) != 10 || len(lists.lists) != 10 {
+			t.Fatalf("size %d: %d sets, %d hashes, %d zsets, %d lists", size, len(sets.sets), len(hashes.hashes), len(zsets.zsets), len(lists.lists))
+		}
+		for k := range 10 {
+			n := strconv.Itoa(k)
+			set := sets.sets["set:"+n]
+			if len(set) != 5 || lists.lists["list:"+n] != 5 || len(zsets.zsets["zset:"+n]) != 5 {
+				t.Fatalf("size %d, key %d: set %d members, list %d, zset %d", size, k, len(set), lists.lists["list:"+n], len(zsets.zsets["zset:"+n]))
+			}
+			for m := range set {
+				if len(m) != size || strings.Trim(m, alphabet) != "" || !again.sets["set:"+n][m] {
+					t.Fatalf("set:%d member %q (or not loaded alike over one connection)", k, m)
+				}
+			}
+			for m, score := range zsets.zsets["zset:"+n] {
+				if f, err := strconv.ParseFloat(score, 64); len(m) != size || err != nil || f < 0 || f >= 1 {
+					t.Fatalf("zset:%d member %q score %q", k, m, score)
+				}
+			}
+			h := hashes.hashes["hash:"+n]
+			if len(h) != 5 || len(h["f:0"]) != size || len(h["f:4"]) != size || h["f:0"] == h["f:1"] {
+				t.Fatalf("hash:%d: %v", k, h)
+			}
+		}
+	}
+}
+
 func TestLoadFailures(t *testing.T) {
 	f := func(dataset, failOn, want string, prepare func(s *fakeServer)) {
 		t.Helper()
@@ -131,6 +187,8 @@ func TestLoadFailures(t *testing.T) {
 	// a key that already held members makes the counts disagree
 	f("intset", "", "SADD replied 255, want 256", func(s *fakeServer) { s.sets["intset"] = map[string]bool{"7": true} })
 	f("lists", "", "RPUSH replied 11, want 10", func(s *fakeServer) { s.lists["lists:0"] = 1 })
+	f("small-list", "", "RPUSH replied 2, want 1", func(s *fakeServer) { s.lists["small-list:7"] = 1 })
+	f("small-set", "SADD", "error reply to SADD: ERR injected failure", nil)
 	if err := load(&config{addr: "127.0.0.1:1", dataset: "intset", opts: options{n: 1}, timeout: time.Second}, nil); err == nil {
 		t.Fatal("loading into a closed port worked")
 	}
@@ -199,6 +257,8 @@ func TestFlags(t *testing.T) {
 	f("-n and -members must be positive", "-dataset", "intset", "-n", "0")
 	f("-at-least needs -check", "-dataset", "lists", "-at-least")
 	f("unexpected arguments", "-dataset", "intset", "extra")
+	f("-conns is for the small-* datasets", "-dataset", "lists", "-conns", "2")
+	f("-size must be at least 16", "-dataset", "small-zset", "-size", "8")
 	cfg, err := parseFlags([]string{"-dataset", "zset", "-port", "7000"}, &strings.Builder{})
 	if err != nil || cfg.opts.key != "zset" || cfg.addr != "127.0.0.1:7000" || cfg.opts.n != 1_000_000 {
 		t.Fatalf("%+v %v", cfg, err)

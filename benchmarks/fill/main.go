@@ -1,13 +1,14 @@
 // Command fill loads a fixed dataset into a Redis-protocol server as fast as one pipelined
-// connection allows, checking every reply (an error reply or an unexpected count fails it), with a
-// progress line a second on stderr. benchmarks/run.sh uses it for the memory table and to prefill
-// the collections benchmark. Every dataset is a function of -seed, so Redis and HotKV get the same
-// bytes.
+// connection allows (-conns at once for the small-* datasets), checking every reply (an error reply
+// or an unexpected count fails it), with a progress line a second on stderr. benchmarks/run.sh uses
+// it for the memory and small-collections tables and to prefill the collections benchmark. Every
+// dataset is a function of -seed, so Redis and HotKV get the same bytes.
 //
 //	fill -port 6379 -dataset strset -n 1000000
 //	fill -port 6379 -dataset lists -key plist -n 1000 -members 2500 -size 256
 //	fill -port 6379 -dataset sets -key cset -n 1000 -members 1000 -check   # fails unless each holds 1000
 //	fill -port 6379 -dataset lists -key plist -n 1000 -members 1 -check -at-least   # fails if a list is empty
+//	fill -port 6379 -dataset small-set -key set -n 1000000 -members 5 -size 16 -conns 4   # one SADD per member
 //
 // Exit status: 0 on success, 1 when loading or the check failed, 2 for bad flags.
 package main
@@ -21,7 +22,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 )
 
@@ -31,6 +31,7 @@ type config struct {
 	opts    options
 	check   bool
 	atLeast bool
+	conns   int
 	timeout time.Duration
 	quiet   bool
 }
@@ -77,6 +78,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Uint64Var(&cfg.opts.seed, "seed", 1, "seed of the random members and values")
 	fs.BoolVar(&cfg.check, "check", false, "load nothing: count the members of every key the dataset loads (SCARD, HLEN, ZCARD, LLEN) and fail unless each holds what the load put there")
 	fs.BoolVar(&cfg.atLeast, "at-least", false, "with -check: fail only if a key holds fewer than -members (lists a benchmark pops from)")
+	fs.IntVar(&cfg.conns, "conns", 1, "connections loading at once (the small-* datasets; the others load over one)")
 	fs.DurationVar(&cfg.timeout, "timeout", time.Minute, "fail when a reply takes longer than this")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "no progress lines")
 	if err := fs.Parse(args); err != nil {
@@ -102,6 +104,12 @@ func (cfg *config) validate(extra int) error {
 		return errors.New("-at-least needs -check")
 	case cfg.timeout <= 0:
 		return errors.New("-timeout must be positive")
+	case cfg.conns < 1 || cfg.conns > 1000:
+		return errors.New("-conns must be in 1..1000")
+	case cfg.conns > 1 && !datasets[cfg.dataset].split:
+		return fmt.Errorf("-dataset %s loads over one connection; -conns is for the small-* datasets", cfg.dataset)
+	case (cfg.dataset == "small-set" || cfg.dataset == "small-zset") && o.size < 16:
+		return errors.New("-size must be at least 16 for small-set and small-zset: shorter random members may collide")
 	}
 	if o.key == "" {
 		o.key = cfg.dataset
@@ -109,30 +117,61 @@ func (cfg *config) validate(extra int) error {
 	return nil
 }
 
-// load runs the dataset's commands and waits for every reply.
+// load runs the dataset's commands and waits for every reply: over -conns connections at once for a
+// dataset that splits its keys among them, each connection's replies checked in order.
 func load(cfg *config, progress io.Writer) error {
 	d := datasets[cfg.dataset]
-	p, err := dial(cfg.addr, cfg.timeout)
-	if err != nil {
-		return err
+	conns := max(cfg.conns, 1)
+	pipes := make([]*pipe, conns)
+	for i := range pipes {
+		p, err := dial(cfg.addr, cfg.timeout)
+		if err != nil {
+			for _, q := range pipes[:i] {
+				q.close()
+			}
+			return err
+		}
+		pipes[i] = p
+	}
+	acked := func() int64 {
+		var n int64
+		for _, p := range pipes {
+			n += p.acked.Load()
+		}
+		return n
 	}
 	stop := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		report(progress, cfg.dataset, d.total(cfg.opts), &p.acked, stop)
+		report(progress, cfg.dataset, d.total(cfg.opts), acked, stop)
 	}()
-	err = d.load(p, cfg.opts)
-	if cerr := p.close(); err == nil || cerr != nil {
-		err = cerr // the reader's error explains a failed write better than the write does
+	errs := make(chan error, conns)
+	for i, p := range pipes {
+		o := cfg.opts
+		o.part, o.parts = i, conns
+		go func() {
+			err := d.load(p, o)
+			if cerr := p.close(); err == nil || cerr != nil {
+				err = cerr // the reader's error explains a failed write better than the write does
+			}
+			errs <- err
+		}()
+	}
+	var err error
+	for range pipes {
+		if e := <-errs; err == nil {
+			err = e
+		}
 	}
 	close(stop)
 	<-finished
 	return err
 }
 
-// report prints a progress line a second, and a last one when stop closes.
-func report(w io.Writer, name string, total int64, acked *atomic.Int64, stop <-chan struct{}) {
+// report prints a progress line a second, and a last one when stop closes; acked counts the members
+// answered so far.
+func report(w io.Writer, name string, total int64, acked func() int64, stop <-chan struct{}) {
 	if w == nil {
 		return
 	}
@@ -140,7 +179,7 @@ func report(w io.Writer, name string, total int64, acked *atomic.Int64, stop <-c
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	line := func() {
-		n := acked.Load()
+		n := acked()
 		fmt.Fprintf(w, "fill %s: %s of %s members (%.0f%%) in %.1fs\n", name, thousands(n), thousands(total),
 			100*float64(n)/float64(max(total, 1)), time.Since(start).Seconds())
 	}

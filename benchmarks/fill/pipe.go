@@ -56,6 +56,7 @@ type pipe struct {
 	minInt  int64        // the smallest integer reply (LLEN checks read it)
 	acked   atomic.Int64 // members whose commands were answered: the progress
 	scratch []byte
+	score   []byte
 }
 
 // dial connects and starts the reader; close must be called.
