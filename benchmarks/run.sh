@@ -18,11 +18,14 @@
 #              0, 1 and 100 subscribers, SET with keyspace notifications and a pattern subscriber,
 #              at pipeline 30 and 1), throughput-batch (throughput again with redis-server under
 #              chrt -b 0, SCHED_BATCH), collections (ten list/set/hash/zset commands on prefilled
-#              collections) and memory (used_memory and RSS after loading six datasets)
+#              collections), memory (used_memory and RSS after loading six datasets), growing (the
+#              twelve commands one after another on one pair of servers that keep everything, at
+#              1,000,000 and 5,000,000 prefilled keys) and smallcoll (bytes per key of 1,000,000
+#              lists, sets, hashes and sorted sets of 1, 2, 5 and 20 elements, built one per command)
 #   --big      p99.9 latency with BIG_KEYS (5,000,000) keys loaded (takes longer)
 #   --proof    hotkv-benchmark vs redis-benchmark, both on CPU 1, against redis-server on CPU 0
-#   --only     any of throughput scaling latency pubsub throughput-batch collections memory big proof,
-#              e.g. --only "memory"
+#   --only     any of throughput scaling latency pubsub throughput-batch collections memory growing
+#              smallcoll big proof, e.g. --only "memory"
 #   --quick    small key range, short runs, one run each: a smoke test of the whole harness (3 minutes)
 # Env: KEYS (1000000) DURATION (5s) RUNS (3) PIPELINE (30) SIZE (256) CLIENTS (50) COMMANDS (all twelve)
 #      BATCH_COMMANDS (COMMANDS: throughput-batch's)
@@ -32,11 +35,14 @@
 #      PUBSUB_SUBSCRIBERS (0 1 100) PUBSUB_PIPELINES (PIPELINE and 1) PUBSUB_KEA (1; 0 skips the SET rows)
 #      RESULTS (benchmarks/results) MACHINE (from the CPU model) RPORT/HPORT/H2PORT/H3PORT (16379/16380/16381/16382)
 #      MPORT (16390: the memory section uses MPORT..MPORT+11)
+#      GROW_KEYS (1000000 5000000) GROW_RUNS (RUNS) GROW_COMMANDS (COMMANDS) GPORT (16410, and GPORT+1)
+#      SMALL_KEYS (1000000) SMALL_TYPES (list set hash zset) SMALL_COUNTS (1 2 5 20) SMALL_SIZES (16 256)
+#      SMALL_CONNS (4) SMALL_WAIT (5, seconds before the second sample; 0 skips it) SPORT (16420, and SPORT+1)
 #      KEEP=1 keeps the raw results (manifest, metadata, one JSON per run) in the temporary directory
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-default_sections="throughput scaling latency pubsub throughput-batch collections memory"
+default_sections="throughput scaling latency pubsub throughput-batch collections memory growing smallcoll"
 sections=$default_sections
 quick=0
 while [ $# -gt 0 ]; do
@@ -45,7 +51,7 @@ while [ $# -gt 0 ]; do
     --big) sections="big" ;;
     --proof) sections="proof" ;;
     --only) sections="${2:?--only needs a list}"; shift ;;
-    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -54,6 +60,7 @@ done
 if [ "$quick" = 1 ]; then
   : "${KEYS:=10000}" "${DURATION:=1s}" "${RUNS:=1}" "${BIG_KEYS:=20000}" "${PROOF_REQUESTS:=200000}"
   : "${COLL_KEYS:=100}" "${POP_REQUESTS:=100000}" "${MEM_MEMBERS:=20000}" "${MEM_SETTLE:=0}"
+  : "${GROW_KEYS:=20000}" "${SMALL_KEYS:=2000}" "${SMALL_WAIT:=0}"
 fi
 KEYS=${KEYS:-1000000}
 DURATION=${DURATION:-5s}
@@ -82,6 +89,17 @@ HPORT=${HPORT:-16380}
 H2PORT=${H2PORT:-16381}
 H3PORT=${H3PORT:-16382}
 MPORT=${MPORT:-16390}
+GROW_KEYS=${GROW_KEYS:-1000000 5000000}
+GROW_RUNS=${GROW_RUNS:-$RUNS}
+GROW_COMMANDS=${GROW_COMMANDS:-$COMMANDS}
+GPORT=${GPORT:-16410}
+SMALL_KEYS=${SMALL_KEYS:-1000000}
+SMALL_TYPES=${SMALL_TYPES:-list set hash zset}
+SMALL_COUNTS=${SMALL_COUNTS:-1 2 5 20}
+SMALL_SIZES=${SMALL_SIZES:-16 256}
+SMALL_CONNS=${SMALL_CONNS:-4}
+SMALL_WAIT=${SMALL_WAIT:-5}
+SPORT=${SPORT:-16420}
 
 # --- tools: report what is missing, install nothing ---------------------------------------------
 missing=()
@@ -111,8 +129,12 @@ trap cleanup EXIT
 manifest=$work/manifest.tsv
 meta=$work/meta.txt
 memtable=$work/memory.tsv
+growtable=$work/growing.tsv
+smalltable=$work/smallcoll.tsv
 : >"$manifest"
 : >"$memtable"
+: >"$growtable"
+: >"$smalltable"
 
 echo "building hotkv and hotkv-benchmark..." >&2
 go build -o "$work/hotkv" ./src/cmd/hotkv
@@ -209,12 +231,14 @@ gen() {
   taskset -c "$cpus" "$work/hotkv-benchmark" --clients "$CLIENTS" --data-size "$SIZE" "$@"
 }
 
-# prefill NAME PORT KEYS: loads key:0..KEYS-1 (every SET answered +OK), checks that the server holds
-# exactly those KEYS keys, and records the server's RSS and its threads' scheduling policy.
+# prefill NAME PORT KEYS [progress]: loads key:0..KEYS-1 (every SET answered +OK), checks that the
+# server holds exactly those KEYS keys, and records the server's RSS and its threads' scheduling
+# policy. With progress, the generator's line a second shows how far it got.
 prefill() {
-  local name=$1 port=$2 keys=$3 pidvar="pid_$1"
+  local name=$1 port=$2 keys=$3 pidvar="pid_$1" quiet=(--quiet)
+  [ "${4:-}" = progress ] && quiet=()
   echo "prefilling $name with $keys keys..." >&2
-  gen 1 --port "$port" --keys "$keys" --prefill-only --prefill-expect ok --quiet >/dev/null ||
+  gen 1 --port "$port" --keys "$keys" --prefill-only --prefill-expect ok "${quiet[@]}" >/dev/null ||
     check_failed "$name" "the prefill failed"
   base_of[$name]=$keys
   check_dbsize "$name" "$port" "$keys" "after the prefill"
@@ -504,9 +528,14 @@ prepare_run() {
   fill_data "$port" "${set[@]}" -quiet && fill_data "$port" "${set[@]}" -check -quiet
 }
 
-# check_run SECTION PORT CMD JSON: whether the run measured what it meant to (LPOP: no list ran
-# dry; pubsub: every subscriber still there, and each received every message).
+# check_run SECTION PORT CMD JSON NAME: whether the run measured what it meant to (LPOP: no list ran
+# dry; pubsub: every subscriber still there, and each received every message; growing: DBSIZE grew
+# as the command can make it).
 check_run() {
+  if [[ $1 == growing:* ]]; then
+    grow_check "$2" "$3" "$4" "$5"
+    return
+  fi
   if [ "$1" = pubsub ]; then
     [ "$ps_subs" = 0 ] || subs_check "$2" "$4"
     return
@@ -518,6 +547,7 @@ check_run() {
 # cleanup_run SECTION PORT CMD: deletes what the run wrote.
 cleanup_run() {
   local section=$1 port=$2 cmd=$3 prefix n=$KEYS
+  [[ $section != growing* ]] || return 0 # growing data is kept: that is the point
   if [ "$section" = collections ]; then
     prefix=$(coll_scratch "$cmd") n=$COLL_KEYS
   else
@@ -538,7 +568,11 @@ measure() {
   local section=$1 name=$2 port=$3 cmd=$4 run=$5 gcpus=$6; shift 6
   local pidvar="pid_$name" json="$work/$section-$name-${cmd//[^A-Za-z0-9]/_}-$run.json" status=0 tpl expect
   subs_cpu=-1
-  if ! kill -0 "${!pidvar}" 2>/dev/null; then
+  if [[ $section == growing* ]]; then
+    # Growing data cannot be rebuilt in the middle of the sequence: the round fails from here on.
+    kill -0 "${!pidvar}" 2>/dev/null || [ -n "${bad_of[$name]:-}" ] ||
+      check_failed "$name" "the server died before $cmd; the data it grew is lost"
+  elif ! kill -0 "${!pidvar}" 2>/dev/null; then
     echo "run.sh: $name is not running; restarting it" >&2
     restart "$name"
   fi
@@ -547,6 +581,8 @@ measure() {
     tpl=$(coll_template "$cmd") expect=$(coll_expect "$cmd")
   elif [ "$section" = pubsub ]; then
     tpl=$ps_tpl expect=$ps_expect
+  elif [[ $section == growing:* ]]; then
+    tpl=$(grow_template "$cmd") expect=$(grow_expect "$cmd")
   else
     tpl=$(template "$cmd") expect=$(template_expect "$cmd")
   fi
@@ -563,7 +599,7 @@ measure() {
     gen "$gcpus" --port "$port" --command "$tpl" --expect "$expect" --json "$json" --quiet "$@" \
       >"$work/last.out" 2>"$work/last.err" || status=$?
     after=$(cpu_ticks "${!pidvar}")
-    if [ "$status" = 0 ] && ! check_run "$section" "$port" "$cmd" "$json" 2>"$work/last.err"; then
+    if [ "$status" = 0 ] && ! check_run "$section" "$port" "$cmd" "$json" "$name" 2>"$work/last.err"; then
       status=1
       fail_json "$json" "$(tail -1 "$work/last.err")"
     fi
@@ -782,6 +818,171 @@ mem_settle() {
   sleep 2
 }
 
+# --- growing data --------------------------------------------------------------------------------
+# The twelve commands one after another on one pair of servers that keep everything, as users run
+# them: no cleanup between commands, so lists, sets, hashes, appended strings and counters pile up
+# on top of the prefilled keys. For each key count of GROW_KEYS and each of GROW_RUNS rounds: a fresh
+# redis-server and a fresh HotKV (--threads 1), both on CPU 0, prefilled with that many keys; every
+# command runs on both (the generator on CPU 1), which goes first alternating from command to command
+# and from round to round; after each, used_memory, VmRSS and DBSIZE of that server go to the growing
+# table. At the largest key count, GET at pipeline 1 follows the twelve, with everything still loaded.
+# LPUSH, RPUSH and SADD send GROW's 256 random bytes per element (__rand__: the issue's members and
+# elements), so sets and lists grow by every request instead of repeating a few members.
+grow_template() {
+  case "$1" in
+    LPUSH) echo "LPUSH list:__key__ __rand__" ;;
+    RPUSH) echo "RPUSH list:__key__ __rand__" ;;
+    SADD) echo "SADD set:__key__ __rand__" ;;
+    *) template "$1" ;;
+  esac
+}
+
+# grow_expect CMD: as the throughput section's, but a random 256-byte member is always new: SADD 1.
+grow_expect() {
+  case "$1" in
+    SADD) echo int:1 ;;
+    *) template_expect "$1" ;;
+  esac
+}
+
+# grow_creates CMD: whether CMD's template can create keys (the others only touch the prefilled ones).
+grow_creates() {
+  case "$1" in APPEND|INCR|LPUSH|RPUSH|SADD|HSET) return 0 ;; *) return 1 ;; esac
+}
+
+# grow_check PORT CMD JSON NAME: DBSIZE never falls below what it was before the command, nor below
+# the prefill; a command that creates keys adds at most one per request it completed, the others none.
+grow_check() {
+  local port=$1 cmd=$2 json=$3 name=$4 have was=${base_of[$4]} ops
+  have=$(dbsize "$port")
+  ops=$(grep -o '"ops": *[0-9]*' "$json" | head -1 | grep -o '[0-9]*$' || true)
+  ops=${ops:-0}
+  if [ -z "$have" ]; then
+    echo "DBSIZE has no answer after $cmd" >&2
+    return 1
+  fi
+  if [ "$have" -lt "$was" ]; then
+    echo "DBSIZE fell from $was to $have during $cmd" >&2
+    return 1
+  fi
+  if [ "$have" -lt "${keys_of[$name]}" ]; then
+    echo "DBSIZE is $have after $cmd, below the ${keys_of[$name]} keys prefilled" >&2
+    return 1
+  fi
+  if grow_creates "$cmd"; then
+    [ "$have" -le $((was + ops)) ] && return 0
+    echo "DBSIZE grew from $was to $have during $cmd, more than its $ops requests can create" >&2
+    return 1
+  fi
+  [ "$have" = "$was" ] && return 0
+  echo "DBSIZE went from $was to $have during $cmd, which creates no keys" >&2
+  return 1
+}
+
+# grow_prefill NAME PORT KEYS: prefill with a progress line a second (5,000,000 keys take a while).
+grow_prefill() { prefill "$1" "$2" "$3" progress; }
+
+# grow_sample NAME KEYS ROUND STEP: appends DBSIZE, used_memory and VmRSS (bytes) of NAME after STEP
+# (prefill or a command) to the growing table, and makes that DBSIZE the one the next command starts
+# from (a failed command's growth is not held against the next).
+grow_sample() {
+  local name=$1 pidvar="pid_$1" port=${port_of[$1]} have used rss=""
+  have=$(dbsize "$port") used=$(used_memory "$port")
+  kill -0 "${!pidvar}" 2>/dev/null && rss=$(($(rss_kb "${!pidvar}") * 1024))
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$2" "$3" "$name" "$4" "$have" "$used" "$rss" >>"$growtable"
+  [ -z "$have" ] || base_of[$name]=$have
+}
+
+growing() {
+  local keys round i cmd name largest
+  largest=$(printf '%s\n' $GROW_KEYS | sort -n | tail -1)
+  for keys in $GROW_KEYS; do
+    define redisgrow "$GPORT" 0 "$keys" "" grow_prefill
+    define hotkvgrow "$((GPORT + 1))" 0 "$keys" "--threads 1" grow_prefill
+    for round in $(seq "$GROW_RUNS"); do
+      echo "[growing] $keys keys, round $round of $GROW_RUNS" >&2
+      launch redisgrow
+      launch hotkvgrow
+      grow_sample redisgrow "$keys" "$round" prefill
+      grow_sample hotkvgrow "$keys" "$round" prefill
+      i=0
+      for cmd in $GROW_COMMANDS; do
+        for name in $(pair_order $((i + round)) redisgrow hotkvgrow); do
+          measure "growing:$keys" "$name" "${port_of[$name]}" "$cmd" "$round" 1 --threads 1 --pipeline "$PIPELINE" \
+            --keys "$keys" --duration "$DURATION"
+          grow_sample "$name" "$keys" "$round" "$cmd"
+        done
+        i=$((i + 1))
+      done
+      if [ "$keys" = "$largest" ]; then
+        for name in $(pair_order "$round" redisgrow hotkvgrow); do
+          measure "growing-latency:$keys" "$name" "${port_of[$name]}" GET "$round" 1 --threads 1 --pipeline 1 \
+            --keys "$keys" --duration "$DURATION"
+        done
+      fi
+      stop_server redisgrow
+      stop_server hotkvgrow
+    done
+  done
+}
+
+# --- small collections ---------------------------------------------------------------------------
+# SMALL_KEYS lists, sets, hashes and sorted sets (list:N, set:N, hash:N, zset:N) of each of
+# SMALL_COUNTS elements of each of SMALL_SIZES bytes, built one element per command by fill (RPUSH,
+# SADD, HSET with fields f:0.. and size-byte values, ZADD with a random score) over SMALL_CONNS
+# connections, every reply checked, then every key's size (fill -check) and DBSIZE. Each row loads
+# into a fresh Redis, then into a fresh HotKV (which goes first alternates from row to row), one at a
+# time, so that at most one server holds a row's gigabytes. used_memory and VmRSS are sampled empty,
+# right after the load and, unless SMALL_WAIT is 0, SMALL_WAIT seconds later: HotKV's used_memory
+# counts the load's garbage until its next collection (waiting for that, as the memory section does,
+# would take minutes a row), Redis's is freed at once.
+smallcoll() {
+  local type count size side row=0
+  for type in $SMALL_TYPES; do
+    for count in $SMALL_COUNTS; do
+      for size in $SMALL_SIZES; do
+        for side in $(pair_order "$row" redis hotkv); do
+          small_row "$type" "$count" "$size" "$side"
+        done
+        row=$((row + 1))
+      done
+    done
+  done
+}
+
+# small_row TYPE COUNT SIZE SIDE: one load into a fresh server, one line of the small table.
+small_row() {
+  local type=$1 count=$2 size=$3 side=$4 name=${4}small port=$SPORT t0 err="" enc args=()
+  [ "$side" = hotkv ] && port=$((SPORT + 1)) args=(--threads 1)
+  start_server "$name" "$port" 0 "${args[@]}"
+  mem_sample "$name" "$port" empty
+  echo "[smallcoll] $SMALL_KEYS keys $type:N of $count $size-byte elements into $side" >&2
+  local fill=(taskset -c 1 "$work/fill" -port "$port" -dataset "small-$type" -key "$type" -n "$SMALL_KEYS"
+    -members "$count" -size "$size")
+  t0=$(date +%s.%N)
+  if ! "${fill[@]}" -conns "$SMALL_CONNS" -quiet 2>"$work/fill.err"; then
+    err="$(tail -1 "$work/fill.err")"
+  elif ! "${fill[@]}" -check -quiet 2>"$work/fill.err"; then
+    err="after the load $(tail -1 "$work/fill.err")"
+  elif [ "$(dbsize "$port")" != "$SMALL_KEYS" ]; then
+    err="DBSIZE is $(dbsize "$port") after the load, want $SMALL_KEYS"
+  fi
+  memv[$name.seconds]=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN{printf "%.1f", a-b}')
+  [ -z "$err" ] || echo "run.sh: CHECK FAILED on $name: $err" >&2
+  mem_sample "$name" "$port" loaded
+  enc=$(redis-cli -p "$port" object encoding "$type:0" 2>/dev/null | tr -d '\r' | tr -s ' \t' '_' || true)
+  case "$enc" in *ERR*|"") enc=unknown ;; esac
+  memv[$name.later.used]=-1 memv[$name.later.rss]=-1
+  if [ "$SMALL_WAIT" -gt 0 ]; then
+    sleep "$SMALL_WAIT"
+    mem_sample "$name" "$port" later
+  fi
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$type" "$count" "$size" "$side" "$SMALL_KEYS" \
+    "${memv[$name.empty.used]}" "${memv[$name.empty.rss]}" "${memv[$name.loaded.used]}" "${memv[$name.loaded.rss]}" \
+    "${memv[$name.later.used]}" "${memv[$name.later.rss]}" "${memv[$name.seconds]}" "$enc" "$err" >>"$smalltable"
+  stop_server "$name"
+}
+
 # proof: the same redis-server loaded by redis-benchmark and by hotkv-benchmark, each on CPU 1. Keys
 # are redis-benchmark's own (key:%012d), prefilled, so both read the same values.
 proof() {
@@ -858,6 +1059,11 @@ proof_run() {
   echo "pop_requests=$POP_REQUESTS"
   echo "mem_members=$MEM_MEMBERS"
   echo "mem_settle=$MEM_SETTLE"
+  echo "grow_keys=$GROW_KEYS"
+  echo "grow_runs=$GROW_RUNS"
+  echo "small_keys=$SMALL_KEYS"
+  echo "small_conns=$SMALL_CONNS"
+  echo "small_wait=$SMALL_WAIT"
   echo "load=$(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$meta"
 
@@ -898,6 +1104,8 @@ for section in $sections; do
       launch rediscoll; launch hotkvcoll; collections
       stop_server rediscoll; stop_server hotkvcoll ;;
     memory) memory ;;
+    growing) growing ;;
+    smallcoll) smallcoll ;;
     proof) unset "bad_of[redis]"; start_server redis "$RPORT" 0; proof ;;
     *) echo "run.sh: unknown section $section" >&2; exit 2 ;;
   esac
@@ -912,7 +1120,8 @@ name="$(date -u +%F)-$machine"
 mkdir -p "$RESULTS"
 # The report exits 3 when a run or a load failed (it lists them on stderr): the harness fails too.
 rstatus=0
-"$work/report" -manifest "$manifest" -meta "$meta" -memory "$memtable" -md "$RESULTS/$name.md" -png "$RESULTS/$name.png" ||
+"$work/report" -manifest "$manifest" -meta "$meta" -memory "$memtable" -growing "$growtable" -smallcoll "$smalltable" \
+  -md "$RESULTS/$name.md" -png "$RESULTS/$name.png" ||
   rstatus=$?
 echo "wrote $RESULTS/$name.md" >&2
 if [ "$rstatus" = 3 ]; then

@@ -1,12 +1,13 @@
 // Command report turns the runs of benchmarks/run.sh into a Markdown report and a PNG chart: medians
 // per command and server with their ranges over the runs, HotKV/Redis ratios, server CPU-seconds per
 // million requests, latency percentiles, RSS and each server's scheduling policy, and the memory
-// table (bytes per member) of the memory section. See benchmarks/README.md.
+// tables of the memory, growing-data and small-collections sections. See benchmarks/README.md.
 //
 // Exit status: 0, 1 when it cannot read its input or write the report, 3 when the report is written
 // but a run or a load failed (they are listed on stderr): the harness fails with it.
 //
-//	report -manifest runs.tsv -meta meta.txt -memory memory.tsv -md results/2026-01-01-box.md -png results/2026-01-01-box.png
+//	report -manifest runs.tsv -meta meta.txt -memory memory.tsv -growing growing.tsv -smallcoll smallcoll.tsv \
+//	    -md results/2026-01-01-box.md -png results/2026-01-01-box.png
 package main
 
 import (
@@ -23,9 +24,12 @@ func main() {
 	metaPath := flag.String("meta", "", "run.sh's key=value metadata")
 	md := flag.String("md", "", "Markdown output (default stdout)")
 	png := flag.String("png", "", "PNG chart of the throughput section (none if empty); other sections' charts get -<section> before .png")
-	memory := flag.String("memory", "", "run.sh's memory table (none if empty)")
+	var t tables
+	flag.StringVar(&t.memory, "memory", "", "run.sh's memory table (none if empty)")
+	flag.StringVar(&t.growing, "growing", "", "run.sh's growing-data memory table (none if empty)")
+	flag.StringVar(&t.smallcoll, "smallcoll", "", "run.sh's small-collections table (none if empty)")
 	flag.Parse()
-	failed, err := build(*manifest, *metaPath, *memory, *md, *png)
+	failed, err := build(*manifest, *metaPath, t, *md, *png)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "report:", err)
 		os.Exit(1)
@@ -39,35 +43,52 @@ func main() {
 	}
 }
 
+// tables are the paths of run.sh's tables besides the manifest; an empty path means none.
+type tables struct{ memory, growing, smallcoll string }
+
+// input is everything the report is made of.
+type input struct {
+	runs  []run
+	mem   []memRow
+	grow  []growRow
+	small []smallRow
+	meta  map[string]string
+}
+
 // build writes the report and returns the runs and loads that failed, one line each.
-func build(manifest, metaPath, memory, md, png string) ([]string, error) {
-	runs, err := readManifest(manifest)
-	if err != nil {
+func build(manifest, metaPath string, t tables, md, png string) ([]string, error) {
+	var in input
+	var err error
+	if in.runs, err = readManifest(manifest); err != nil {
 		return nil, err
 	}
-	meta, err := readMeta(metaPath)
-	if err != nil {
+	if in.meta, err = readMeta(metaPath); err != nil {
 		return nil, err
 	}
-	mem, err := readMemory(memory)
-	if err != nil {
+	if in.mem, err = readMemory(t.memory); err != nil {
 		return nil, err
 	}
-	charts, err := writeCharts(png, runs)
+	if in.grow, err = readGrowing(t.growing); err != nil {
+		return nil, err
+	}
+	if in.small, err = readSmall(t.smallcoll); err != nil {
+		return nil, err
+	}
+	charts, err := writeCharts(png, in.runs)
 	if err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	writeMarkdown(&buf, runs, mem, meta, charts)
+	writeMarkdown(&buf, in, charts)
 	if md == "" {
 		_, err = os.Stdout.Write(buf.Bytes())
-		return failures(runs, mem), err
+		return failures(in), err
 	}
 	if err := os.WriteFile(md, buf.Bytes(), 0o644); err != nil {
 		return nil, fmt.Errorf("cannot write the report: %w", err)
 	}
 	os.Stdout.Write(buf.Bytes())
-	return failures(runs, mem), nil
+	return failures(in), nil
 }
 
 // writeCharts draws every section that has a chart: the throughput section into png, another

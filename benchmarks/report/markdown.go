@@ -16,6 +16,7 @@ type section struct {
 	metrics           []metric
 	rss               bool   // print the servers' RSS after the prefill
 	chart             string // the title of the section's PNG chart of ratios; none if empty
+	geomean           bool   // end the table with the geometric means of its ratios
 }
 
 type side struct{ server, label string }
@@ -98,9 +99,10 @@ var sections = []section{
 }
 
 // writeMarkdown writes the whole report; charts maps a section to its chart's file name.
-func writeMarkdown(w io.Writer, runs []run, mem []memRow, meta map[string]string, charts map[string]string) {
+func writeMarkdown(w io.Writer, in input, charts map[string]string) {
+	runs, meta := in.runs, in.meta
 	all := summarize(runs)
-	failed := failures(runs, mem)
+	failed := failures(in)
 	onlyProof := len(runs) > 0 && !slices.ContainsFunc(runs, func(r run) bool { return r.section != "proof" })
 	if onlyProof {
 		fmt.Fprintf(w, "# hotkv-benchmark vs redis-benchmark against Redis %s, %s\n\n", meta["redis"], meta["date"])
@@ -147,7 +149,9 @@ func writeMarkdown(w io.Writer, runs []run, mem []memRow, meta map[string]string
 			fmt.Fprintf(w, "![HotKV/Redis ratios](%s)\n", c)
 		}
 	}
-	writeMemory(w, mem, meta)
+	writeGrowing(w, in, all)
+	writeMemory(w, in.mem, meta)
+	writeSmall(w, in.small, meta)
 }
 
 // writeSched names each side's scheduling policy as run.sh read it off the running server's
@@ -261,6 +265,9 @@ func writeTable(w io.Writer, sec section, cmds []string, all map[key]stats, runs
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
+	if sec.geomean {
+		writeGeomeanRow(w, sec, cmds, all)
+	}
 	if sec.name != "proof" {
 		writeGeneratorLoad(w, sec, cmds, all)
 	}
@@ -273,6 +280,41 @@ func writeTable(w io.Writer, sec section, cmds []string, all map[key]stats, runs
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// writeGeomeanRow ends a table with the geometric mean of each ratio column over the commands that
+// passed on both sides.
+func writeGeomeanRow(w io.Writer, sec section, cmds []string, all map[key]stats) {
+	var row []string
+	for _, m := range sec.metrics {
+		row = append(row, "", "")
+		if m.ratio == noRatio {
+			continue
+		}
+		var rs []float64
+		for _, cmd := range cmds {
+			a, b := all[key{sec.name, cmd, sec.a.server}], all[key{sec.name, cmd, sec.b.server}]
+			va, oka := m.value(a)
+			vb, okb := m.value(b)
+			if a.ok() && b.ok() && oka && okb && va > 0 && vb > 0 {
+				if m.ratio == baselineUp {
+					rs = append(rs, va/vb)
+				} else {
+					rs = append(rs, vb/va)
+				}
+			}
+		}
+		if len(rs) == 0 {
+			row = append(row, "—")
+		} else {
+			row = append(row, fixed(2)(geomean(rs)))
+		}
+	}
+	line := "| geometric mean |"
+	for _, c := range row {
+		line += strings.TrimSuffix(" "+c, " ") + " |"
+	}
+	fmt.Fprintln(w, line)
 }
 
 // cell is a side's median, and with several runs their range: 502,999 (480,112–510,001).

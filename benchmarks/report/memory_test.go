@@ -35,7 +35,7 @@ func TestMemoryTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	writeMarkdown(&buf, nil, rows, map[string]string{"redis": "7.0.15", "date": "2026-01-02", "mem_settle": "150"}, nil)
+	writeMarkdown(&buf, input{mem: rows, meta: map[string]string{"redis": "7.0.15", "date": "2026-01-02", "mem_settle": "150"}}, nil)
 	out := buf.String()
 	for _, want := range []string{
 		"# HotKV vs Redis 7.0.15, 2026-01-02",

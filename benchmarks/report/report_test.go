@@ -101,7 +101,7 @@ func TestReportTables(t *testing.T) {
 	manifest, meta := fixture(t)
 	dir := t.TempDir()
 	md, png := filepath.Join(dir, "r.md"), filepath.Join(dir, "r.png")
-	failed, err := build(manifest, meta, "", md, png)
+	failed, err := build(manifest, meta, tables{}, md, png)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,10 +8,10 @@ import (
 	"testing"
 )
 
-// TestHarnessSmoke runs the whole harness, run.sh --quick (about three minutes: small key range, 1s
-// runs, one run each, small memory datasets), and checks that it passes (every reply and every
-// prefill checked) and that the report has a row for every command of every section and every memory
-// dataset. It starts
+// TestHarnessSmoke runs the whole harness, run.sh --quick (about four minutes: small key range, 1s
+// runs, one run each, small memory datasets and collections), and checks that it passes (every reply
+// and every prefill checked) and that the report has a row for every command of every section, every
+// memory dataset and every small-collections row. It starts
 // servers and pins processes, so it runs only when asked: HOTKV_BENCH_SMOKE=1 go test ./benchmarks/report
 func TestHarnessSmoke(t *testing.T) {
 	if os.Getenv("HOTKV_BENCH_SMOKE") == "" || testing.Short() {
@@ -36,7 +36,8 @@ func TestHarnessSmoke(t *testing.T) {
 	report := string(b)
 	for _, want := range []string{"## Throughput", "## HotKV --threads 1", "## Latency at pipeline 1",
 		"## Throughput with redis-server under SCHED_BATCH", "Redis under each policy", "Scheduling policy", "## Collections",
-		"## Pub/sub", "## Memory after loading"} {
+		"## Pub/sub", "## Memory after loading", "## Growing data", "What each server held after each step",
+		"After the whole sequence", "### Latency at pipeline 1 after the sequence", "## Small collections"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the report lacks the section %q", want)
 		}
@@ -57,6 +58,15 @@ func TestHarnessSmoke(t *testing.T) {
 	for _, ds := range []string{"intset", "intset-random", "strset", "hash", "zset", "smallhash"} {
 		if !strings.Contains(report, "\n| "+ds+": ") || !strings.Contains(report, "\n| "+ds+" | ") {
 			t.Errorf("the memory tables have no row for %s", ds)
+		}
+	}
+	for _, typ := range []string{"list", "set", "hash", "zset"} {
+		for _, n := range []string{"1", "2", "5", "20"} {
+			for _, size := range []string{"16", "256"} {
+				if !strings.Contains(report, "\n| "+typ+" | "+n+" | "+size+" | ") {
+					t.Errorf("the small-collections table has no row for %s of %s %s-byte elements", typ, n, size)
+				}
+			}
 		}
 	}
 	// Redis runs every command and loads every dataset: none of its cells may say failed.

@@ -136,18 +136,23 @@ func shortError(msg string) string {
 	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(msg)
 }
 
-// failures lists every run and memory load that failed, one line each, for the harness's exit.
-func failures(runs []run, mem []memRow) []string {
+// failures lists every run and load that failed, one line each, for the harness's exit.
+func failures(in input) []string {
 	var out []string
-	for i := range runs {
-		if msg, failed := runs[i].failed(); failed {
-			r := &runs[i]
+	for i := range in.runs {
+		if msg, failed := in.runs[i].failed(); failed {
+			r := &in.runs[i]
 			out = append(out, fmt.Sprintf("%s: %s on %s, run %d: %s", r.section, r.command, r.server, r.n, msg))
 		}
 	}
-	for _, r := range mem {
+	for _, r := range in.mem {
 		if r.err != "" {
 			out = append(out, fmt.Sprintf("memory: %s on %s: %s", r.dataset, r.server, r.err))
+		}
+	}
+	for _, r := range in.small {
+		if r.err != "" {
+			out = append(out, fmt.Sprintf("smallcoll: %s on %s: %s", r.label(), r.server, r.err))
 		}
 	}
 	return out
