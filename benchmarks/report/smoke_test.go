@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestHarnessSmoke runs the whole harness, run.sh --quick (about four minutes: small key range, 1s
+// TestHarnessSmoke runs the whole harness, run.sh --quick (about three minutes: small key range, 1s
 // runs, one run each, small memory datasets and collections), and checks that it passes (every reply
 // and every prefill checked) and that the report has a row for every command of every section, every
 // memory dataset and every small-collections row. It starts
