@@ -74,6 +74,7 @@ func TestGrowingTables(t *testing.T) {
 	b, _ := os.ReadFile(md)
 	out := string(b)
 	for _, want := range []string{
+		"Each number is the median of 2 run(s) of 5s", // the rounds, not RUNS: only growing runs here
 		"**FAILED: 1 run(s) or load(s) failed;",
 		"## Growing data: the commands one after another on 1,000 prefilled keys, nothing deleted (pipeline 30, 50 connections, 256-byte values)",
 		"Medians of 2 round(s) of 5s per command",

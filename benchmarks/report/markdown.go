@@ -118,10 +118,14 @@ func writeMarkdown(w io.Writer, in input, charts map[string]string) {
 		fmt.Fprintf(w, "Each number is the median of %s run(s) of %s requests (a tenth of that at pipeline 1).\n",
 			meta["runs"], expand("{proof_requests}", meta))
 	default:
+		n := meta["runs"]
+		if !slices.ContainsFunc(runs, func(r run) bool { return !strings.HasPrefix(r.section, "growing") }) {
+			n = meta["grow_runs"] // the growing section's rounds are its runs
+		}
 		fmt.Fprintf(w, "Each number is the median of %s run(s) of %s, with the range over the runs (min–max) beside it "+
 			"where there are several; servers pinned to CPU 0, hotkv-benchmark to CPU 1. Every reply was checked against "+
 			"what its command must answer, and every server's data (DBSIZE, collection sizes) after its prefill and "+
-			"before each run.\n", meta["runs"], meta["duration"])
+			"before each run.\n", n, meta["duration"])
 	}
 	if len(failed) > 0 {
 		fmt.Fprintf(w, "\n**FAILED: %d run(s) or load(s) failed; their cells say failed, and the reasons follow each table. "+
