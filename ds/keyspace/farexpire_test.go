@@ -114,8 +114,8 @@ func checkFar(t *testing.T, ks *Keyspace, model map[string]expiry) {
 			ks.far == nil, far, len(model), ks.Len())
 	}
 	for e := range ks.far {
-		if got := ks.Peek([]byte(e.key), math.MinInt64); got != e || e.expire != farExpire {
-			t.Fatalf("far record for %q is stale", e.key)
+		if got := ks.Peek([]byte(e.Key()), math.MinInt64); got != e || e.expire != farExpire {
+			t.Fatalf("far record for %q is stale", e.Key())
 		}
 	}
 }

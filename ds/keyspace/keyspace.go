@@ -8,8 +8,10 @@ package keyspace
 
 import (
 	"hash/maphash"
+	"math"
 	"math/bits"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Kind is the type of a value, as TYPE names it.
@@ -35,16 +37,27 @@ func (k Kind) String() string {
 	return "none"
 }
 
-// Entry is one key and its value. Callers may read and change Kind, Enc, B and Obj in place while
-// they hold the shard's token; the key, hash and expiry belong to the Keyspace.
+// Entry is one key and its value. Callers may read and change Kind, Enc and Freq in place, and
+// the value through Bytes/SetBytes (strings) or Obj/SetObj (collections), while they hold the
+// shard's token; the key, hash and expiry belong to the Keyspace.
 //
-// The key's hash is not stored: it is recomputed where a bucket is needed again (Remove, resize).
-// Without it an Entry is 80 bytes, a size class below the 96 it took, on every key.
+// An Entry is 64 bytes, one size class, with a key of up to inlineKey bytes stored inside it and
+// the value as one pointer: the key's hash is not stored (it is recomputed where a bucket is
+// needed again: Remove, resize), a string's length and capacity are 32-bit, and a collection is
+// an untyped pointer whose type Kind names. So a key costs one allocation besides its value's,
+// and the collector marks one object per key where a key string and an interface cost it more
+// (see docs/decisions.md, "Entries").
 type Entry struct {
-	key    string
 	next   *Entry
-	expire int64 // unix nanoseconds; 0 = persistent; farExpire = see Keyspace.far
+	expire int64          // unix nanoseconds; 0 = persistent; farExpire = see Keyspace.far
+	val    unsafe.Pointer // a string's bytes, or a collection (Kind says which type)
+	vlen   uint32         // a string's length and capacity
+	vcap   uint32
+	long   unsafe.Pointer // the bytes of a key longer than inlineKey; nil for an inline key
 
+	// Access is the last access time in unix seconds (OBJECT IDLETIME). Find and Upsert set it;
+	// a caller of Add sets it itself.
+	Access uint32
 	// Kind is the value's type.
 	Kind Kind
 	// Enc is a per-family encoding hint (e.g. whether a string was last written by APPEND).
@@ -52,14 +65,84 @@ type Entry struct {
 	// Freq is the LFU access counter (OBJECT FREQ); it starts at LFUInitVal and belongs to the
 	// eviction policy, which updates it.
 	Freq uint8
-	// Access is the last access time in unix seconds (OBJECT IDLETIME). Find and Upsert set it;
-	// a caller of Add sets it itself.
-	Access uint32
-	// B holds a string value; it is owned by the entry (never aliases a read buffer).
-	B []byte
-	// Obj holds a collection value.
-	Obj any
+	klen uint8           // the key's length when inline; longKey when the key is in long
+	kin  [inlineKey]byte // an inline key's bytes; a long key's length in the first 8
 }
+
+// inlineKey is the longest key stored inside its Entry; longKey marks an Entry whose key is not.
+const (
+	inlineKey = 16
+	longKey   = 0xff
+)
+
+// MaxString is the longest string value an Entry holds (its length is 32-bit). Redis's own limit,
+// proto-max-bulk-len (512 MB by default), is far below it; string commands check both.
+const MaxString = math.MaxUint32
+
+// newEntry returns an entry for a copy of key.
+func newEntry(key []byte) *Entry {
+	e := &Entry{Freq: LFUInitVal}
+	if len(key) <= inlineKey {
+		e.klen = uint8(len(key))
+		copy(e.kin[:], key)
+		return e
+	}
+	e.klen = longKey
+	e.long = unsafe.Pointer(unsafe.StringData(string(key)))
+	*(*uint64)(unsafe.Pointer(&e.kin)) = uint64(len(key))
+	return e
+}
+
+// Key returns the entry's key. It may point into the entry itself; it stays valid (and keeps the
+// entry reachable) as long as it is held.
+func (e *Entry) Key() string {
+	if e.klen != longKey {
+		return unsafe.String(&e.kin[0], int(e.klen))
+	}
+	return unsafe.String((*byte)(e.long), int(*(*uint64)(unsafe.Pointer(&e.kin))))
+}
+
+// is reports whether the entry's key is key.
+func (e *Entry) is(key []byte) bool {
+	if len(key) <= inlineKey {
+		return int(e.klen) == len(key) && string(e.kin[:len(key)]) == string(key)
+	}
+	return e.klen == longKey && e.Key() == string(key)
+}
+
+// Bytes returns a string value: the entry owns it (it never aliases a read buffer); callers may
+// change its bytes in place, and must store a new slice with SetBytes. nil means no string.
+func (e *Entry) Bytes() []byte {
+	if e.val == nil || e.Kind > KindString {
+		return nil
+	}
+	return unsafe.Slice((*byte)(e.val), e.vcap)[:e.vlen]
+}
+
+// SetBytes stores b as the string value (nil clears it). The caller sets Kind; b must be at most
+// MaxString bytes long and belongs to the entry from now on.
+func (e *Entry) SetBytes(b []byte) {
+	if uint64(cap(b)) > MaxString {
+		b = b[:len(b):MaxString] // the capacity beyond MaxString is not needed to keep b
+	}
+	if b == nil {
+		e.val, e.vlen, e.vcap = nil, 0, 0
+		return
+	}
+	e.val, e.vlen, e.vcap = unsafe.Pointer(unsafe.SliceData(b)), uint32(len(b)), uint32(cap(b))
+}
+
+// Obj returns the collection value as a *T; T must be the type the entry's Kind stores (what the
+// last SetObj gave), or the result is meaningless.
+func Obj[T any](e *Entry) *T { return (*T)(e.val) }
+
+// SetObj stores the collection p as e's value of kind k, dropping any string value.
+func SetObj[T any](e *Entry, k Kind, p *T) {
+	e.Kind, e.val, e.vlen, e.vcap = k, unsafe.Pointer(p), 0, 0
+}
+
+// HasValue reports whether the entry holds a value (a string, even empty, or a collection).
+func (e *Entry) HasValue() bool { return e.val != nil }
 
 // LFUInitVal is a new key's LFU counter, as in Redis, so a new key is not evicted first.
 const LFUInitVal = 5
@@ -76,12 +159,9 @@ type Encoder interface{ Encoding() string }
 // field is carried over in one place.
 func (dst *Entry) TakeValue(src *Entry) {
 	dst.Kind, dst.Enc, dst.Freq, dst.Access = src.Kind, src.Enc, src.Freq, src.Access
-	dst.B, dst.Obj = src.B, src.Obj
-	src.B, src.Obj = nil, nil
+	dst.val, dst.vlen, dst.vcap = src.val, src.vlen, src.vcap
+	src.val, src.vlen, src.vcap = nil, 0, 0
 }
-
-// Key returns the entry's key.
-func (e *Entry) Key() string { return e.key }
 
 // ExpireAt returns the expiry time in unix nanoseconds, or 0 if the key is persistent. A time
 // past the nanosecond range reads math.MaxInt64; Keyspace.ExpireMs has it exactly.
@@ -129,7 +209,7 @@ func (ks *Keyspace) mask() uint64 { return uint64(len(ks.buckets) - 1) }
 func (ks *Keyspace) find(key []byte, h uint64) (e *Entry, link **Entry) {
 	link = &ks.buckets[h&ks.mask()]
 	for e = *link; e != nil; link, e = &e.next, e.next {
-		if e.key == string(key) {
+		if e.is(key) {
 			return e, link
 		}
 	}
@@ -216,7 +296,7 @@ func (ks *Keyspace) UpsertHashed(key []byte, h uint64, now int64) (e *Entry, cre
 		}
 		ks.expireLinked(e, link)
 	}
-	e = &Entry{key: string(key), Freq: LFUInitVal}
+	e = newEntry(key)
 	e.touch(now)
 	ks.insert(e, h)
 	return e, true
@@ -225,7 +305,7 @@ func (ks *Keyspace) UpsertHashed(key []byte, h uint64, now int64) (e *Entry, cre
 // Add inserts a new persistent entry for key; the caller must know key is absent (no live or
 // expired entry) and sets Access.
 func (ks *Keyspace) Add(key []byte) *Entry {
-	e := &Entry{key: string(key), Freq: LFUInitVal}
+	e := newEntry(key)
 	ks.insert(e, Hash(key))
 	return e
 }
@@ -239,7 +319,7 @@ func (ks *Keyspace) insert(e *Entry, h uint64) {
 	*b = e
 	ks.count++
 	if ks.OnNew != nil {
-		ks.OnNew(e.key)
+		ks.OnNew(e.Key())
 	}
 }
 
@@ -260,7 +340,7 @@ func (ks *Keyspace) Delete(key []byte, now int64) bool {
 
 // Remove deletes the entry e, which must be in ks.
 func (ks *Keyspace) Remove(e *Entry) {
-	link := &ks.buckets[HashString(e.key)&ks.mask()]
+	link := &ks.buckets[HashString(e.Key())&ks.mask()]
 	for *link != e {
 		link = &(*link).next
 	}
@@ -269,7 +349,7 @@ func (ks *Keyspace) Remove(e *Entry) {
 
 func (ks *Keyspace) expireLinked(e *Entry, link **Entry) {
 	if ks.OnExpire != nil {
-		ks.OnExpire(e.key)
+		ks.OnExpire(e.Key())
 	}
 	ks.unlink(e, link)
 }
@@ -316,7 +396,7 @@ func (ks *Keyspace) resize(n int) {
 	for _, e := range ks.buckets {
 		for e != nil {
 			next := e.next
-			i := HashString(e.key) & m
+			i := HashString(e.Key()) & m
 			e.next = nb[i]
 			nb[i] = e
 			e = next
@@ -372,7 +452,7 @@ func (ks *Keyspace) Random(now int64, r func() uint64) *Entry {
 			return e
 		}
 		if ks.OnExpire != nil {
-			ks.OnExpire(e.key)
+			ks.OnExpire(e.Key())
 		}
 		ks.Remove(e)
 	}
@@ -409,7 +489,7 @@ func (ks *Keyspace) Sweep(now int64, budget int) (reclaimed, sampled int) {
 		})
 		for _, e := range dead {
 			if ks.OnExpire != nil {
-				ks.OnExpire(e.key)
+				ks.OnExpire(e.Key())
 			}
 			ks.Remove(e)
 			reclaimed++

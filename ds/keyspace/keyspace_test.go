@@ -3,7 +3,11 @@ package keyspace
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"unsafe"
 )
 
 // ref is the dumb reference model: every entry the keyspace holds, expired or not.
@@ -21,19 +25,19 @@ func checkInvariants(t *testing.T, ks *Keyspace, model map[string]ref) {
 	seen, volatile := map[string]bool{}, 0
 	for i, b := range ks.buckets {
 		for e := b; e != nil; e = e.next {
-			if h := HashString(e.key); h&ks.mask() != uint64(i) {
-				t.Fatalf("key %q in bucket %d, hash says %d", e.key, i, h&ks.mask())
+			if h := HashString(e.Key()); h&ks.mask() != uint64(i) {
+				t.Fatalf("key %q in bucket %d, hash says %d", e.Key(), i, h&ks.mask())
 			}
-			if seen[e.key] {
-				t.Fatalf("key %q twice", e.key)
+			if seen[e.Key()] {
+				t.Fatalf("key %q twice", e.Key())
 			}
-			seen[e.key] = true
+			seen[e.Key()] = true
 			if e.expire != 0 {
 				volatile++
 			}
-			m, ok := model[e.key]
-			if !ok || string(e.B) != m.val || e.expire != m.expire {
-				t.Fatalf("key %q: table (%q, %d), model %+v (present %v)", e.key, e.B, e.expire, m, ok)
+			m, ok := model[e.Key()]
+			if !ok || string(e.Bytes()) != m.val || e.expire != m.expire {
+				t.Fatalf("key %q: table (%q, %d), model %+v (present %v)", e.Key(), e.Bytes(), e.expire, m, ok)
 			}
 		}
 	}
@@ -85,7 +89,7 @@ func runAgainstMap(t *testing.T, seed uint64) {
 				m = ref{}
 			}
 			m.val = fmt.Sprint(step)
-			e.B = []byte(m.val)
+			e.SetBytes([]byte(m.val))
 			model[key] = m
 		case op < 55: // delete
 			if got, want := ks.Delete([]byte(key), now), has && live(m, now); got != want {
@@ -94,7 +98,7 @@ func runAgainstMap(t *testing.T, seed uint64) {
 			delete(model, key)
 		case op < 70: // read
 			e := ks.Find([]byte(key), now)
-			if (e != nil) != (has && live(m, now)) || (e != nil && string(e.B) != m.val) {
+			if (e != nil) != (has && live(m, now)) || (e != nil && string(e.Bytes()) != m.val) {
 				t.Fatalf("Find %q = %v, model %+v present %v", key, e, m, has)
 			}
 		case op < 75: // peek never reclaims
@@ -120,8 +124,8 @@ func runAgainstMap(t *testing.T, seed uint64) {
 			}
 		case op < 99:
 			if e := ks.Random(now, rng.Uint64); e != nil {
-				if r, ok := model[e.key]; !ok || !live(r, now) {
-					t.Fatalf("Random returned %q, model %+v", e.key, r)
+				if r, ok := model[e.Key()]; !ok || !live(r, now) {
+					t.Fatalf("Random returned %q, model %+v", e.Key(), r)
 				}
 			}
 		default:
@@ -284,10 +288,11 @@ func TestAccessAndTakeValue(t *testing.T) {
 	if e.Access != 30 {
 		t.Fatal("Find did not record the access")
 	}
-	e.Kind, e.Enc, e.B = KindString, 3, []byte("v")
+	e.Kind, e.Enc = KindString, 3
+	e.SetBytes([]byte("v"))
 	d := ks.Add([]byte("b"))
 	d.TakeValue(e)
-	if d.Kind != KindString || d.Enc != 3 || string(d.B) != "v" || d.Access != 30 || e.B != nil {
+	if d.Kind != KindString || d.Enc != 3 || string(d.Bytes()) != "v" || d.Access != 30 || e.Bytes() != nil {
 		t.Fatalf("TakeValue: %+v from %+v", d, e)
 	}
 }
@@ -348,5 +353,47 @@ func TestSweepSamples(t *testing.T) {
 	}
 	if r, s := ks.Sweep(5, 1000); r != 0 || s != 40 {
 		t.Fatalf("second sweep: reclaimed %d, sampled %d; want 0, 40", r, s)
+	}
+}
+
+// TestEntryKeys stores keys on both sides of the inline limit, and checks that an entry stays one
+// 64-byte size class.
+func TestEntryKeys(t *testing.T) {
+	if s := unsafe.Sizeof(Entry{}); s != 64 {
+		t.Fatalf("Entry is %d bytes, want 64", s)
+	}
+	ks := New()
+	var keys []string
+	for n := 0; n <= 40; n++ {
+		keys = append(keys, strings.Repeat("k", n), strings.Repeat("x", n)+"y")
+	}
+	for i, k := range keys {
+		e, created := ks.Upsert([]byte(k), 1)
+		if !created {
+			t.Fatalf("%q: not created", k)
+		}
+		e.Kind = KindString
+		e.SetBytes([]byte(strconv.Itoa(i)))
+	}
+	for i, k := range keys {
+		e := ks.Find([]byte(k), 1)
+		if e == nil || e.Key() != k {
+			t.Fatalf("%q: found %v", k, e)
+		}
+		if string(e.Bytes()) != strconv.Itoa(i) {
+			t.Fatalf("%q: value %q, want %d", k, e.Bytes(), i)
+		}
+		if ks.Find([]byte(k+"z"), 1) != nil && !slices.Contains(keys, k+"z") {
+			t.Fatalf("%q+z found", k)
+		}
+	}
+	e := ks.Find([]byte("kkkk"), 1)
+	e.SetBytes([]byte{})
+	if b := e.Bytes(); b == nil || len(b) != 0 || !e.HasValue() {
+		t.Fatalf("empty string read back as %#v", b)
+	}
+	e.SetBytes(nil)
+	if e.Bytes() != nil || e.HasValue() {
+		t.Fatal("SetBytes(nil) left a value")
 	}
 }

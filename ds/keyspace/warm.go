@@ -10,7 +10,7 @@ func (ks *Keyspace) Head(h uint64) *Entry { return ks.buckets[h&ks.mask()] }
 
 // Match walks the chain from e to the entry of key.
 func Match(e *Entry, key []byte) *Entry {
-	for e != nil && e.key != string(key) {
+	for e != nil && !e.is(key) {
 		e = e.next
 	}
 	return e
@@ -24,10 +24,12 @@ const warmValueBytes = 1024
 // (up to warmValueBytes), and returns a value that depends on them so the loads stay.
 func (e *Entry) Touch() uint64 {
 	var x uint64
-	if len(e.key) > 0 {
-		x = uint64(e.key[0])
+	if e.klen == longKey {
+		x = uint64(*(*byte)(e.long))
+	} else {
+		x = uint64(e.kin[0])
 	}
-	b := e.B
+	b := e.Bytes()
 	if len(b) > warmValueBytes {
 		b = b[:warmValueBytes]
 	}

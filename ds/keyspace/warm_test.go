@@ -11,7 +11,8 @@ func TestWarmFindsWhatFindFinds(t *testing.T) {
 	ks := New()
 	for i := range 5000 {
 		e, _ := ks.Upsert([]byte("key:"+strconv.Itoa(i)), 1)
-		e.Kind, e.B = KindString, make([]byte, i%2000)
+		e.Kind = KindString
+		e.SetBytes(make([]byte, i%2000))
 	}
 	for i := range 6000 {
 		key := []byte("key:" + strconv.Itoa(i))
@@ -21,9 +22,9 @@ func TestWarmFindsWhatFindFinds(t *testing.T) {
 			t.Fatalf("%s: Match gave %p, Peek %p", key, got, want)
 		}
 		if got != nil {
-			before := len(got.B)
+			before := len(got.Bytes())
 			got.Touch()
-			if len(got.B) != before || got.Key() != string(key) {
+			if len(got.Bytes()) != before || got.Key() != string(key) {
 				t.Fatalf("%s: Touch changed the entry", key)
 			}
 		}

@@ -80,7 +80,7 @@ func hashEntry(c *Ctx, key []byte, e *keyspace.Entry) (*keyspace.Entry, *hash.Ha
 		c.WrongType()
 		return nil, nil, false
 	}
-	h := e.Obj.(*hash.Hash)
+	h := keyspace.Obj[hash.Hash](e)
 	if h.NextExpiry() != 0 && expireFields(c, c.DB, key, h, nowMs(c), math.MaxInt) > 0 && h.Len() == 0 {
 		c.KS(key).Remove(e)
 		return nil, nil, true
@@ -93,7 +93,8 @@ func hashEntry(c *Ctx, key []byte, e *keyspace.Entry) (*keyspace.Entry, *hash.Ha
 func createHash(c *Ctx, key []byte, args [][]byte) (*keyspace.Entry, *hash.Hash) {
 	e, _ := c.Upsert(key)
 	h := hash.NewFor(hashLimits(c), args)
-	e.Kind, e.Enc, e.B, e.Obj = keyspace.KindHash, 0, nil, h
+	keyspace.SetObj(e, keyspace.KindHash, h)
+	e.Enc = 0
 	return e, h
 }
 

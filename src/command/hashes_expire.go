@@ -72,7 +72,7 @@ func (d *shardData) expireHashFieldsLocked(ks *keyspace.Keyspace, now int64) {
 		if e == nil || e.Kind != keyspace.KindHash {
 			continue
 		}
-		h := e.Obj.(*hash.Hash)
+		h := keyspace.Obj[hash.Hash](e)
 		expireFields(c, db, k, h, ms, hfeSweepFields)
 		if h.Len() == 0 {
 			ks.Remove(e)

@@ -473,5 +473,5 @@ func hashOfEntry(e *keyspace.Entry) *hash.Hash {
 	if e == nil {
 		return nil
 	}
-	return e.Obj.(*hash.Hash)
+	return keyspace.Obj[hash.Hash](e)
 }

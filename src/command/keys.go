@@ -329,10 +329,13 @@ func copyCmd(c *Ctx) {
 		to.Remove(old)
 	}
 	n, _ := to.Upsert(dst, c.Now)
-	n.Kind, n.Enc, n.Obj = e.Kind, e.Enc, obj
 	if e.Kind == keyspace.KindString {
-		n.B = bytes.Clone(e.B)
+		n.Kind = keyspace.KindString
+		n.SetBytes(bytes.Clone(e.Bytes()))
+	} else {
+		setObjOf(n, e.Kind, obj)
 	}
+	n.Enc = e.Enc
 	to.CopyExpire(n, c.KS(src), e)
 	signalCreated(c, db, dst)
 	c.Touch(dst)
@@ -343,10 +346,10 @@ func copyCmd(c *Ctx) {
 
 // cloneValue duplicates a collection value; strings are copied by the caller.
 func cloneValue(e *keyspace.Entry) (any, bool) {
-	if e.Obj == nil {
-		return nil, e.Kind == keyspace.KindString
+	if e.Kind == keyspace.KindString {
+		return nil, true
 	}
-	cl, ok := e.Obj.(keyspace.Cloner)
+	cl, ok := objOf(e).(keyspace.Cloner)
 	if !ok {
 		return nil, false
 	}

@@ -2,12 +2,13 @@ package command
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hotkv/hotkv/ds/hash"
 	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/ds/list"
 	"github.com/hotkv/hotkv/pipeline"
 )
 
@@ -39,21 +40,16 @@ func (f ktConfig) Get(name string) [][2]string {
 func (f ktConfig) Set([][2]string) error { return nil }
 func (f ktConfig) Rewrite() error        { return nil }
 
-// fakeColl is a collection value standing in for another family's type.
-type fakeColl struct{ items []string }
-
-func (f *fakeColl) Clone() any       { return &fakeColl{items: slices.Clone(f.items)} }
-func (f *fakeColl) Encoding() string { return "listpack" }
-
 // ktPlant stores a value of kind k under key in db, holding the key's shard.
 func ktPlant(e *Engine, db int, key string, k keyspace.Kind, obj any, expireAt int64) {
 	e.Group.Do(int(e.shardOf([]byte(key))), func(*pipeline.Shard) {
 		ks := e.keyspace(db, []byte(key))
 		ent, _ := ks.Upsert([]byte(key), time.Now().UnixNano())
-		ent.Kind, ent.Obj = k, obj
 		if k == keyspace.KindString {
-			ent.B = []byte(obj.(string))
-			ent.Obj = nil
+			ent.Kind = k
+			ent.SetBytes([]byte(obj.(string)))
+		} else {
+			setObjOf(ent, k, obj)
 		}
 		ks.SetExpire(ent, expireAt)
 	})
@@ -89,14 +85,14 @@ func TestKeysAcrossShards(t *testing.T) {
 	}
 }
 
-// TYPE, SCAN TYPE, COPY and OBJECT ENCODING on values of other families, through the Cloner
-// and Encoder interfaces those families implement.
+// TYPE, SCAN TYPE, COPY and OBJECT ENCODING on values of other families, planted directly
+// (not by their commands), through the Cloner and Encoder interfaces those families implement.
 func TestCollectionValues(t *testing.T) {
 	e := newTestEngine()
 	tc := newTestConn(t, e)
-	orig := &fakeColl{items: []string{"a", "b"}}
+	orig := listOf("a", "b")
 	ktPlant(e, 0, "l", keyspace.KindList, orig, 0)
-	ktPlant(e, 0, "h", keyspace.KindHash, struct{}{}, 0)
+	ktPlant(e, 0, "h", keyspace.KindHash, hash.New(), 0)
 	ktPlant(e, 0, "s", keyspace.KindString, "str", 0)
 	f := func(want string, args ...string) {
 		t.Helper()
@@ -107,21 +103,21 @@ func TestCollectionValues(t *testing.T) {
 	f("+list\r\n", "TYPE", "l")
 	f("+hash\r\n", "TYPE", "h")
 	f("*2\r\n$1\r\n0\r\n*1\r\n$1\r\nl\r\n", "SCAN", "0", "TYPE", "LIST")
-	f("$8\r\nlistpack\r\n", "OBJECT", "ENCODING", "l")
-	f("$9\r\nhashtable\r\n", "OBJECT", "ENCODING", "h")
+	f("$9\r\nquicklist\r\n", "OBJECT", "ENCODING", "l")
+	f("$8\r\nlistpack\r\n", "OBJECT", "ENCODING", "h")
 	f(":1\r\n", "COPY", "l", "l2", "DB", "5")
-	f("-"+ErrUnknownObject+"\r\n", "COPY", "h", "h2")
-	f(":0\r\n", "EXISTS", "h2")
+	f(":1\r\n", "COPY", "h", "h2")
+	f("+hash\r\n", "TYPE", "h2")
 	tc.do("SELECT", "5")
 	f("+list\r\n", "TYPE", "l2")
-	copied := e.keyspace(5, []byte("l2")).Peek([]byte("l2"), time.Now().UnixNano()).Obj.(*fakeColl)
-	copied.items[0] = "changed"
-	if copied == orig || orig.items[0] != "a" {
+	copied := keyspace.Obj[list.List](e.keyspace(5, []byte("l2")).Peek([]byte("l2"), time.Now().UnixNano()))
+	copied.Set(0, []byte("changed"))
+	if copied == orig || string(orig.Index(0, nil)) != "a" {
 		t.Fatal("COPY shares the collection with its source")
 	}
 	tc.do("SELECT", "0")
 	f("+OK\r\n", "RENAME", "l", "l3")
-	if e.keyspace(0, []byte("l3")).Peek([]byte("l3"), time.Now().UnixNano()).Obj != orig {
+	if keyspace.Obj[list.List](e.keyspace(0, []byte("l3")).Peek([]byte("l3"), time.Now().UnixNano())) != orig {
 		t.Fatal("RENAME did not carry the value over")
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/hotkv/hotkv/ds/list"
 )
 
-// The lists family. Values are *list.List in Entry.Obj (ds/list: a quicklist-like deque of packed
+// The lists family. Values are *list.List in the Entry (keyspace.Obj) (ds/list: a quicklist-like deque of packed
 // nodes). A command that empties a list deletes its key; one that creates a list key signals it
 // ready, so clients blocked on it (lists_block.go) are served before any later command runs.
 var listCommands = []*Spec{
@@ -45,7 +45,7 @@ func asList(c *Ctx, e *keyspace.Entry) (l *list.List, ok bool) {
 		c.WrongType()
 		return nil, false
 	}
-	return e.Obj.(*list.List), true
+	return keyspace.Obj[list.List](e), true
 }
 
 // readList looks key up for a read command (counting a keyspace hit or miss, as Redis's
@@ -64,7 +64,8 @@ func writeList(c *Ctx, key []byte) (*keyspace.Entry, *list.List, bool) {
 func createList(c *Ctx, key []byte) *list.List {
 	l := list.New(int(c.E.Settings().ListMaxListpackSize))
 	e := c.KS(key).Add(key)
-	e.Kind, e.Obj, e.Access = keyspace.KindList, l, uint32(c.Now/1e9)
+	keyspace.SetObj(e, keyspace.KindList, l)
+	e.Access = uint32(c.Now / 1e9)
 	c.SignalReady(key)
 	return l
 }

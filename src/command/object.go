@@ -41,7 +41,7 @@ func objectRefcount(c *Ctx) {
 		return
 	}
 	n := int64(1)
-	if v, ok := ParseInt(e.B); ok && v >= 0 && v < sharedIntegers && e.Kind == keyspace.KindString &&
+	if v, ok := ParseInt(e.Bytes()); ok && v >= 0 && v < sharedIntegers && e.Kind == keyspace.KindString &&
 		valueEncoding(e) == "int" && !noSharedIntegers(c.E) {
 		n = sharedRefcount
 	}

@@ -165,7 +165,7 @@ func TestScanFilters(t *testing.T) {
 	now := time.Now().UnixNano()
 	for i := range 100 {
 		tc.do("SET", fmt.Sprint("s:", i), "v")
-		ktPlant(e, 0, fmt.Sprint("l:", i), keyspace.KindList, &fakeColl{}, 0)
+		ktPlant(e, 0, fmt.Sprint("l:", i), keyspace.KindList, listOf(), 0)
 		ktPlant(e, 0, fmt.Sprint("x:", i), keyspace.KindString, "v", now-1) // expired
 	}
 	count := func(opts ...string) int {

@@ -237,7 +237,7 @@ func debugObject(c *Ctx) {
 	}
 	enc := valueEncoding(e)
 	refcount := 1
-	if n, ok := ParseInt(e.B); ok && enc == "int" && n >= 0 && n < sharedIntegers {
+	if n, ok := ParseInt(e.Bytes()); ok && enc == "int" && n >= 0 && n < sharedIntegers {
 		refcount = sharedRefcount
 	}
 	nowSec := uint32(c.Now / int64(time.Second))
@@ -262,7 +262,7 @@ func valueEncoding(e *keyspace.Entry) string {
 	if e.Kind == keyspace.KindString {
 		return StringEncodingName(e)
 	}
-	if enc, ok := e.Obj.(keyspace.Encoder); ok {
+	if enc, ok := objOf(e).(keyspace.Encoder); ok {
 		return enc.Encoding()
 	}
 	switch e.Kind {
@@ -285,7 +285,7 @@ func serializedLen(e *keyspace.Entry, enc string) int {
 	if e.Kind != keyspace.KindString {
 		return 0
 	}
-	if n, _ := ParseInt(e.B); enc == "int" && n >= math.MinInt32 && n <= math.MaxInt32 {
+	if n, _ := ParseInt(e.Bytes()); enc == "int" && n >= math.MinInt32 && n <= math.MaxInt32 {
 		switch {
 		case n >= math.MinInt8 && n <= math.MaxInt8:
 			return 2
@@ -294,7 +294,7 @@ func serializedLen(e *keyspace.Entry, enc string) int {
 		}
 		return 5
 	}
-	switch l := len(e.B); {
+	switch l := len(e.Bytes()); {
 	case l < 1<<6:
 		return 1 + l
 	case l < 1<<14:

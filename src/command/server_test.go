@@ -20,7 +20,8 @@ import (
 func putString(e *Engine, db int, key, val string, expireAt int64) *keyspace.Entry {
 	ks := e.keyspace(db, []byte(key))
 	ent, _ := ks.Upsert([]byte(key), time.Now().UnixNano())
-	ent.Kind, ent.B = keyspace.KindString, []byte(val)
+	ent.Kind = keyspace.KindString
+	ent.SetBytes([]byte(val))
 	if expireAt != 0 {
 		ks.SetExpire(ent, expireAt)
 	}

@@ -7,7 +7,7 @@ import (
 	dset "github.com/hotkv/hotkv/ds/set"
 )
 
-// setCommands is the sets family. The value is a *dset.Set in Entry.Obj; handlers parse, call
+// setCommands is the sets family. The value is a *dset.Set in the Entry (keyspace.Obj); handlers parse, call
 // the set and encode, and delete a key whose set they emptied, as Redis does.
 var setCommands = []*Spec{
 	{Name: "sadd", Arity: -3, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: sadd},
@@ -47,7 +47,7 @@ func readSet(c *Ctx, key []byte) (s *dset.Set, ok bool) {
 		c.WrongType()
 		return nil, false
 	}
-	return e.Obj.(*dset.Set), true
+	return keyspace.Obj[dset.Set](e), true
 }
 
 // writeSet is readSet for a write: no statistics, and the entry too.
@@ -60,14 +60,15 @@ func writeSet(c *Ctx, key []byte) (e *keyspace.Entry, s *dset.Set, ok bool) {
 		c.WrongType()
 		return nil, nil, false
 	}
-	return e, e.Obj.(*dset.Set), true
+	return e, keyspace.Obj[dset.Set](e), true
 }
 
 // addSet creates key, which the caller found absent, holding an empty set.
 func addSet(c *Ctx, ks *keyspace.Keyspace, key []byte) *dset.Set {
 	e := ks.Add(key)
 	s := dset.New()
-	e.Kind, e.Obj, e.Access = keyspace.KindSet, s, uint32(c.Now/int64(time.Second))
+	keyspace.SetObj(e, keyspace.KindSet, s)
+	e.Access = uint32(c.Now / int64(time.Second))
 	return s
 }
 
@@ -87,7 +88,8 @@ func storeSet(c *Ctx, key []byte, s *dset.Set, event string) {
 		return
 	}
 	e, _ := ks.Upsert(key, c.Now)
-	e.Kind, e.Enc, e.B, e.Obj = keyspace.KindSet, 0, nil, s
+	keyspace.SetObj(e, keyspace.KindSet, s)
+	e.Enc = 0
 	ks.SetExpire(e, 0)
 	c.Int(int64(s.Len()))
 	c.Changed(NotifySet, event, key)
@@ -201,7 +203,7 @@ func smove(c *Ctx) {
 		c.WrongType()
 		return
 	}
-	ss := se.Obj.(*dset.Set)
+	ss := keyspace.Obj[dset.Set](se)
 	if se == de {
 		c.Int(boolInt(ss.Has(m)))
 		return
@@ -219,7 +221,7 @@ func smove(c *Ctx) {
 	if de == nil {
 		ds = addSet(c, c.KS(dst), dst)
 	} else {
-		ds = de.Obj.(*dset.Set)
+		ds = keyspace.Obj[dset.Set](de)
 	}
 	c.Touch(src)
 	c.Dirty(1)

@@ -92,7 +92,7 @@ func (st *sorter) run(c *Ctx) {
 // toSkiplist converts a listpack sorted set to the skiplist encoding for good, as Redis's SORT
 // and SORT_RO do to every sorted set they sort (OBJECT ENCODING shows it afterwards).
 func toSkiplist(e *keyspace.Entry) {
-	z := e.Obj.(*zset.ZSet)
+	z := keyspace.Obj[zset.ZSet](e)
 	if z.Encoding() != "listpack" {
 		return
 	}
@@ -101,14 +101,14 @@ func toSkiplist(e *keyspace.Entry) {
 		es = append(es, zset.Entry{Member: m, Score: s})
 		return true
 	})
-	e.Obj = zset.FromSorted(es, zset.Limits{}) // no limit fits a set that has a member
+	keyspace.SetObj(e, keyspace.KindZSet, zset.FromSorted(es, zset.Limits{})) // no limit fits a set that has a member
 }
 
 func sourceLen(src *keyspace.Entry) int {
 	if src == nil {
 		return 0
 	}
-	switch o := src.Obj.(type) {
+	switch o := objOf(src).(type) {
 	case *list.List:
 		return o.Len()
 	case *dset.Set:
@@ -141,7 +141,7 @@ func (st *sorter) load(src *keyspace.Entry, start, end int) (int, int) {
 	if src == nil {
 		return start, end
 	}
-	switch o := src.Obj.(type) {
+	switch o := objOf(src).(type) {
 	case *list.List:
 		if !st.dontsort {
 			st.loadList(o, 0, o.Len(), false)
@@ -325,7 +325,8 @@ func (st *sorter) storeList(c *Ctx, start, end int) {
 		}
 	}
 	ks, e, created := c.UpsertIn(st.store)
-	e.Kind, e.Enc, e.B, e.Obj = keyspace.KindList, 0, nil, l
+	keyspace.SetObj(e, keyspace.KindList, l)
+	e.Enc = 0
 	ks.SetExpire(e, 0)
 	if created { // Redis 7.0 signals a key its setKey creates, not one it overwrites
 		c.SignalReady(st.store)

@@ -33,7 +33,7 @@ var stringCommands = []*Spec{
 }
 
 // String encodings, kept in Entry.Enc for OBJECT ENCODING. The value itself is always the bytes
-// in Entry.B; the encoding only records which representation Redis would have chosen. Zero means
+// in the Entry (Bytes); the encoding only records which representation Redis would have chosen. Zero means
 // "not recorded" (a value loaded or restored by another family) and is derived from the bytes.
 const (
 	EncRaw uint8 = iota + 1
@@ -48,7 +48,7 @@ const embstrMax = 44
 func StringEncodingName(e *keyspace.Entry) string {
 	enc := e.Enc
 	if enc == 0 {
-		enc = strEncodingOf(e.B)
+		enc = strEncodingOf(e.Bytes())
 	}
 	switch enc {
 	case EncInt:
@@ -75,15 +75,17 @@ func strEncodingOf(v []byte) uint8 {
 // entry's buffer is reused when v fits and the buffer is not much larger (Redis trims wasted
 // space too), so overwriting a value of similar size allocates nothing.
 func storeString(e *keyspace.Entry, v []byte) {
-	e.Kind, e.Obj = keyspace.KindString, nil
+	b := e.Bytes() // nil unless e holds a string
+	e.Kind = keyspace.KindString
 	e.Enc = strEncodingOf(v)
 	switch {
-	case e.B != nil && cap(e.B) >= len(v) && cap(e.B) <= 2*len(v)+64:
-		e.B = append(e.B[:0], v...)
+	case b != nil && cap(b) >= len(v) && cap(b) <= 2*len(v)+64:
+		copy(b[:len(v)], v)
+		e.SetBytes(b[:len(v)])
 	case len(v) == 0:
-		e.B = []byte{} // never nil: a present empty string is not a missing value
+		e.SetBytes([]byte{}) // never nil: a present empty string is not a missing value
 	default:
-		e.B = append([]byte(nil), v...) // capacity rounded up to the allocator's size class
+		e.SetBytes(append([]byte(nil), v...)) // capacity rounded up to the allocator's size class
 	}
 }
 
@@ -110,7 +112,7 @@ func replyStringGet(c *Ctx, key []byte) (e *keyspace.Entry, ok bool) {
 		c.WrongType()
 		return nil, false
 	default:
-		c.Bulk(e.B)
+		c.Bulk(e.Bytes())
 	}
 	return e, true
 }
@@ -160,7 +162,7 @@ func strlen(c *Ctx) {
 	case e.Kind != keyspace.KindString:
 		c.WrongType()
 	default:
-		c.Int(int64(len(e.B)))
+		c.Int(int64(len(e.Bytes())))
 	}
 }
 
@@ -169,7 +171,7 @@ func mget(c *Ctx) {
 	c.ArrayLen(len(c.Args) - 1)
 	for _, key := range c.Args[1:] {
 		if e := lookupForRead(c, key); e != nil && e.Kind == keyspace.KindString {
-			c.Bulk(e.B)
+			c.Bulk(e.Bytes())
 		} else {
 			c.Null()
 		}

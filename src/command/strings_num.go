@@ -53,7 +53,7 @@ func incrDecr(c *Ctx, delta int64) {
 		c.WrongType()
 		return
 	default:
-		b, v, err = strs.IncrBy(e.B, e.B, delta)
+		b, v, err = strs.IncrBy(e.Bytes(), e.Bytes(), delta)
 	}
 	if err != nil {
 		c.Err(stringsErr(err))
@@ -62,7 +62,8 @@ func incrDecr(c *Ctx, delta int64) {
 	if e == nil {
 		e = addString(c, ks, key)
 	}
-	e.B, e.Enc = b, EncInt
+	e.SetBytes(b)
+	e.Enc = EncInt
 	c.Changed(NotifyString, "incrby", key) // INCR, DECR and DECRBY too
 	c.Dirty(1)
 	c.Int(v)
@@ -80,7 +81,7 @@ func incrbyfloat(c *Ctx) {
 			c.WrongType()
 			return
 		}
-		cur = e.B
+		cur = e.Bytes()
 	}
 	b, err := strs.IncrByFloat(nil, cur, c.Args[2])
 	if err != nil {
@@ -91,7 +92,8 @@ func incrbyfloat(c *Ctx) {
 		e = addString(c, ks, key)
 	}
 	// Redis stores the text as a plain string object: never the int encoding, even for "3".
-	e.B, e.Enc = b, EncEmbstr
+	e.SetBytes(b)
+	e.Enc = EncEmbstr
 	if len(b) > embstrMax {
 		e.Enc = EncRaw
 	}

@@ -18,15 +18,16 @@ func appendCmd(c *Ctx) {
 		c.WrongType()
 		return
 	default:
-		if err := strs.CheckLen(int64(len(e.B)), int64(len(v)), c.E.Settings().ProtoMaxBulkLen); err != nil {
+		if err := strs.CheckLen(int64(len(e.Bytes())), int64(len(v)), maxStringLen(c)); err != nil {
 			c.Err(stringsErr(err))
 			return
 		}
-		e.B, e.Enc = append(e.B, v...), EncRaw
+		e.SetBytes(append(e.Bytes(), v...))
+		e.Enc = EncRaw
 	}
 	c.Changed(NotifyString, "append", key) // appending nothing is a change too, as in Redis
 	c.Dirty(1)
-	c.Int(int64(len(e.B)))
+	c.Int(int64(len(e.Bytes())))
 }
 
 // GETRANGE key start end (and SUBSTR, its old name)
@@ -43,7 +44,7 @@ func getrange(c *Ctx) {
 	case e.Kind != keyspace.KindString:
 		c.WrongType()
 	default:
-		c.Bulk(strs.Range(e.B, start, end))
+		c.Bulk(strs.Range(e.Bytes(), start, end))
 	}
 }
 
@@ -69,21 +70,22 @@ func setrange(c *Ctx) {
 		if e == nil {
 			c.Int(0)
 		} else {
-			c.Int(int64(len(e.B)))
+			c.Int(int64(len(e.Bytes())))
 		}
 		return
 	}
-	if err := strs.CheckLen(off, int64(len(v)), c.E.Settings().ProtoMaxBulkLen); err != nil {
+	if err := strs.CheckLen(off, int64(len(v)), maxStringLen(c)); err != nil {
 		c.Err(stringsErr(err))
 		return
 	}
 	if e == nil {
 		e = addString(c, ks, key)
 	}
-	e.B, e.Enc = strs.SetRange(e.B, int(off), v), EncRaw
+	e.SetBytes(strs.SetRange(e.Bytes(), int(off), v))
+	e.Enc = EncRaw
 	c.Changed(NotifyString, "setrange", key)
 	c.Dirty(1)
-	c.Int(int64(len(e.B)))
+	c.Int(int64(len(e.Bytes())))
 }
 
 // LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]
@@ -95,10 +97,10 @@ func lcs(c *Ctx) {
 	}
 	var a, b []byte
 	if ea != nil {
-		a = ea.B
+		a = ea.Bytes()
 	}
 	if eb != nil {
-		b = eb.B
+		b = eb.Bytes()
 	}
 	var getLen, getIdx, withLen bool
 	var minLen int64
@@ -162,3 +164,7 @@ func replyLCSIdx(c *Ctx, res strs.LCSResult, withLen bool) {
 	c.BulkString("len")
 	c.Int(int64(res.Len))
 }
+
+// maxStringLen is the longest string APPEND and SETRANGE may make: proto-max-bulk-len, as in
+// Redis, within what an Entry holds (keyspace.MaxString, 4 GB).
+func maxStringLen(c *Ctx) int64 { return min(c.E.Settings().ProtoMaxBulkLen, keyspace.MaxString) }

@@ -233,7 +233,7 @@ func getex(c *Ctx) {
 			return
 		}
 	}
-	c.Bulk(e.B)
+	c.Bulk(e.Bytes())
 	ks := c.KS(key)
 	switch {
 	case o.flags&(soEXAT|soPXAT) != 0 && at <= c.Now/unitMs:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/ds/list"
 	"github.com/hotkv/hotkv/net/resp/resptest"
 	"github.com/hotkv/hotkv/pipeline"
 )
@@ -42,12 +43,13 @@ func (rs *redisSession) do(args ...string) string {
 	return string(raw)
 }
 
-// plantList makes key a non-string value without the list family, which may not exist yet.
+// plantList makes key a list without going through the list family's commands.
 func plantList(e *Engine, key string) {
 	ks := e.keyspace(0, []byte(key))
 	e.Group.Do(int(e.shardOf([]byte(key))), func(*pipeline.Shard) {
 		ent, _ := ks.Upsert([]byte(key), time.Now().UnixNano())
-		ent.Kind, ent.B, ent.Obj = keyspace.KindList, nil, []string{"a"}
+		keyspace.SetObj(ent, keyspace.KindList, list.New(-2))
+		keyspace.Obj[list.List](ent).PushBack([]byte("a"))
 	})
 }
 
@@ -130,19 +132,19 @@ func TestSetReusesValueBuffer(t *testing.T) {
 	tc := newTestConn(t, e)
 	v1, v2 := strings.Repeat("a", 256), strings.Repeat("b", 250)
 	tc.do("SET", "k", v1)
-	before := &entry(e, "k").B[0]
+	before := &entry(e, "k").Bytes()[0]
 	tc.do("SET", "k", v2)
-	if got := entry(e, "k"); &got.B[0] != before || string(got.B) != v2 {
+	if got := entry(e, "k").Bytes(); &got[0] != before || string(got) != v2 {
 		t.Errorf("a value of similar size was not written in place")
 	}
 	tc.do("SET", "k", "tiny")
-	if got := entry(e, "k"); cap(got.B) > 2*4+64 || string(got.B) != "tiny" {
-		t.Errorf("a much smaller value kept a buffer of %d bytes", cap(got.B))
+	if got := entry(e, "k").Bytes(); cap(got) > 2*4+64 || string(got) != "tiny" {
+		t.Errorf("a much smaller value kept a buffer of %d bytes", cap(got))
 	}
 	tc.do("SET", "k", "")
 	tc.do("SET", "fresh", "")
 	for _, key := range []string{"k", "fresh"} {
-		if got := entry(e, key); got.B == nil {
+		if got := entry(e, key); got.Bytes() == nil {
 			t.Errorf("%s: an empty string must not look like a missing value", key)
 		}
 		if got := tc.do("INCR", key); got != "-"+ErrNotInt+"\r\n" {
@@ -271,10 +273,17 @@ func TestStringsConcurrentClients(t *testing.T) {
 	}
 }
 
+// strEntry is an entry outside any keyspace holding the string v with the encoding hint enc.
+func strEntry(v string, enc uint8) *keyspace.Entry {
+	e := &keyspace.Entry{Kind: keyspace.KindString, Enc: enc}
+	e.SetBytes([]byte(v))
+	return e
+}
+
 func TestStringEncodingNameDerivesUnrecorded(t *testing.T) {
 	f := func(v, want string) {
 		t.Helper()
-		if got := StringEncodingName(&keyspace.Entry{Kind: keyspace.KindString, B: []byte(v)}); got != want {
+		if got := StringEncodingName(strEntry(v, 0)); got != want {
 			t.Errorf("%q: %s, want %s", v, got, want)
 		}
 	}
@@ -285,7 +294,7 @@ func TestStringEncodingNameDerivesUnrecorded(t *testing.T) {
 	f("", "embstr")
 	f(strings.Repeat("x", 44), "embstr")
 	f(strings.Repeat("x", 45), "raw")
-	if got := StringEncodingName(&keyspace.Entry{Kind: keyspace.KindString, B: []byte("1"), Enc: EncRaw}); got != "raw" {
+	if got := StringEncodingName(strEntry("1", EncRaw)); got != "raw" {
 		t.Errorf("a recorded encoding wins: %s", got)
 	}
 }

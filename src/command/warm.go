@@ -117,10 +117,10 @@ func (w *warmer) run() {
 			continue
 		}
 		if !rank {
-			if mw, ok := w.ents[i].Obj.(memberWarmer); ok {
+			if mw, ok := objOf(w.ents[i]).(memberWarmer); ok {
 				w.sink += mw.WarmMember(m)
 			}
-		} else if rw, ok := w.ents[i].Obj.(rankWarmer); ok {
+		} else if rw, ok := objOf(w.ents[i]).(rankWarmer); ok {
 			if r, ok := strs.ParseInt(m); ok && r >= math.MinInt32 && r <= math.MaxInt32 {
 				w.sink += rw.WarmRank(int(r))
 			}

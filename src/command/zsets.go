@@ -6,7 +6,7 @@ import (
 	"github.com/hotkv/hotkv/ds/zset"
 )
 
-// Sorted sets. The value is a *zset.ZSet in Entry.Obj; handlers parse, call ds/zset, encode.
+// Sorted sets. The value is a *zset.ZSet in the Entry (keyspace.Obj); handlers parse, call ds/zset, encode.
 // Ranges and stores are in zsets_range.go, pops and ZRANDMEMBER in zsets_pop.go, the set
 // algebra and ZSCAN in zsets_algebra.go.
 var zsetCommands = []*Spec{
@@ -65,7 +65,7 @@ func readZSet(c *Ctx, key []byte) (z *zset.ZSet, ok bool) {
 		c.WrongType()
 		return nil, false
 	}
-	return e.Obj.(*zset.ZSet), true
+	return keyspace.Obj[zset.ZSet](e), true
 }
 
 // writeZSet finds key for a write, like readZSet, also returning its keyspace and entry.
@@ -78,13 +78,14 @@ func writeZSet(c *Ctx, key []byte) (*keyspace.Keyspace, *keyspace.Entry, *zset.Z
 		c.WrongType()
 		return ks, nil, nil, false
 	}
-	return ks, e, e.Obj.(*zset.ZSet), true
+	return ks, e, keyspace.Obj[zset.ZSet](e), true
 }
 
 // storeZSet makes key (found missing in ks) hold z, and wakes clients blocked on it.
 func storeZSet(c *Ctx, ks *keyspace.Keyspace, key []byte, z *zset.ZSet) *keyspace.Entry {
 	e := ks.Add(key)
-	e.Kind, e.Obj, e.Access = keyspace.KindZSet, z, uint32(c.Now/1e9)
+	keyspace.SetObj(e, keyspace.KindZSet, z)
+	e.Access = uint32(c.Now / 1e9)
 	c.SignalReady(key)
 	return e
 }

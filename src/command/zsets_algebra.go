@@ -132,9 +132,11 @@ func lookupZSource(c *Ctx, key []byte) (zsrc, bool) {
 	switch {
 	case e == nil:
 	case e.Kind == keyspace.KindZSet:
-		src.z, src.obj = e.Obj.(*zset.ZSet), e.Obj
+		src.z = keyspace.Obj[zset.ZSet](e)
+		src.obj = src.z
 	case e.Kind == keyspace.KindSet:
-		src.s, src.obj = e.Obj.(setSource), e.Obj
+		src.s = keyspace.Obj[dset.Set](e)
+		src.obj = src.s
 	default:
 		c.WrongType()
 		return src, false

@@ -249,7 +249,7 @@ func zblockingPop(c *Ctx, keys [][]byte, max bool, count int64, shape zpopShape,
 			c.WrongType()
 			return
 		}
-		zpopKey(c, ks, e, e.Obj.(*zset.ZSet), key, max, count, shape)
+		zpopKey(c, ks, e, keyspace.Obj[zset.ZSet](e), key, max, count, shape)
 		return
 	}
 	c.Block(keyspace.KindZSet, keys, deadline)

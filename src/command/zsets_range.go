@@ -315,7 +315,8 @@ func storeResult(c *Ctx, dst []byte, es []zset.Entry, event string) int {
 	}
 	z := zset.FromSorted(es, zsetLimits(c))
 	ks, e, created := c.UpsertIn(dst)
-	e.Kind, e.Enc, e.B, e.Obj = keyspace.KindZSet, 0, nil, z
+	keyspace.SetObj(e, keyspace.KindZSet, z)
+	e.Enc = 0
 	ks.SetExpire(e, 0)
 	if created {
 		c.SignalReady(dst)
