@@ -84,6 +84,9 @@ func (st *infoState) opsPerSec() int64 {
 	return int64(sum / float64(st.filled))
 }
 
+// TotalCommands is total_commands_processed: the server's idle check watches it.
+func (e *Engine) TotalCommands() int64 { return e.totalCommands() }
+
 // totalCommands is total_commands_processed: every executed call of every (sub)command.
 func (e *Engine) totalCommands() int64 {
 	var n int64

@@ -216,6 +216,11 @@ var table = []*directive{
 	// HotKV's own directives.
 	num("threads", "", imm, 0, 1024, "0", 0),
 	yesno("sched-batch", "", mod, true),
+	// The Go collector (src/server/gc.go): GOGC, the soft memory limit (0: derived from
+	// maxmemory) and a collection when the server falls idle with garbage in its heap.
+	num("gc-percent", "", mod, -1, 10000, "100", 0),
+	unum("gc-memory-limit", "", mod, 0, math.MaxInt64, "0", numMemory),
+	yesno("gc-idle", "", mod, true),
 	num("metrics-port", "", mod, 0, 65535, "0", 0),
 	yesno("compression", "", mod, false),
 	unum("compression-threshold", "", mod, 0, longMax, "512", numMemory),

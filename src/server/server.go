@@ -32,6 +32,7 @@ type Server struct {
 	log    *slog.Logger
 
 	reclaim func()        // the cron's Engine.Reclaim; a test makes it panic
+	gc      *gcTuner      // the Go collector's settings and idle collection (gc.go)
 	grace   time.Duration // stopGrace; a test shortens it
 
 	stopOnce sync.Once
@@ -64,6 +65,11 @@ func New(cfg *config.Store) (*Server, error) {
 	cfg.OnChange("sched-batch", func(string) { s.applySched() })
 	for _, name := range settingNames {
 		cfg.OnChange(name, func(string) { s.Engine.SetSettings(settings(cfg)) })
+	}
+	s.gc = newGCTuner(cfg, log, s.Engine.TotalCommands)
+	s.gc.apply()
+	for _, name := range []string{"gc-percent", "gc-memory-limit", "maxmemory"} {
+		cfg.OnChange(name, func(string) { s.gc.apply() })
 	}
 	s.env = s.Engine.Env()
 	return s, nil
@@ -206,11 +212,14 @@ func (s *Server) Stop() {
 func (s *Server) Done() <-chan struct{} { return s.stopped }
 
 // background runs the periodic server cron: active expiry and reclaim (Engine.Reclaim) hz times
-// a second, and the instantaneous metrics sampler every 100ms.
+// a second, the instantaneous metrics sampler every 100ms and the idle collection check (gc.go)
+// every second.
 func (s *Server) background() {
 	defer close(s.bgDone)
 	metrics := time.NewTicker(100 * time.Millisecond)
 	defer metrics.Stop()
+	gcCheck := time.NewTicker(time.Second)
+	defer gcCheck.Stop()
 	hz := s.hz()
 	cron := time.NewTicker(time.Second / time.Duration(hz))
 	defer cron.Stop()
@@ -220,6 +229,8 @@ func (s *Server) background() {
 			return
 		case <-metrics.C:
 			s.tick("metrics", s.Engine.TrackMetrics)
+		case <-gcCheck.C:
+			s.tick("idle collection", s.gc.check)
 		case <-cron.C:
 			s.tick("active expire", func() { s.Engine.ActiveExpire(time.Millisecond) })
 			s.tick("reclaim", s.reclaim)
