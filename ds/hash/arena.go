@@ -91,19 +91,24 @@ func (a *arena) add(f, v []byte, ttl int64, withTTL bool) uint64 {
 	withTTL = withTTL || ttl != 0
 	n := recordLen(f, v, withTTL)
 	ref, b := a.alloc(n)
+	putRecord(b, f, v, ttl, withTTL)
+	return ref
+}
+
+// putRecord writes the record (f, v, ttl) to dst, which has room for it (recordLen).
+func putRecord(dst, f, v []byte, ttl int64, withTTL bool) {
 	h := uint64(len(f)) << 1
 	if withTTL {
 		h |= 1
 	}
-	pos := binary.PutUvarint(b, h)
-	pos += binary.PutUvarint(b[pos:], uint64(len(v)))
+	pos := binary.PutUvarint(dst, h)
+	pos += binary.PutUvarint(dst[pos:], uint64(len(v)))
 	if withTTL {
-		binary.LittleEndian.PutUint64(b[pos:], uint64(ttl))
+		binary.LittleEndian.PutUint64(dst[pos:], uint64(ttl))
 		pos += 8
 	}
-	pos += copy(b[pos:], f)
-	copy(b[pos:], v)
-	return ref
+	pos += copy(dst[pos:], f)
+	copy(dst[pos:], v)
 }
 
 // alloc reserves n bytes at the end of the last page, or in a new one.

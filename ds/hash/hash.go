@@ -2,9 +2,12 @@
 //
 // Like Redis, a hash has two encodings. A small one is a single front-coded buffer scanned
 // linearly (packed.go), which OBJECT ENCODING calls "listpack" ("listpackex" once per-field
-// expiry was used on it, as Redis 7.4 does). It becomes a large one, an open-addressing table
-// over a record arena (table.go, arena.go) called "hashtable", when it exceeds the
-// hash-max-listpack-entries or hash-max-listpack-value limits, and never goes back.
+// expiry was used on it, as Redis 7.4 does). It becomes a large one, "hashtable", when it
+// exceeds the hash-max-listpack-entries or hash-max-listpack-value limits, and never goes back.
+// A large hash is an open-addressing table: while it is under 32 KiB and has no field TTLs its
+// slots and records share one buffer (flat.go), beyond that the slots refer to records in arena
+// pages (table.go, arena.go). Every layout is pointer-free but the paged table's few pages, and
+// each grows to what it holds, so a small hash costs what it stores plus a 16-byte header.
 //
 // Expired fields stay stored until Expire reclaims them: callers call Expire before every
 // command so that no command sees one. Times are unix milliseconds.
@@ -14,7 +17,10 @@
 // passed in are copied and must not alias the hash's own memory.
 package hash
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // Limits are the conversion thresholds: hash-max-listpack-entries and -value.
 type Limits struct {
@@ -25,50 +31,123 @@ type Limits struct {
 // listpackSafety is Redis's LISTPACK_MAX_SAFETY_SIZE: a small hash never grows past it.
 const listpackSafety = 1 << 30
 
-// Hash is a hash value. Exactly one of its encodings is in use.
+// Hash is a hash value, in one of three layouts. It takes 16 bytes, as a keyspace may hold
+// millions of small hashes: p is the first byte of a pointer-free buffer with its length and
+// capacity, or the paged table when cap is isTable.
+//
+//   - empty (p nil) or a packed buffer (packed.go): the small encoding, "listpack";
+//   - a flat table (flat.go), one buffer flagged flagFlat: a large hash ("hashtable") of up to
+//     flatMax bytes and no field TTLs, so the hashes most keys are cost one allocation each;
+//   - a paged table (table.go, arena.go): a large hash past flatMax, or one with field TTLs.
+//
+// A hash never goes back to a smaller layout, except that emptying it does not matter: the
+// command layer deletes an empty hash.
 type Hash struct {
-	lp []byte // small encoding (packed.go); nil once t is set
-	t  *table
+	p   unsafe.Pointer
+	len uint32
+	cap uint32
 }
 
+const isTable = math.MaxUint32
+
+// table returns the paged table, or nil when the hash is a buffer.
+func (h *Hash) table() *table {
+	if h.cap == isTable {
+		return (*table)(h.p)
+	}
+	return nil
+}
+
+func (h *Hash) setTable(t *table) { h.p, h.len, h.cap = unsafe.Pointer(t), 0, isTable }
+
+// buf returns the packed or flat buffer (nil when empty or a paged table).
+func (h *Hash) buf() []byte {
+	if h.p == nil || h.cap == isTable {
+		return nil
+	}
+	return unsafe.Slice((*byte)(h.p), h.cap)[:h.len]
+}
+
+func (h *Hash) setBuf(b []byte) {
+	if cap(b) == 0 {
+		h.p, h.len, h.cap = nil, 0, 0
+		return
+	}
+	h.p, h.len, h.cap = unsafe.Pointer(unsafe.SliceData(b)), uint32(len(b)), uint32(cap(b))
+}
+
+// isFlat reports whether the hash is a flat table.
+func (h *Hash) isFlat() bool {
+	return h.cap != isTable && h.len > 0 && *(*byte)(h.p)&flagFlat != 0
+}
+
+// large reports whether the hash is in the large encoding, flat or paged.
+func (h *Hash) large() bool { return h.cap == isTable || h.isFlat() }
+
 // New returns an empty small hash.
-func New() *Hash { return &Hash{lp: newPacked()} }
+func New() *Hash { return &Hash{} }
 
 // NewFor returns an empty hash in the encoding that setting the field/value pairs args will need:
-// a table straight away when one of them is over the limits, without a packed buffer to convert.
+// a large one straight away when one of them is over the limits, sized for them, without a
+// packed buffer to convert.
 func NewFor(lim Limits, args [][]byte) *Hash {
+	h := New()
 	if exceeds(lim, args) {
-		return &Hash{t: newTable(len(args) / 2)}
+		h.startLarge(args)
 	}
-	return New()
+	return h
+}
+
+// startLarge makes an empty hash large, sized for the field/value pairs args.
+func (h *Hash) startLarge(args [][]byte) {
+	n := len(args) / 2
+	bytes := 0
+	for i := 0; i+1 < len(args); i += 2 {
+		bytes += recordLen(args[i], args[i+1], false)
+	}
+	if b, ok := newFlat(n, bytes); ok {
+		h.setBuf(b)
+		return
+	}
+	h.setTable(newTable(n))
 }
 
 // Len returns the number of fields, counting expired ones not reclaimed yet.
 func (h *Hash) Len() int {
-	if h.t != nil {
-		return h.t.count
+	switch t := h.table(); {
+	case t != nil:
+		return t.count
+	case h.isFlat():
+		return flat(h.buf()).count()
 	}
-	return readHeader(h.lp).count
+	return readHeader(h.buf()).count
 }
 
 // Get returns field's value and whether it exists. A small hash rebuilds the value into
 // scratch[:0] (growing it when it is too small), so a caller's stack buffer avoids allocating.
 func (h *Hash) Get(field, scratch []byte) ([]byte, bool) {
-	if h.t != nil {
-		r, _, ok := h.t.lookup(field)
+	switch t := h.table(); {
+	case t != nil:
+		r, _, ok := t.lookup(field)
 		return r.value, ok
+	case h.isFlat():
+		return flat(h.buf()).get(field)
 	}
-	v, _, ok := packedLookup(h.lp, field, scratch, true)
+	v, _, ok := packedLookup(h.buf(), field, scratch, true)
 	return v, ok
 }
 
 // Has reports whether field exists.
 func (h *Hash) Has(field []byte) bool {
-	if h.t != nil {
-		_, _, ok := h.t.lookup(field)
+	switch t := h.table(); {
+	case t != nil:
+		_, _, ok := t.lookup(field)
+		return ok
+	case h.isFlat():
+		_, ok := flat(h.buf()).get(field)
 		return ok
 	}
-	_, _, ok := packedLookup(h.lp, field, nil, false)
+	_, _, ok := packedLookup(h.buf(), field, nil, false)
 	return ok
 }
 
@@ -77,16 +156,19 @@ func (h *Hash) Has(field []byte) bool {
 // hash becomes large when the field or value is longer than lim.MaxValue or the hash then has
 // more than lim.MaxEntries fields, as Redis's hashTypeSet converts.
 func (h *Hash) Set(field, value []byte, keepTTL bool, lim Limits) bool {
-	if h.t == nil && (len(field) > lim.MaxValue || len(value) > lim.MaxValue) {
-		h.convert()
+	if !h.large() && (len(field) > lim.MaxValue || len(value) > lim.MaxValue) {
+		h.convert(1, recordLen(field, value, false))
 	}
-	if h.t != nil {
-		return h.t.set(field, value, keepTTL)
+	switch t := h.table(); {
+	case t != nil:
+		return t.set(field, value, keepTTL)
+	case h.isFlat():
+		return h.flatSet(field, value)
 	}
-	var added bool
-	h.lp, added = packedSet(h.lp, field, value, keepTTL)
+	b, added := packedSet(h.buf(), field, value, keepTTL)
+	h.setBuf(b)
 	if added && h.Len() > lim.MaxEntries {
-		h.convert()
+		h.convert(0, 0)
 	}
 	return added
 }
@@ -95,42 +177,52 @@ func (h *Hash) Set(field, value []byte, keepTTL bool, lim Limits) bool {
 // about to set) is longer than lim.MaxValue, or when together they could grow it past the
 // listpack safety limit: Redis's hashTypeTryConversion, which runs before anything is set.
 func (h *Hash) ConvertFor(lim Limits, args [][]byte) {
-	if h.t != nil {
+	if h.large() {
 		return
 	}
 	if h.Len() == 0 && exceeds(lim, args) {
-		h.lp, h.t = nil, newTable(len(args)/2) // nothing to move: skip the listpack's rebuild
+		h.startLarge(args) // nothing to move: skip the listpack's rebuild
 		return
 	}
-	sum := len(h.lp)
+	sum := int(h.len)
 	for _, a := range args {
-		if len(a) > lim.MaxValue {
-			h.convert()
-			return
-		}
 		sum += len(a)
 	}
-	if sum > listpackSafety {
-		h.convert()
+	if exceeds(lim, args) || sum > listpackSafety {
+		room := 0
+		for i := 0; i+1 < len(args); i += 2 {
+			room += recordLen(args[i], args[i+1], false)
+		}
+		h.convert(len(args)/2, room)
 	}
 }
 
-// Reserve makes room in a small hash for about extra more bytes of pairs, so that a command setting
-// many fields grows the buffer once instead of once per field; Trim gives back what was not used.
+// Reserve makes room in a small hash or a flat table for about extra more bytes of pairs, so
+// that a command setting many fields grows the buffer once instead of once per field; Trim
+// gives back what was not used.
 func (h *Hash) Reserve(extra int) {
-	if h.t == nil && cap(h.lp)-len(h.lp) < extra {
-		nb := alloc(len(h.lp) + extra)[:len(h.lp)]
-		copy(nb, h.lp)
-		h.lp = nb
+	b := h.buf()
+	if h.table() != nil || cap(b)-len(b) >= extra {
+		return
 	}
+	if h.isFlat() {
+		if len(b)+extra <= flatMax {
+			h.setBuf(flat(b).rebuild(flat(b).shift(), len(b)+extra))
+		}
+		return
+	}
+	nb := alloc(len(b) + extra)[:len(b)]
+	copy(nb, b)
+	h.setBuf(nb)
 }
 
-// Trim releases the unused capacity Reserve left in a small hash.
+// Trim releases the unused capacity Reserve left in a small hash or a flat table.
 func (h *Hash) Trim() {
-	if n := len(h.lp); h.t == nil && cap(h.lp) > n+n/4+32 {
+	b := h.buf()
+	if n := len(b); n > 0 && cap(b) > n+n/4+32 {
 		nb := alloc(n)
-		copy(nb, h.lp)
-		h.lp = nb
+		copy(nb, b)
+		h.setBuf(nb)
 	}
 }
 
@@ -146,43 +238,56 @@ func exceeds(lim Limits, args [][]byte) bool {
 
 // Delete removes field and reports whether it existed.
 func (h *Hash) Delete(field []byte) bool {
-	if h.t != nil {
-		return h.t.del(field)
+	switch t := h.table(); {
+	case t != nil:
+		return t.del(field)
+	case h.isFlat():
+		return h.flatDelete(field)
 	}
-	var ok bool
-	h.lp, ok = packedDelete(h.lp, field)
+	b, ok := packedDelete(h.buf(), field)
+	h.setBuf(b)
 	return ok
 }
 
 // TTL returns field's expiry time (0: none) and whether the field exists.
 func (h *Hash) TTL(field []byte) (int64, bool) {
-	if h.t != nil {
-		return h.t.ttlOf(field)
+	switch t := h.table(); {
+	case t != nil:
+		return t.ttlOf(field)
+	case h.isFlat():
+		return 0, h.Has(field)
 	}
-	_, ttl, ok := packedLookup(h.lp, field, nil, false)
+	_, ttl, ok := packedLookup(h.buf(), field, nil, false)
 	return ttl, ok
 }
 
-// SetTTL sets field's expiry time (0 makes it persistent) and reports whether it exists.
+// SetTTL sets field's expiry time (0 makes it persistent) and reports whether it exists. A flat
+// table holds no TTLs: it becomes a paged one first.
 func (h *Hash) SetTTL(field []byte, at int64) bool {
-	if h.t != nil {
-		return h.t.setTTL(field, at)
+	if h.isFlat() {
+		if at == 0 || !h.Has(field) {
+			return h.Has(field)
+		}
+		h.flatToTable(0)
+	}
+	if t := h.table(); t != nil {
+		return t.setTTL(field, at)
 	}
 	if at != 0 {
 		h.EnableTTL()
-	} else if readHeader(h.lp).flags&flagTTL == 0 {
+	} else if readHeader(h.buf()).flags&flagTTL == 0 {
 		return h.Has(field)
 	}
-	var ok bool
-	h.lp, ok = packedSetTTL(h.lp, field, at)
+	b, ok := packedSetTTL(h.buf(), field, at)
+	h.setBuf(b)
 	return ok
 }
 
 // EnableTTL prepares a small hash for per-field expiry: its pairs get room for a TTL and OBJECT
 // ENCODING says "listpackex" from now on, as in Redis once HEXPIRE touched the hash.
 func (h *Hash) EnableTTL() {
-	if h.t == nil && readHeader(h.lp).flags&flagTTL == 0 {
-		h.lp = packedRebuild(h.lp, 0, true)
+	if !h.large() && readHeader(h.buf()).flags&flagTTL == 0 {
+		h.setBuf(packedRebuild(h.buf(), 0, true))
 	}
 }
 
@@ -192,28 +297,34 @@ func (h *Hash) Expire(now int64) int { return h.ExpireSome(now, math.MaxInt) }
 // ExpireSome is Expire that stops after about max fields of a large hash, to bound the work of
 // one step of active expiry; NextExpiry then still reports a time at or before now.
 func (h *Hash) ExpireSome(now int64, max int) int {
-	if h.t != nil {
-		return h.t.expire(now, max)
+	switch t := h.table(); {
+	case t != nil:
+		return t.expire(now, max)
+	case h.isFlat():
+		return 0
 	}
-	var n int
-	h.lp, n = packedExpire(h.lp, now)
+	b, n := packedExpire(h.buf(), now)
+	h.setBuf(b)
 	return n
 }
 
 // NextExpiry returns a time at or before the earliest field expiry, or 0 when no field has one.
 func (h *Hash) NextExpiry() int64 {
-	if h.t != nil {
-		return h.t.nextExpiry()
+	switch t := h.table(); {
+	case t != nil:
+		return t.nextExpiry()
+	case h.isFlat():
+		return 0
 	}
-	return readHeader(h.lp).minTTL
+	return readHeader(h.buf()).minTTL
 }
 
 // Encoding names the encoding as Redis's OBJECT ENCODING does.
 func (h *Hash) Encoding() string {
 	switch {
-	case h.t != nil:
+	case h.large():
 		return "hashtable"
-	case readHeader(h.lp).flags&flagTTL != 0:
+	case readHeader(h.buf()).flags&flagTTL != 0:
 		return "listpackex"
 	}
 	return "listpack"
@@ -221,25 +332,47 @@ func (h *Hash) Encoding() string {
 
 // Clone returns a deep copy (keyspace.Cloner, for COPY).
 func (h *Hash) Clone() any {
-	if h.t != nil {
-		return &Hash{t: h.t.clone()}
+	c := &Hash{}
+	if t := h.table(); t != nil {
+		c.setTable(t.clone())
+		return c
 	}
-	lp := alloc(len(h.lp))
-	copy(lp, h.lp)
-	return &Hash{lp: lp}
+	if b := h.buf(); len(b) > 0 {
+		nb := alloc(len(b))
+		copy(nb, b)
+		c.setBuf(nb)
+	}
+	return c
 }
 
-// convert turns a small hash into a large one.
-func (h *Hash) convert() {
-	t := newTable(h.Len())
+// convert turns a small hash into a large one: flat when it fits and has no TTLs, with room for
+// fields more fields of room bytes.
+func (h *Hash) convert(fields, room int) {
+	b := h.buf()
+	hd := readHeader(b)
+	if !hd.ttl() {
+		size := 0
+		var it packedIter
+		for it.init(b); it.next(); {
+			size += recordLen(it.f.bytes(), it.v.bytes(), false)
+		}
+		if fb, ok := newFlat(hd.count+fields, size+room); ok {
+			for it.init(b); it.next(); {
+				fb = flat(fb).append(it.f.bytes(), it.v.bytes(), hashOf(it.f.bytes()))
+			}
+			h.setBuf(fb)
+			return
+		}
+	}
+	t := newTable(hd.count)
 	var it packedIter
-	for it.init(h.lp); it.next(); {
+	for it.init(b); it.next(); {
 		f := it.f.bytes()
 		h := hashOf(f)
 		i, _ := t.find(f, h)
 		t.insertAt(i, f, it.v.bytes(), it.ttl, h)
 	}
-	h.lp, h.t = nil, t
+	h.setTable(t)
 }
 
 // WarmMember loads what a lookup of field f reads first: the table's header and f's slot and the
@@ -247,12 +380,16 @@ func (h *Hash) convert() {
 // it for all of them before running any, so that their cache misses overlap (command's warm.go);
 // the result depends on every byte loaded so that the loads are not optimized away.
 func (h *Hash) WarmMember(f []byte) uint64 {
-	t := h.t
+	t := h.table()
 	if t == nil {
-		if len(h.lp) == 0 {
+		b := h.buf()
+		switch {
+		case len(b) == 0:
 			return 0
+		case h.isFlat():
+			return flat(b).warm(f)
 		}
-		return uint64(h.lp[0])
+		return uint64(b[0])
 	}
 	if len(t.slots) == 0 {
 		return uint64(t.ttl.n)

@@ -269,7 +269,7 @@ func TestScanCoversStableFields(t *testing.T) {
 func TestRandomPairs(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	rnd := func() uint64 { return r.Uint64() }
-	for _, n := range []int{1, 5, 100, 3000} {
+	for _, n := range []int{1, 5, 100, 200, 3000} { // packed, packed, packed, flat, paged
 		h := New()
 		for i := range n {
 			h.Set(fmt.Appendf(nil, "f%d", i), fmt.Appendf(nil, "v%d", i), false, Limits{128, 64})
@@ -327,8 +327,8 @@ func TestPackedFrontCoding(t *testing.T) {
 		h.Set(fmt.Appendf(nil, "field:%d", j), fmt.Appendf(nil, "value:12345:%d", j), false, Limits{512, 64})
 	}
 	// first pair: 1+7 + 1+13; the others: (1+1+1)*2; header 2.
-	if want := 2 + 22 + 9*6; len(h.lp) != want {
-		t.Fatalf("packed size %d, want %d", len(h.lp), want)
+	if want := 2 + 22 + 9*6; len(h.buf()) != want {
+		t.Fatalf("packed size %d, want %d", len(h.buf()), want)
 	}
 }
 
@@ -337,7 +337,7 @@ func TestTableHomeMatchesHash(t *testing.T) {
 	for i := range 5000 {
 		h.Set(fmt.Appendf(nil, "f%d", i), nil, false, Limits{0, 64})
 	}
-	tb := h.t
+	tb := h.table()
 	m := tb.mask()
 	for _, s := range tb.slots {
 		if s != 0 && tb.home(s) != hashOf(tb.arena.field(slotRef(s)))&m {
@@ -346,24 +346,25 @@ func TestTableHomeMatchesHash(t *testing.T) {
 	}
 }
 
-// A large hash's arena is compacted as values are overwritten and fields deleted, so dead
+// A paged table's arena is compacted as values are overwritten and fields deleted, so dead
 // records do not pile up.
 func TestArenaCompaction(t *testing.T) {
 	h := New()
 	lim := Limits{0, 64}
-	for i := range 1000 {
+	const n = 5000 // past a flat table's size
+	for i := range n {
 		h.Set(fmt.Appendf(nil, "f%d", i), bytes.Repeat([]byte("a"), 10), false, lim)
 	}
 	for round := range 50 {
-		for i := range 1000 {
+		for i := range n {
 			h.Set(fmt.Appendf(nil, "f%d", i), bytes.Repeat([]byte("b"), 10+round%2), false, lim)
 		}
 	}
-	a := &h.t.arena
+	a := &h.table().arena
 	if a.total > 3*a.live+maxPageSize {
 		t.Fatalf("arena holds %d bytes for %d live", a.total, a.live)
 	}
-	for i := range 1000 {
+	for i := range n {
 		v, ok := h.Get(fmt.Appendf(nil, "f%d", i), nil)
 		if !ok || string(v) != strings.Repeat("b", 11) {
 			t.Fatalf("f%d = %q", i, v)
@@ -399,7 +400,7 @@ func TestTTLAcrossConversionAndChurn(t *testing.T) {
 			m.ttls[fmt.Sprint("f", i)] = at
 		}
 	}
-	if n := len(h.t.ttl.heap); n > 2*9+33 {
+	if n := len(h.table().ttl.heap); n > 2*9+33 {
 		t.Fatalf("expiry heap holds %d entries for 9 TTLs", n)
 	}
 	checkContents(t, h, m)
@@ -440,19 +441,19 @@ func TestWarmMemberReadsOnly(t *testing.T) {
 // page, and deleting a big one leaves that page mostly dead.
 func TestCompactSinglePage(t *testing.T) {
 	lim := Limits{MaxEntries: 128, MaxValue: 64}
-	big := bytes.Repeat([]byte{'x'}, 6000)
+	big := bytes.Repeat([]byte{'x'}, 40000) // past a flat table's size
 	h := NewFor(lim, [][]byte{[]byte("big"), big})
 	h.Set([]byte("big"), big, false, lim)
 	for i := range 20 {
 		h.Set(fmt.Appendf(nil, "f%d", i), fmt.Appendf(nil, "v%d", i), false, lim)
 	}
 	c := h.Clone().(*Hash)
-	if n := len(c.t.arena.pages); n != 1 {
+	if n := len(c.table().arena.pages); n != 1 {
 		t.Fatalf("clone has %d pages, want 1", n)
 	}
 	c.Delete([]byte("big"))
-	if c.t.arena.total-c.t.arena.live > compactAfter {
-		t.Fatalf("no compaction: %d dead bytes", c.t.arena.total-c.t.arena.live)
+	if c.table().arena.total-c.table().arena.live > compactAfter {
+		t.Fatalf("no compaction: %d dead bytes", c.table().arena.total-c.table().arena.live)
 	}
 	for i := range 20 {
 		if v, ok := c.Get(fmt.Appendf(nil, "f%d", i), nil); !ok || string(v) != fmt.Sprintf("v%d", i) {
@@ -461,5 +462,111 @@ func TestCompactSinglePage(t *testing.T) {
 	}
 	if v, ok := h.Get([]byte("big"), nil); !ok || !bytes.Equal(v, big) || h.Len() != 21 {
 		t.Fatal("the original changed")
+	}
+}
+
+// A flat table matches the model through growth, values that change size, deletions that
+// leave dead records, shrinking, and its move to a paged table once it outgrows flatMax; its
+// header agrees with its slots and records all along.
+func TestFlatMatchesModel(t *testing.T) {
+	for seed := range uint64(12) {
+		r := rand.New(rand.NewPCG(seed, 11))
+		lim := Limits{MaxEntries: 128, MaxValue: 64}
+		h, m := New(), newModel()
+		maxLen := []int{80, 300, 3000}[seed%3]
+		for step := range 4000 {
+			f := fmt.Sprint("f", r.IntN(60))
+			switch r.IntN(8) {
+			case 0, 1, 2, 3:
+				v := strings.Repeat(string(rune('a'+r.IntN(26))), r.IntN(maxLen))
+				if got, want := h.Set([]byte(f), []byte(v), false, lim), m.set(f, v, false); got != want {
+					t.Fatalf("seed %d step %d: Set(%q) added=%v, want %v", seed, step, f, got, want)
+				}
+			case 4, 5:
+				if got, want := h.Delete([]byte(f)), m.del(f); got != want {
+					t.Fatalf("seed %d step %d: Delete(%q)=%v, want %v", seed, step, f, got, want)
+				}
+			default:
+				v, ok := h.Get([]byte(f), nil)
+				if want, exists := m.vals[f]; ok != exists || string(v) != want {
+					t.Fatalf("seed %d step %d: Get(%q)=%q,%v, want %q,%v", seed, step, f, v, ok, want, exists)
+				}
+			}
+			if h.isFlat() {
+				checkFlat(t, flat(h.buf()))
+			}
+			if step%100 == 0 {
+				checkContents(t, h, m)
+				checkContents(t, h.Clone().(*Hash), m)
+			}
+		}
+		checkContents(t, h, m)
+	}
+}
+
+// checkFlat checks a flat table's header against its slots and records: the count, the dead
+// bytes, the load limit, and that every entry is reachable from its home slot.
+func checkFlat(t *testing.T, b flat) {
+	t.Helper()
+	n, live := 0, 0
+	for i := range b.mask() + 1 {
+		s := b.slot(i)
+		if s == 0 {
+			continue
+		}
+		n++
+		f, _, end := b.record(int(s >> 16))
+		live += end - int(s>>16)
+		if j, ok := b.find(f, hashOf(f)); !ok || j != i {
+			t.Fatalf("field %q in slot %d is found at %d, %v", f, i, j, ok)
+		}
+	}
+	if n != b.count() || live != b.live() || n*4 > 3<<b.shift() || len(b) > flatMax {
+		t.Fatalf("flat table: %d entries (count %d), %d live bytes (%d by the header), %d slots, %d bytes",
+			n, b.count(), live, b.live(), b.mask()+1, len(b))
+	}
+}
+
+// Memory of the large encodings: a hash of one long value is one allocation that fits it, a flat
+// table stays within about twice its live bytes under churn, and a hash past flatMax is paged.
+func TestFlatSizes(t *testing.T) {
+	lim := Limits{MaxEntries: 128, MaxValue: 64}
+	v := bytes.Repeat([]byte("v"), 256)
+	h := NewFor(lim, [][]byte{[]byte("f:0"), v})
+	h.Set([]byte("f:0"), v, false, lim)
+	if b := h.buf(); !h.isFlat() || len(b) != flatHeader+2*4+262 || cap(b) > 288 {
+		t.Fatalf("one 256-byte field: flat %v, %d bytes in %d", h.isFlat(), len(h.buf()), cap(h.buf()))
+	}
+	for i := range 100 {
+		h.Set(fmt.Appendf(nil, "f:%d", i), v[:200+i%50], false, lim)
+	}
+	for round := range 20 {
+		for i := range 100 {
+			h.Set(fmt.Appendf(nil, "f:%d", i), v[:200+(i+round)%50], false, lim)
+			if i%3 == 0 {
+				h.Delete(fmt.Appendf(nil, "f:%d", (i+round)%100))
+			}
+		}
+		if !h.isFlat() {
+			t.Fatalf("round %d: no longer flat", round)
+		}
+		if b := flat(h.buf()); cap(b) > 2*b.live()+flatSize(b.shift(), 0)+flatLinear {
+			t.Fatalf("round %d: %d bytes of capacity for %d live", round, cap(b), b.live())
+		}
+	}
+	for i := range 200 {
+		h.Set(fmt.Appendf(nil, "g:%d", i), v, false, lim)
+	}
+	if h.table() == nil || h.Encoding() != "hashtable" {
+		t.Fatal("a hash past flatMax is not paged")
+	}
+	h = NewFor(lim, [][]byte{[]byte("f"), v})
+	h.Set([]byte("f"), v, false, lim)
+	h.SetTTL([]byte("f"), 12345)
+	if h.table() == nil {
+		t.Fatal("a field TTL left the hash flat")
+	}
+	if at, ok := h.TTL([]byte("f")); !ok || at != 12345 {
+		t.Fatalf("TTL %d %v", at, ok)
 	}
 }

@@ -2,8 +2,11 @@ package hash
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Operations on a small hash of 10 fields (40-byte values, front coded) and a large one of
@@ -67,4 +70,100 @@ func BenchmarkHash(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*c.n), "ns/field")
 		})
 	}
+}
+
+// A large hash small enough to be one buffer: 64 fields of 256-byte values (about 17 KiB).
+func BenchmarkHashFlat(b *testing.B) {
+	h, fields := benchHash(64, 256)
+	lim := Limits{MaxEntries: 512, MaxValue: 64}
+	b.Run("Get", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf [64]byte
+		i := 0
+		for b.Loop() {
+			if _, ok := h.Get(fields[i%len(fields)], buf[:0]); !ok {
+				b.Fatal("missing")
+			}
+			i++
+		}
+	})
+	b.Run("Set-existing", func(b *testing.B) {
+		b.ReportAllocs()
+		v := []byte(strings.Repeat("w", 256))
+		i := 0
+		for b.Loop() {
+			h.Set(fields[i%len(fields)], v, false, lim)
+			i++
+		}
+	})
+	b.Run("Set-Delete", func(b *testing.B) {
+		b.ReportAllocs()
+		v := []byte(strings.Repeat("w", 256))
+		f := []byte("new-field")
+		for b.Loop() {
+			h.Set(f, v, false, lim)
+			h.Delete(f)
+		}
+	})
+}
+
+// BenchmarkSmallCollections builds smallCount hashes of n fields "f:0".."f:<n-1>" with values of
+// size random bytes, one HSET's worth at a time and field-major (the first field of every hash,
+// then the second...), the way the server sees HSET key f:j v, and reports the live heap bytes per
+// hash once they are built (B/hash), and the time per field set (ns/set).
+func BenchmarkSmallCollections(b *testing.B) {
+	for _, n := range []int{1, 2, 5, 20} {
+		for _, size := range []int{16, 256} {
+			b.Run(fmt.Sprintf("%dx%d", n, size), func(b *testing.B) {
+				var perHash, perSet float64
+				for b.Loop() {
+					perHash, perSet = buildSmallHashes(n, size)
+				}
+				b.ReportMetric(perHash, "B/hash")
+				b.ReportMetric(perSet, "ns/set")
+			})
+		}
+	}
+}
+
+const smallCount = 20_000
+
+func buildSmallHashes(n, size int) (perHash, perSet float64) {
+	lim := Limits{MaxEntries: 128, MaxValue: 64}
+	rng := rand.New(rand.NewPCG(1, 2))
+	hs := make([]*Hash, smallCount)
+	fields := make([][]byte, n)
+	for j := range fields {
+		fields[j] = fmt.Appendf(nil, "f:%d", j)
+	}
+	pool := make([]byte, 1<<16) // values are random windows of it, so they share no prefixes
+	for k := range pool {
+		pool[k] = 'a' + byte(rng.IntN(26))
+	}
+	before := liveHeap()
+	start := time.Now()
+	for j := range n {
+		for i := range hs {
+			off := rng.IntN(len(pool) - size)
+			v := pool[off : off+size]
+			args := [][]byte{fields[j], v}
+			if hs[i] == nil {
+				hs[i] = NewFor(lim, args) // as the command layer's createHash
+			}
+			hs[i].ConvertFor(lim, args)
+			hs[i].Set(fields[j], v, false, lim)
+		}
+	}
+	elapsed := time.Since(start)
+	after := liveHeap()
+	runtime.KeepAlive(hs)
+	return float64(after-before) / smallCount, float64(elapsed.Nanoseconds()) / float64(n*smallCount)
+}
+
+// liveHeap returns the bytes of live heap objects after a full collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }

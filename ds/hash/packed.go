@@ -35,7 +35,11 @@ type header struct {
 
 func (h *header) ttl() bool { return h.flags&flagTTL != 0 }
 
+// readHeader decodes b's header; an empty b is an empty hash without one.
 func readHeader(b []byte) header {
+	if len(b) == 0 {
+		return header{}
+	}
 	h := header{flags: b[0]}
 	n, pos := readUvarint(b, 1)
 	h.count = int(n)
@@ -197,10 +201,13 @@ func splice(b []byte, from, to, n int) []byte {
 // memory is spent anyway, and later growth within it needs no copy.
 func alloc(n int) []byte { return slices.Grow([]byte(nil), n)[:n] }
 
-// newPacked returns an empty small hash.
-func newPacked() []byte {
-	b := alloc(2)
-	b[0], b[1] = 0, 0
+// packedFirst returns a small hash holding the pair (f, v), allocated at its size.
+func packedFirst(f, v []byte) []byte {
+	hd := header{count: 1}
+	hd.size = hd.encodedLen()
+	b := alloc(hd.size + pairLen(nil, nil, f, v, 0, false))
+	hd.put(b)
+	putPair(b[hd.size:], nil, nil, f, v, 0, false)
 	return b
 }
 

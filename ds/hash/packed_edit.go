@@ -81,6 +81,9 @@ func (e *editor) rewrite(b, f, v []byte, ttl int64, remove bool) []byte {
 // packedSet sets field f to v and reports whether f was added. keepTTL keeps an existing
 // field's TTL (HINCRBY); otherwise the field becomes persistent, as HSET makes it.
 func packedSet(b, f, v []byte, keepTTL bool) ([]byte, bool) {
+	if len(b) == 0 {
+		return packedFirst(f, v), true
+	}
 	var e editor
 	found := e.locate(b, f)
 	var ttl int64

@@ -4,8 +4,13 @@ package hash
 // unique (count must not exceed Len), otherwise picked independently, so that some may repeat.
 // rnd returns random numbers.
 func (h *Hash) RandomPairs(count int, unique bool, rnd func() uint64, fn func(field, value []byte)) {
-	if h.t != nil {
-		h.t.randomPairs(count, unique, rnd, fn)
+	if t := h.table(); t != nil {
+		randomSlots(t, t.count, count, unique, rnd, fn)
+		return
+	}
+	if h.isFlat() {
+		b := flat(h.buf())
+		randomSlots(b, b.count(), count, unique, rnd, fn)
 		return
 	}
 	var all pairList
@@ -54,20 +59,20 @@ func (l *pairList) pair(i int) ([]byte, []byte) {
 	return l.buf[start:mid], l.buf[mid:end]
 }
 
-// randomPairs is RandomPairs for a large hash. Picking distinct fields follows Redis's
-// HRANDFIELD: when count is close to the size, drop random fields from the whole set;
+// randomSlots is RandomPairs for a large hash of n fields. Picking distinct fields follows
+// Redis's HRANDFIELD: when count is close to the size, drop random fields from the whole set;
 // otherwise pick random slots until count distinct ones came up.
-func (t *table) randomPairs(count int, unique bool, rnd func() uint64, fn func(f, v []byte)) {
+func randomSlots[S slotted](x S, n, count int, unique bool, rnd func() uint64, fn func(f, v []byte)) {
 	switch {
 	case !unique:
 		for range count {
-			fn(t.pair(t.randomSlot(rnd)))
+			fn(x.pair(randomSlot(x, rnd)))
 		}
-	case count*3 > t.count:
-		slots := make([]uint64, 0, t.count)
-		for i, s := range t.slots {
-			if s != 0 {
-				slots = append(slots, uint64(i))
+	case count*3 > n:
+		slots := make([]uint64, 0, n)
+		for i := range x.slotCount() {
+			if _, ok := x.homeOf(i); ok {
+				slots = append(slots, i)
 			}
 		}
 		for len(slots) > count {
@@ -76,16 +81,27 @@ func (t *table) randomPairs(count int, unique bool, rnd func() uint64, fn func(f
 			slots = slots[:len(slots)-1]
 		}
 		for _, i := range slots {
-			fn(t.pair(i))
+			fn(x.pair(i))
 		}
 	default:
 		seen := make(map[uint64]struct{}, count)
 		for len(seen) < count {
-			i := t.randomSlot(rnd)
+			i := randomSlot(x, rnd)
 			if _, dup := seen[i]; !dup {
 				seen[i] = struct{}{}
-				fn(t.pair(i))
+				fn(x.pair(i))
 			}
+		}
+	}
+}
+
+// randomSlot returns a random occupied slot; the table must not be empty.
+func randomSlot[S slotted](x S, rnd func() uint64) uint64 {
+	m := x.slotCount() - 1
+	for {
+		i := rnd() & m
+		if _, ok := x.homeOf(i); ok {
+			return i
 		}
 	}
 }

@@ -216,14 +216,16 @@ func (t *table) clone() *table {
 	return c
 }
 
-// randomSlot returns a random occupied slot; the table must not be empty.
-func (t *table) randomSlot(rnd func() uint64) uint64 {
-	m := t.mask()
-	for {
-		if i := rnd() & m; t.slots[i] != 0 {
-			return i
-		}
+// The slot walks of HSCAN and HRANDFIELD (scan.go, random.go) for a paged table.
+
+func (t *table) slotCount() uint64 { return uint64(len(t.slots)) }
+
+func (t *table) homeOf(i uint64) (uint64, bool) {
+	s := t.slots[i]
+	if s == 0 {
+		return 0, false
 	}
+	return t.home(s), true
 }
 
 // pair returns the field and value in slot i.
