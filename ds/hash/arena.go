@@ -8,8 +8,13 @@ import (
 // references to them: no Go object per field, so a field costs its bytes plus about 12 bytes
 // where Redis's dict spends a 24-byte entry and two allocations. Pages are at most 64 KiB, so a
 // reference is a page number and a 16-bit offset; a record larger than a page gets a page of
-// its own. Records are never moved in place: a change appends a new record and leaves the old
-// one dead, and the table compacts its arena when dead bytes outweigh live ones.
+// its own. A new page is a quarter of the pages' total (at most 64 KiB), or just what the record
+// needs when that quarter would not hold two of it, so the room left unused stays within about
+// a quarter of the arena, and growing
+// never copies records: a copy would leave the old buffer as garbage, which Go's collector lets
+// grow to the size of the live heap before it reclaims it. Records are never moved in place: a
+// change appends a new record and leaves the old one dead, and the table compacts its arena when
+// dead bytes outweigh live ones.
 //
 // A record is uvarint(len(field)<<1 | hasTTL), uvarint(len(value)), with hasTTL an 8-byte
 // little-endian TTL (unix ms; 0: none), then the field and the value.
@@ -17,8 +22,8 @@ import (
 const (
 	pageShift    = 16
 	maxPageSize  = 1 << pageShift
-	minPageSize  = 256
 	compactAfter = 4096 // dead bytes below this are never worth a compaction
+	smallArena   = 8 << 10
 )
 
 // arena holds records in pages.
@@ -115,12 +120,14 @@ func putRecord(dst, f, v []byte, ttl int64, withTTL bool) {
 func (a *arena) alloc(n int) (uint64, []byte) {
 	last := len(a.pages) - 1
 	if last < 0 || len(a.pages[last])+n > cap(a.pages[last]) {
-		size := minPageSize
-		if last >= 0 {
-			size = 2 * cap(a.pages[last])
+		size := min(max(a.total/4, a.hint), maxPageSize)
+		if size < 2*n || a.total+a.hint < smallArena {
+			size = n // no room left unused: the arena is small, or a quarter holds one record
 		}
-		size = max(min(max(size, a.hint), maxPageSize), n)
 		p := slices0(size)
+		if len(a.pages) == cap(a.pages) { // by half, not double: small tables have a page a record
+			a.pages = append(make([][]byte, 0, len(a.pages)+max(len(a.pages)/2, 2)), a.pages...)
+		}
 		a.pages = append(a.pages, p)
 		a.total += cap(p)
 		last++
@@ -136,8 +143,15 @@ func (a *arena) alloc(n int) (uint64, []byte) {
 // slices0 returns an empty buffer with room for n bytes (the allocator's size class).
 func slices0(n int) []byte { return alloc(n)[:0] }
 
-// free marks a record's bytes dead.
-func (a *arena) free(size int) { a.live -= size }
+// free marks the bytes of the record at ref dead. The last record of the last page is taken
+// off it, so that a field set and deleted again and again reuses its room.
+func (a *arena) free(ref uint64, size int) {
+	a.live -= size
+	last := len(a.pages) - 1
+	if p := a.pages[last]; ref>>pageShift == uint64(last) && int(ref&(maxPageSize-1))+size == len(p) {
+		a.pages[last] = p[:len(p)-size]
+	}
+}
 
 // wasteful reports whether dead bytes outweigh live ones enough to compact.
 func (a *arena) wasteful() bool {

@@ -4,10 +4,10 @@
 // linearly (packed.go), which OBJECT ENCODING calls "listpack" ("listpackex" once per-field
 // expiry was used on it, as Redis 7.4 does). It becomes a large one, "hashtable", when it
 // exceeds the hash-max-listpack-entries or hash-max-listpack-value limits, and never goes back.
-// A large hash is an open-addressing table: while it is under 32 KiB and has no field TTLs its
-// slots and records share one buffer (flat.go), beyond that the slots refer to records in arena
-// pages (table.go, arena.go). Every layout is pointer-free but the paged table's few pages, and
-// each grows to what it holds, so a small hash costs what it stores plus a 16-byte header.
+// A large hash is an open-addressing table: while it is under 1 KiB and has no field TTLs its
+// slots and records share one buffer (flat.go); beyond that the slots refer to records in arena
+// pages (table.go, arena.go), which grow without copying what they hold. Small hashes are one
+// pointer-free buffer that fits what they hold behind a 16-byte header.
 //
 // Expired fields stay stored until Expire reclaims them: callers call Expire before every
 // command so that no command sees one. Times are unix milliseconds.
@@ -37,7 +37,7 @@ const listpackSafety = 1 << 30
 //
 //   - empty (p nil) or a packed buffer (packed.go): the small encoding, "listpack";
 //   - a flat table (flat.go), one buffer flagged flagFlat: a large hash ("hashtable") of up to
-//     flatMax bytes and no field TTLs, so the hashes most keys are cost one allocation each;
+//     flatMax bytes and no field TTLs, so a hash of a few long values is one allocation;
 //   - a paged table (table.go, arena.go): a large hash past flatMax, or one with field TTLs.
 //
 // A hash never goes back to a smaller layout, except that emptying it does not matter: the
@@ -268,7 +268,7 @@ func (h *Hash) SetTTL(field []byte, at int64) bool {
 		if at == 0 || !h.Has(field) {
 			return h.Has(field)
 		}
-		h.flatToTable(0)
+		h.flatToTable()
 	}
 	if t := h.table(); t != nil {
 		return t.setTTL(field, at)

@@ -528,7 +528,8 @@ func checkFlat(t *testing.T, b flat) {
 }
 
 // Memory of the large encodings: a hash of one long value is one allocation that fits it, a flat
-// table stays within about twice its live bytes under churn, and a hash past flatMax is paged.
+// table stays within about twice its live bytes under churn, a hash past flatMax keeps the flat
+// buffer as its first page, and a field TTL makes the hash paged.
 func TestFlatSizes(t *testing.T) {
 	lim := Limits{MaxEntries: 128, MaxValue: 64}
 	v := bytes.Repeat([]byte("v"), 256)
@@ -537,28 +538,32 @@ func TestFlatSizes(t *testing.T) {
 	if b := h.buf(); !h.isFlat() || len(b) != flatHeader+2*4+262 || cap(b) > 288 {
 		t.Fatalf("one 256-byte field: flat %v, %d bytes in %d", h.isFlat(), len(h.buf()), cap(h.buf()))
 	}
-	for i := range 100 {
-		h.Set(fmt.Appendf(nil, "f:%d", i), v[:200+i%50], false, lim)
-	}
-	for round := range 20 {
-		for i := range 100 {
+	for round := range 200 {
+		for i := range 3 {
 			h.Set(fmt.Appendf(nil, "f:%d", i), v[:200+(i+round)%50], false, lim)
-			if i%3 == 0 {
-				h.Delete(fmt.Appendf(nil, "f:%d", (i+round)%100))
-			}
 		}
+		h.Delete(fmt.Appendf(nil, "f:%d", round%3))
+		b := flat(h.buf())
 		if !h.isFlat() {
 			t.Fatalf("round %d: no longer flat", round)
 		}
-		if b := flat(h.buf()); cap(b) > 2*b.live()+flatSize(b.shift(), 0)+flatLinear {
+		if cap(b) > 2*b.live()+flatSize(b.shift(), 0)+256 {
 			t.Fatalf("round %d: %d bytes of capacity for %d live", round, cap(b), b.live())
 		}
 	}
-	for i := range 200 {
+	for i := range 3 {
+		h.Set(fmt.Appendf(nil, "f:%d", i), v, false, lim)
+	}
+	first := &h.buf()[0]
+	for i := range 20 {
 		h.Set(fmt.Appendf(nil, "g:%d", i), v, false, lim)
 	}
-	if h.table() == nil || h.Encoding() != "hashtable" {
-		t.Fatal("a hash past flatMax is not paged")
+	tb := h.table()
+	if tb == nil || h.Encoding() != "hashtable" || &tb.arena.pages[0][0] != first {
+		t.Fatal("a hash past flatMax is not paged over its flat buffer")
+	}
+	if held := tb.arena.total; held > 23*288+1024 {
+		t.Fatalf("23 fields of 256 bytes hold %d bytes of pages", held)
 	}
 	h = NewFor(lim, [][]byte{[]byte("f"), v})
 	h.Set([]byte("f"), v, false, lim)

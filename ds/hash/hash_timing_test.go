@@ -72,39 +72,41 @@ func BenchmarkHash(b *testing.B) {
 	}
 }
 
-// A large hash small enough to be one buffer: 64 fields of 256-byte values (about 17 KiB).
-func BenchmarkHashFlat(b *testing.B) {
-	h, fields := benchHash(64, 256)
-	lim := Limits{MaxEntries: 512, MaxValue: 64}
-	b.Run("Get", func(b *testing.B) {
-		b.ReportAllocs()
-		var buf [64]byte
-		i := 0
-		for b.Loop() {
-			if _, ok := h.Get(fields[i%len(fields)], buf[:0]); !ok {
-				b.Fatal("missing")
+// Large hashes of 256-byte values: 3 fields (a flat table) and 64 (a paged table, about 17 KiB).
+func BenchmarkHashLong(b *testing.B) {
+	for _, n := range []int{3, 64} {
+		h, fields := benchHash(n, 256)
+		lim := Limits{MaxEntries: 512, MaxValue: 64}
+		b.Run(fmt.Sprintf("%dx256/Get", n), func(b *testing.B) {
+			b.ReportAllocs()
+			var buf [64]byte
+			i := 0
+			for b.Loop() {
+				if _, ok := h.Get(fields[i%len(fields)], buf[:0]); !ok {
+					b.Fatal("missing")
+				}
+				i++
 			}
-			i++
-		}
-	})
-	b.Run("Set-existing", func(b *testing.B) {
-		b.ReportAllocs()
-		v := []byte(strings.Repeat("w", 256))
-		i := 0
-		for b.Loop() {
-			h.Set(fields[i%len(fields)], v, false, lim)
-			i++
-		}
-	})
-	b.Run("Set-Delete", func(b *testing.B) {
-		b.ReportAllocs()
-		v := []byte(strings.Repeat("w", 256))
-		f := []byte("new-field")
-		for b.Loop() {
-			h.Set(f, v, false, lim)
-			h.Delete(f)
-		}
-	})
+		})
+		b.Run(fmt.Sprintf("%dx256/Set-existing", n), func(b *testing.B) {
+			b.ReportAllocs()
+			v := []byte(strings.Repeat("w", 256))
+			i := 0
+			for b.Loop() {
+				h.Set(fields[i%len(fields)], v, false, lim)
+				i++
+			}
+		})
+		b.Run(fmt.Sprintf("%dx256/Set-Delete", n), func(b *testing.B) {
+			b.ReportAllocs()
+			v := []byte(strings.Repeat("w", 256))
+			f := []byte("new-field")
+			for b.Loop() {
+				h.Set(f, v, false, lim)
+				h.Delete(f)
+			}
+		})
+	}
 }
 
 // BenchmarkSmallCollections builds smallCount hashes of n fields "f:0".."f:<n-1>" with values of

@@ -16,9 +16,6 @@ type table struct {
 	count int
 	arena arena
 	ttl   ttlIndex
-	// small holds the slots of a table at the minimum size, one allocation less per new table.
-	// slots may point into it because a table is only ever used through its pointer, never copied.
-	small [minSlots]uint64
 }
 
 const (
@@ -37,13 +34,7 @@ func newTable(n int) *table {
 	for size*3 < (n+1)*4 {
 		size *= 2
 	}
-	t := &table{}
-	if size == minSlots {
-		t.slots = t.small[:]
-	} else {
-		t.slots = make([]uint64, size)
-	}
-	return t
+	return &table{slots: make([]uint64, size)}
 }
 
 func (t *table) mask() uint64 { return uint64(len(t.slots) - 1) }
@@ -128,8 +119,9 @@ func (t *table) insertAt(i uint64, f, v []byte, ttl int64, h uint64) {
 
 // replace points slot i at a new record, freeing the old one.
 func (t *table) replace(i, ref uint64, oldSize int) {
+	old := slotRef(t.slots[i])
 	t.slots[i] = makeSlot(ref, t.slots[i])
-	t.arena.free(oldSize)
+	t.arena.free(old, oldSize)
 	if t.arena.wasteful() {
 		t.compact()
 	}
@@ -151,7 +143,7 @@ func (t *table) removeAt(i uint64) {
 	if t.arena.ttl(ref, &r) != 0 {
 		t.ttl.n--
 	}
-	t.arena.free(r.size)
+	t.arena.free(ref, r.size)
 	m := t.mask()
 	for j := (i + 1) & m; t.slots[j] != 0; j = (j + 1) & m {
 		// The entry at j may fill the hole at i unless its home lies after i (cyclically),
