@@ -51,9 +51,11 @@ func (a *arena) alloc(id uint32, member []byte) ref {
 	c := a.cur
 	if c < 0 || len(a.chunks[c])+need > cap(a.chunks[c]) {
 		size := chunkSize(a.total)
-		if need > size/4 {
+		if need > size/8 {
 			// A large member gets a chunk of its own, released when it is freed, so it never
-			// strands the tail of a shared chunk.
+			// strands the tail of a shared chunk, and a set of a few long members holds no
+			// half-filled chunk: growing needs no copy of the members already there, so it
+			// leaves no garbage (the collector lets garbage take up to the live heap again).
 			c = a.newChunk(need)
 		} else {
 			c = a.newChunk(size)

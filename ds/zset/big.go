@@ -15,6 +15,14 @@ type big struct {
 
 	root, head, tail *node
 	sink             uint64 // keeps warm's loads from being optimised away
+
+	// The first slab chunk's slice, the first arena chunk's slice and live count, and the first
+	// leaf (which stays the head leaf: splits add leaves to its right, merges drop the right one
+	// of two) live inside big, so a small large set is six allocations rather than ten.
+	items0  [1][]item
+	chunks0 [1][]byte
+	live0   [1]int
+	leaf0   node
 }
 
 type item struct {
@@ -31,7 +39,13 @@ const (
 // newBig returns an empty set sized for about capHint members, without its tree (callers
 // either build it from sorted items or start an empty one).
 func newBig(capHint int) *big {
-	return &big{arena: newArena(), slots: make([]uint64, idxSlotsFor(capHint))}
+	z := &big{arena: newArena(), slots: make([]uint64, idxSlotsFor(capHint))}
+	z.items = z.items0[:0]
+	z.arena.chunks, z.arena.live = z.chunks0[:0], z.live0[:0]
+	if capHint > 0 {
+		z.items = append(z.items, sized[item](min(capHint, itemChunk)))
+	}
+	return z
 }
 
 func newEmptyBig(capHint int) *big {
@@ -58,21 +72,16 @@ func (z *big) push(member []byte, score float64, h uint32) uint32 {
 	id := uint32(z.n)
 	c := int(id >> itemShift)
 	if c == len(z.items) {
-		z.items = append(z.items, make([]item, 0, chunkCapFor(c, z.n)))
+		z.items = append(z.items, nil)
+		if c > 0 { // the first chunk grows as the set does; the later ones are full from the start
+			z.items[c] = sized[item](itemChunk)
+		}
 	}
-	z.items[c] = append(z.items[c], item{score: score})
+	z.items[c] = append(grow(z.items[c], 1, itemChunk), item{score: score})
 	z.n++
 	z.item(id).ref = z.arena.alloc(id, member)
 	z.idxInsert(id, h)
 	return id
-}
-
-// chunkCapFor sizes the first slab chunk for small sets; later chunks are full size.
-func chunkCapFor(c, n int) int {
-	if c > 0 {
-		return itemChunk
-	}
-	return min(max(n+n/2, 16), itemChunk)
 }
 
 // insert adds member (absent) with score.

@@ -84,3 +84,37 @@ func TestSequentialFill(t *testing.T) {
 		}
 	}
 }
+
+// A small large set (long members) holds about what its members need: one chunk per member, two
+// index slots and a one-item slab for one member, and keeps to that under churn.
+func TestSmallBigSizes(t *testing.T) {
+	lim := Limits{128, 64}
+	mem := func(i int) []byte { return fmt.Appendf(bytes.Repeat([]byte{'m'}, 256), "%d", i) }
+	z := New()
+	z.Add(mem(0), 1, 0, lim)
+	b := z.large()
+	if held := cap(b.arena.chunks[0]); len(b.arena.chunks) != 1 || held > 288 || len(b.slots) != 2 || cap(b.items[0]) > 2 {
+		t.Fatalf("one member: %d chunks (%d bytes), %d slots, %d items", len(b.arena.chunks), held, len(b.slots), cap(b.items[0]))
+	}
+	for i := 1; i < 5; i++ {
+		z.Add(mem(i), float64(i), 0, lim)
+	}
+	rng := rand.New(rand.NewSource(3))
+	for i := 5; i < 20000; i++ {
+		if !z.Remove(mem(i - 5 + rng.Intn(5))) {
+			z.Remove(mem(i - 5))
+		}
+		for z.Len() < 5 {
+			z.Add(mem(i), float64(rng.Intn(100)), 0, lim)
+			i++
+		}
+		held := 0
+		for _, c := range b.arena.chunks {
+			held += cap(c)
+		}
+		if held > 2*b.arena.total+2*minChunk {
+			t.Fatalf("step %d: arena holds %d bytes for %d live", i, held, b.arena.total)
+		}
+	}
+	checkInvariants(t, z)
+}

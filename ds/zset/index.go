@@ -15,7 +15,7 @@ var seed = maphash.MakeSeed()
 
 func hashOf(member []byte) uint32 { return uint32(maphash.Bytes(seed, member)) }
 
-const minSlots = 16
+const minSlots = 2 // a one-member set needs no more at 3/4 full
 
 func slotID(s uint64) uint32   { return uint32(s) - 1 }
 func slotHash(s uint64) uint32 { return uint32(s >> 32) }
@@ -48,9 +48,10 @@ func (z *big) idxSlotOf(id uint32, h uint32) int {
 	}
 }
 
-// idxInsert adds id (absent) with hash h, growing the table first if it would pass 3/4 full.
+// idxInsert adds id (absent, and already counted in z.n) with hash h, growing the table first if
+// it would pass 3/4 full.
 func (z *big) idxInsert(id uint32, h uint32) {
-	if (z.n+1)*4 > len(z.slots)*3 {
+	if z.n*4 > len(z.slots)*3 {
 		z.idxResize(len(z.slots) * 2)
 	}
 	placeSlot(z.slots, uint64(h)<<32|uint64(id)+1)

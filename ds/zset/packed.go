@@ -132,11 +132,12 @@ func lpInsertOffset(b []byte, member []byte, score float64) int {
 // returns the buffer.
 func lpAdd(b []byte, member []byte, score float64) []byte {
 	n := lpLen(b)
-	if b == nil {
-		b = make([]byte, countSize, 16)
-	}
 	var rec [96]byte
-	b = insertBytes(b, lpInsertOffset(lpRecords(b), member, score), appendRecord(rec[:0], member, score))
+	r := appendRecord(rec[:0], member, score)
+	if b == nil { // allocated once, at its size
+		b = sized[byte](len(r) + countSize)[:countSize]
+	}
+	b = insertBytes(b, lpInsertOffset(lpRecords(b), member, score), r)
 	lpSetLen(b, n+1)
 	return b
 }

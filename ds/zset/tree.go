@@ -31,7 +31,18 @@ type node struct {
 	prev, next *node // leaves only
 }
 
-func newLeaf() *node { return &node{ids: make([]uint32, 0, leafCap)} }
+// newLeaf returns an empty leaf. Its ids grow as it fills (growIDs): most large sets are small.
+func newLeaf() *node { return &node{} }
+
+// growIDs returns ids with room for one more, doubling up to leafCap.
+func growIDs(ids []uint32) []uint32 {
+	if len(ids) < cap(ids) {
+		return ids
+	}
+	n := make([]uint32, len(ids), min(max(4, 2*cap(ids)), leafCap))
+	copy(n, ids)
+	return n
+}
 
 func newInner() *node {
 	return &node{kids: make([]*node, 0, innerCap), first: make([]uint32, 0, innerCap),
@@ -144,7 +155,7 @@ func splitPoint(c, pos int, leftEdge, rightEdge bool) int {
 
 func (z *big) leafInsert(n *node, pos int, id uint32) *node {
 	if len(n.ids) < leafCap {
-		n.ids = slices.Insert(n.ids, pos, id)
+		n.ids = slices.Insert(growIDs(n.ids), pos, id)
 		return nil
 	}
 	at := splitPoint(leafCap, pos, n.prev == nil, n.next == nil)
@@ -159,9 +170,9 @@ func (z *big) leafInsert(n *node, pos int, id uint32) *node {
 	}
 	n.next = r
 	if pos < at || (pos == at && len(n.ids) <= len(r.ids)) {
-		n.ids = slices.Insert(n.ids, pos, id)
+		n.ids = slices.Insert(growIDs(n.ids), pos, id)
 	} else {
-		r.ids = slices.Insert(r.ids, pos-at, id)
+		r.ids = slices.Insert(growIDs(r.ids), pos-at, id)
 	}
 	return r
 }
@@ -378,7 +389,7 @@ func (z *big) seek(pred func(id uint32) bool) int {
 // buildTree builds the tree over ids 0..n-1, which must already be in order.
 func (z *big) buildTree() {
 	if z.n == 0 {
-		l := newLeaf()
+		l := &z.leaf0
 		z.root, z.head, z.tail = l, l, l
 		return
 	}
@@ -387,6 +398,10 @@ func (z *big) buildTree() {
 	id := uint32(0)
 	for _, size := range evenSplit(z.n, leafCap) {
 		l := newLeaf()
+		if prev == nil {
+			l = &z.leaf0
+		}
+		l.ids = sized[uint32](size)
 		for range size {
 			l.ids = append(l.ids, id)
 			id++

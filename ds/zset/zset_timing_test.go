@@ -3,8 +3,10 @@ package zset
 import (
 	"fmt"
 	"math/rand"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Operations on a large set of 1,000,000 members (256-byte members in the member benchmarks,
@@ -117,4 +119,58 @@ func BenchmarkListpack(b *testing.B) {
 			z.Walk(127, true, func([]byte, float64) bool { n++; return n < 10 })
 		}
 	})
+}
+
+// BenchmarkSmallCollections builds smallCount sets of n members of size random bytes, one ZADD's
+// worth at a time and member-major (the first member of every set, then the second...), with
+// random integer scores below 1,000,000, the way the server sees ZADD key score member, and
+// reports the live heap bytes per set once they are built (B/zset), and the time per add (ns/add).
+func BenchmarkSmallCollections(b *testing.B) {
+	for _, n := range []int{1, 2, 5, 20} {
+		for _, size := range []int{16, 256} {
+			b.Run(fmt.Sprintf("%dx%d", n, size), func(b *testing.B) {
+				var perSet, perAdd float64
+				for b.Loop() {
+					perSet, perAdd = buildSmallSets(n, size)
+				}
+				b.ReportMetric(perSet, "B/zset")
+				b.ReportMetric(perAdd, "ns/add")
+			})
+		}
+	}
+}
+
+const smallCount = 20_000
+
+func buildSmallSets(n, size int) (perSet, perAdd float64) {
+	lim := Limits{MaxEntries: 128, MaxValue: 64}
+	rng := rand.New(rand.NewSource(1))
+	zs := make([]*ZSet, smallCount)
+	pool := make([]byte, 1<<16) // members are random windows of it, so they share no prefixes
+	for k := range pool {
+		pool[k] = 'a' + byte(rng.Intn(26))
+	}
+	before := liveHeap()
+	start := time.Now()
+	for range n {
+		for i := range zs {
+			off := rng.Intn(len(pool) - size)
+			if zs[i] == nil {
+				zs[i] = New()
+			}
+			zs[i].Add(pool[off:off+size], float64(rng.Intn(1_000_000)), 0, lim)
+		}
+	}
+	elapsed := time.Since(start)
+	after := liveHeap()
+	runtime.KeepAlive(zs)
+	return float64(after-before) / smallCount, float64(elapsed.Nanoseconds()) / float64(n*smallCount)
+}
+
+// liveHeap returns the bytes of live heap objects after a full collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
