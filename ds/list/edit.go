@@ -10,31 +10,32 @@ func (l *List) Remove(v []byte, count int) int {
 	case count < 0:
 		left = -count
 	case count == 0:
-		left = l.count
+		left = l.Len()
 	}
 	removed := 0
+	ns, lo, hi := l.nodes()
 	if count >= 0 {
-		for i := l.lo; i < l.hi && left > removed; i++ {
-			removed += l.ns[i].removeMatches(&m, 0, left-removed)
+		for i := lo; i < hi && left > removed; i++ {
+			removed += ns[i].removeMatches(&m, 0, left-removed)
 		}
 	} else {
-		for i := l.hi - 1; i >= l.lo && left > removed; i-- {
-			nd := &l.ns[i]
-			found := nd.countMatches(&m)
+		for i := hi - 1; i >= lo && left > removed; i-- {
+			c := ns[i]
+			found := c.countMatches(&m)
 			drop := min(found, left-removed)
-			removed += nd.removeMatches(&m, found-drop, drop)
+			removed += c.removeMatches(&m, found-drop, drop)
 		}
 	}
 	if removed > 0 {
-		l.count -= removed
-		l.tidy(l.lo, l.hi)
+		l.counted(-removed)
+		l.tidy(lo, hi)
 	}
 	return removed
 }
 
-// countMatches returns how many entries of nd equal m's value.
-func (nd *node) countMatches(m *matcher) int {
-	d, found := nd.data(), 0
+// countMatches returns how many entries of c equal m's value.
+func (c *chunk) countMatches(m *matcher) int {
+	d, found := c.data(), 0
 	for r := 0; r < len(d); r = skip(d, r) {
 		if m.at(d, r) {
 			found++
@@ -44,9 +45,9 @@ func (nd *node) countMatches(m *matcher) int {
 }
 
 // removeMatches deletes up to limit entries equal to m's value after passing over the first
-// keep of them, compacting the node in one pass; it returns how many it deleted.
-func (nd *node) removeMatches(m *matcher, keep, limit int) int {
-	d := nd.data()
+// keep of them, compacting the chunk in one pass; it returns how many it deleted.
+func (c *chunk) removeMatches(m *matcher, keep, limit int) int {
+	d := c.data()
 	w, removed := 0, 0
 	for r := 0; r < len(d); {
 		next := skip(d, r)
@@ -63,8 +64,8 @@ func (nd *node) removeMatches(m *matcher, keep, limit int) int {
 		}
 		w, r = w+next-r, next
 	}
-	nd.b = nd.b[:int(nd.off)+w]
-	nd.n -= int32(removed)
+	c.end = c.off + uint32(w)
+	c.n -= uint32(removed)
 	return removed
 }
 
@@ -73,69 +74,86 @@ func (l *List) DeleteRange(i, n int) {
 	if n == 0 {
 		return
 	}
-	first, k := l.locate(i)
+	ns, first, k := l.locate(i)
 	ni := first
 	for left := n; left > 0; ni, k = ni+1, 0 {
-		nd := &l.ns[ni]
-		take := min(left, int(nd.n)-k)
+		c := ns[ni]
+		take := min(left, int(c.n)-k)
 		left -= take
-		if take == int(nd.n) {
-			*nd = node{}
+		if take == int(c.n) {
+			c.n, c.end = 0, c.off
 			continue
 		}
-		d := nd.data()
-		r1, r2 := nd.offsetOf(k), len(d)
-		if k+take < int(nd.n) {
+		d := c.data()
+		r1, r2 := c.offsetOf(k), len(d)
+		if k+take < int(c.n) {
 			r2 = r1
 			for range take {
 				r2 = skip(d, r2)
 			}
 		}
-		nd.cut(r1, r2-r1)
-		nd.n -= int32(take)
+		c.cut(r1, r2-r1)
+		c.n -= uint32(take)
 	}
-	l.count -= n
+	if ni == first+1 {
+		l.countedAt(first, -n)
+	} else {
+		l.counted(-n)
+	}
 	l.tidy(first, ni)
 }
 
-// tidy drops the empty nodes among ns[from:to] and merges small neighbours there (and with the
-// nodes on either side), after deletions.
+// tidy drops the empty chunks among ns[from:to] and merges small neighbours there (and with the
+// chunks on either side), after deletions.
 func (l *List) tidy(from, to int32) {
-	l.takeSpare() // the ends move: no slot is sure to stay next to them
-	from, to = max(from-1, l.lo), min(to+1, l.hi)
+	d := l.d
+	if d == nil {
+		if c := l.one[0]; c != nil && c.n == 0 {
+			l.one[0] = nil
+		}
+		return
+	}
+	d.takeSpare() // the ends move: no slot is sure to stay next to them
+	from, to = max(from-1, d.lo), min(to+1, d.hi)
 	w := from
 	for i := from; i < to; i++ {
-		nd := l.ns[i]
+		c := d.ns[i]
 		switch {
-		case nd.n == 0:
-		case w > from && l.mergeable(&l.ns[w-1], &nd):
-			l.ns[w-1].merge(&nd, l.byteLimit())
+		case c.n == 0:
+		case w > from && l.mergeable(d.ns[w-1], c):
+			d.ns[w-1] = l.merge(d.ns[w-1], c)
 		default:
-			l.ns[w] = nd
+			d.ns[w] = c
 			w++
 		}
 	}
-	copy(l.ns[w:], l.ns[to:l.hi])
-	hi := w + l.hi - to
-	clear(l.ns[hi:l.hi])
-	l.hi = hi
+	if w == to { // nothing dropped or merged
+		return
+	}
+	d.changed()
+	copy(d.ns[w:], d.ns[to:d.hi])
+	hi := w + d.hi - to
+	clear(d.ns[hi:d.hi])
+	d.hi = hi
 }
 
-// mergeable reports whether a and b are small enough to become one node. The margin under the
-// limits keeps an insert that splits a node and a delete next to it from merging and splitting
-// the same nodes over and over.
-func (l *List) mergeable(a, b *node) bool {
+// mergeable reports whether a and b are small enough to become one chunk. The margin under the
+// limits keeps an insert that splits a chunk and a delete next to it from merging and splitting
+// the same chunks over and over.
+func (l *List) mergeable(a, b *chunk) bool {
 	return a.size()+b.size() <= l.byteLimit()*3/4 && int(a.n+b.n) <= max(l.countLimit()*3/4, 1)
 }
 
-// merge appends b's entries to nd.
-func (nd *node) merge(b *node, limit int) {
+// merge appends b's entries to a and returns a, or the larger copy of it that took them.
+func (l *List) merge(a, b *chunk) *chunk {
 	k := b.size()
-	nd.makeRoom(k, false, limit)
-	end := len(nd.b)
-	nd.b = nd.b[:end+k]
-	copy(nd.b[end:], b.data())
-	nd.n += b.n
+	if !a.roomAt(k, false) {
+		a = l.reserve(a, k, false)
+	}
+	copy(a.buf()[a.end:], b.data())
+	a.end += uint32(k)
+	a.n += b.n
+	return a
 }
 
 // PosQuery is an LPOS search.
@@ -150,7 +168,7 @@ type PosQuery struct {
 // selects, in the order the search meets them.
 func (l *List) Pos(v []byte, q PosQuery, dst []int) []int {
 	m := newMatcher(v)
-	limit := l.count
+	limit := l.Len()
 	if q.MaxLen > 0 {
 		limit = min(limit, q.MaxLen)
 	}
@@ -164,9 +182,10 @@ func (l *List) Pos(v []byte, q PosQuery, dst []int) []int {
 		dst = append(dst, idx)
 		return q.Count > 0 && len(dst) == want
 	}
+	ns, lo, hi := l.nodes()
 	if !q.Reverse {
-		for i := l.lo; i < l.hi && seen < limit; i++ {
-			d := l.ns[i].data()
+		for i := lo; i < hi && seen < limit; i++ {
+			d := ns[i].data()
 			for r := 0; r < len(d) && seen < limit; r, seen = skip(d, r), seen+1 {
 				if m.at(d, r) && report(seen) {
 					return dst
@@ -175,11 +194,12 @@ func (l *List) Pos(v []byte, q PosQuery, dst []int) []int {
 		}
 		return dst
 	}
-	for i := l.hi - 1; i >= l.lo && seen < limit; i-- {
-		d := l.ns[i].data()
+	count := l.Len()
+	for i := hi - 1; i >= lo && seen < limit; i-- {
+		d := ns[i].data()
 		for end := len(d); end > 0 && seen < limit; seen++ {
 			end = entryStart(d, end)
-			if m.at(d, end) && report(l.count-1-seen) {
+			if m.at(d, end) && report(count-1-seen) {
 				return dst
 			}
 		}

@@ -3,23 +3,25 @@ package list
 // Iter walks a list from one element towards the tail, or towards the head. The values it
 // returns are valid until its next call; the list must not change during the walk.
 type Iter struct {
-	l   *List
-	ni  int32
-	r   int // towards the tail: offset of the next entry in its node; towards the head: its end
-	rev bool
-	sc  [maxIntLen]byte
+	ns     []*chunk
+	lo, hi int32
+	ni     int32
+	r      int // towards the tail: offset of the next entry in its node; towards the head: its end
+	rev    bool
+	sc     [maxIntLen]byte
 }
 
 // IterAt returns an iterator whose first value is element i (0 <= i < Len()), walking towards
 // the tail, or towards the head when rev.
 func (l *List) IterAt(i int, rev bool) Iter {
-	ni, k := l.locate(i)
-	nd := &l.ns[ni]
-	r := nd.offsetOf(k)
+	ns, ni, k := l.locate(i)
+	c := ns[ni]
+	r := c.offsetOf(k)
 	if rev {
-		r = skip(nd.data(), r)
+		r = skip(c.data(), r)
 	}
-	return Iter{l: l, ni: ni, r: r, rev: rev}
+	_, lo, hi := l.nodes()
+	return Iter{ns: ns, lo: lo, hi: hi, ni: ni, r: r, rev: rev}
 }
 
 // Next returns the next value, or ok false past the end of the list.
@@ -27,9 +29,8 @@ func (it *Iter) Next() (v []byte, ok bool) {
 	if it.rev {
 		return it.prev()
 	}
-	l := it.l
-	for it.ni < l.hi {
-		d := l.ns[it.ni].data()
+	for it.ni < it.hi {
+		d := it.ns[it.ni].data()
 		if it.r < len(d) {
 			v, it.r = decode(d, it.r, it.sc[:])
 			return v, true
@@ -40,9 +41,8 @@ func (it *Iter) Next() (v []byte, ok bool) {
 }
 
 func (it *Iter) prev() ([]byte, bool) {
-	l := it.l
-	for it.ni >= l.lo {
-		d := l.ns[it.ni].data()
+	for it.ni >= it.lo {
+		d := it.ns[it.ni].data()
 		if it.r > 0 {
 			start := entryStart(d, it.r)
 			v, _ := decode(d, start, it.sc[:])
@@ -50,8 +50,8 @@ func (it *Iter) prev() ([]byte, bool) {
 			return v, true
 		}
 		it.ni--
-		if it.ni >= l.lo {
-			it.r = l.ns[it.ni].size()
+		if it.ni >= it.lo {
+			it.r = it.ns[it.ni].size()
 		}
 	}
 	return nil, false

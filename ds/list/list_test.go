@@ -11,52 +11,84 @@ import (
 	"unsafe"
 )
 
-// check verifies the list's internal invariants: counts agree, no node is empty, entries parse
-// to the end of each node, and nodes respect the limits unless they hold a single entry.
+// check verifies the list's internal invariants: counts agree, no chunk is empty, entries parse
+// to the end of each chunk inside its buffer, chunks respect the limits unless they hold a single
+// entry, and free slots hold nothing but at most one spare.
 func (l *List) check(t *testing.T) {
 	t.Helper()
 	total := 0
-	for i := l.lo; i < l.hi; i++ {
-		nd := &l.ns[i]
-		d := nd.data()
+	ns, lo, hi := l.nodes()
+	for i := lo; i < hi; i++ {
+		c := ns[i]
+		if c == nil {
+			t.Fatalf("chunk %d is nil", i)
+		}
+		if c.off > c.end || c.end > c.cap {
+			t.Fatalf("chunk %d: entries at %d..%d of %d bytes", i, c.off, c.end, c.cap)
+		}
+		d := c.data()
 		n := 0
 		for r := 0; r < len(d); r = skip(d, r) {
 			n++
 		}
 		switch {
-		case nd.n == 0:
-			t.Fatalf("node %d is empty", i)
-		case n != int(nd.n):
-			t.Fatalf("node %d holds %d entries, counts %d", i, n, nd.n)
-		case l.over(nd):
-			t.Fatalf("node %d is over the limits: %d bytes, %d entries", i, nd.size(), nd.n)
+		case c.n == 0:
+			t.Fatalf("chunk %d is empty", i)
+		case n != int(c.n):
+			t.Fatalf("chunk %d holds %d entries, counts %d", i, n, c.n)
+		case l.over(c):
+			t.Fatalf("chunk %d is over the limits: %d bytes, %d entries", i, c.size(), c.n)
 		}
 		total += n
 	}
-	if total != l.count {
-		t.Fatalf("nodes hold %d entries, list counts %d", total, l.count)
+	if total != l.Len() {
+		t.Fatalf("chunks hold %d entries, list counts %d", total, l.Len())
+	}
+	if l.d == nil {
+		return
+	}
+	if l.one[0] != nil {
+		t.Fatal("a deque list keeps a chunk in its inline slot")
 	}
 	spares := 0
-	for i := range l.ns {
-		nd, at := &l.ns[i], int32(i)
+	for i, c := range ns {
+		at := int32(i)
 		switch {
-		case at >= l.lo && at < l.hi:
-		case nd.b != nil && (at == l.lo-1 || at == l.hi) && nd.n == 0 && nd.off == 0 && len(nd.b) == 0:
+		case at >= lo && at < hi:
+		case c != nil && (at == lo-1 || at == hi):
 			spares++
-		case nd.b != nil || nd.n != 0 || nd.off != 0:
-			t.Fatalf("free slot %d (nodes %d..%d) is not empty: %d bytes", i, l.lo, l.hi, len(nd.b))
+		case c != nil:
+			t.Fatalf("free slot %d (chunks %d..%d) is not empty: %d bytes", i, lo, hi, c.cap)
 		}
 	}
 	if spares > 1 {
-		t.Fatalf("%d spare buffers", spares)
+		t.Fatalf("%d spare chunks", spares)
 	}
+	if p := l.d.idx; p != nil && p.valid {
+		sum := 0
+		for j, c := range ns[lo:hi] {
+			if p.sums[j] != sum {
+				t.Fatalf("prefix index: %d elements before chunk %d, counted %d", p.sums[j], j, sum)
+			}
+			sum += int(c.n)
+		}
+		if len(p.sums) != int(hi-lo)+1 || p.sums[hi-lo] != sum {
+			t.Fatalf("prefix index of %d sums for %d chunks", len(p.sums), hi-lo)
+		}
+	}
+}
+
+// chunks returns how many chunks the list has.
+func (l *List) chunks() int {
+	_, lo, hi := l.nodes()
+	return int(hi - lo)
 }
 
 // elems returns the list's values through a forward and a backward walk, checking they agree.
 func (l *List) elems(t *testing.T) []string {
 	t.Helper()
 	var out []string
-	if l.count == 0 {
+	if l.Len() == 0 {
 		return out
 	}
 	it := l.IterAt(0, false)
@@ -64,7 +96,7 @@ func (l *List) elems(t *testing.T) []string {
 		out = append(out, string(v))
 	}
 	var back []string
-	it = l.IterAt(l.count-1, true)
+	it = l.IterAt(l.Len()-1, true)
 	for v, ok := it.Next(); ok; v, ok = it.Next() {
 		back = append(back, string(v))
 	}
@@ -296,10 +328,11 @@ func TestLongListStaysPacked(t *testing.T) {
 		}
 	}
 	l.check(t)
-	data, used := 0, len(l.ns)*int(unsafe.Sizeof(node{}))
-	for _, nd := range l.ns[l.lo:l.hi] {
-		data += nd.size()
-		used += cap(nd.b)
+	ns, lo, hi := l.nodes()
+	data, used := 0, len(ns)*int(unsafe.Sizeof(ns[0]))+int(unsafe.Sizeof(*l.d))
+	for _, c := range ns[lo:hi] {
+		data += c.size()
+		used += hdrSize + int(c.cap)
 	}
 	if overhead, redis := float64(used-data)/float64(data), 39.0/8192; overhead > redis {
 		t.Errorf("%d bytes hold %d bytes of entries: %.2f%% overhead, Redis has %.2f%%", used, data,
@@ -333,8 +366,8 @@ func TestPopValueValidUntilChange(t *testing.T) {
 	if string(v) != "hello" {
 		t.Fatalf("string pop %q", v)
 	}
-	if l.Len() != 0 || l.hi != l.lo {
-		t.Fatalf("empty list keeps %d nodes", l.hi-l.lo)
+	if l.Len() != 0 || l.chunks() != 0 {
+		t.Fatalf("empty list keeps %d chunks", l.chunks())
 	}
 	if _, ok := l.PopFront(nil); ok {
 		t.Fatal("pop from an empty list")
@@ -349,10 +382,10 @@ func TestEncodingAndFill(t *testing.T) {
 	for range 5 {
 		l.PushBack([]byte("x"))
 	}
-	if nodes := l.hi - l.lo; nodes != 3 {
+	if nodes := l.chunks(); nodes != 3 {
 		t.Errorf("fill 2: %d nodes for 5 entries", nodes)
 	}
-	if l := New(-1000); l.byteLimit() != sizeLimits[4] {
+	if l := New(-1000); l.byteLimit() != sizeLimits[4]-hdrSize {
 		t.Errorf("fill below -5 is -5: limit %d", l.byteLimit())
 	}
 }

@@ -86,6 +86,16 @@ func BenchmarkList(b *testing.B) {
 				l.Index(n/2, sc[:0])
 			}
 		})
+		// One position measures mostly how far into its node it falls (the entries walked
+		// there); positions spread over the middle half measure the walk to a node as well.
+		b.Run("Index-spread-"+strconv.Itoa(n), func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				l.Index(n/4+i*7919%(n/2), sc[:0])
+				i++
+			}
+		})
 		b.Run("Set-middle-"+strconv.Itoa(n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
