@@ -125,3 +125,48 @@ func BenchmarkSet(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSmallCollections builds many small sets the way applications do, one SADD of a
+// random member at a time and round robin over the sets (the first member of every set, then
+// the second, ...), and reports the live bytes each set costs (B/set: the *Set and everything
+// it holds, after a full collection, measured on the first round) and the time per Add.
+func BenchmarkSmallCollections(b *testing.B) {
+	const sets = 20000
+	for _, size := range []int{16, 256} {
+		for _, count := range []int{1, 2, 5, 20} {
+			b.Run(fmt.Sprintf("%dx%d", count, size), func(b *testing.B) {
+				benchSmallSets(b, sets, count, size)
+			})
+		}
+	}
+}
+
+func benchSmallSets(b *testing.B, sets, count, size int) {
+	r := rand.New(rand.NewPCG(uint64(count), uint64(size)))
+	pool := make([][]byte, 4096)
+	for i := range pool {
+		pool[i] = make([]byte, size)
+		binaryRand(r, pool[i])
+	}
+	out := make([]*Set, sets)
+	build := func() {
+		for i := range out {
+			out[i] = New()
+		}
+		for j := range count {
+			for i, s := range out {
+				s.Add(pool[(i*count+j)&(len(pool)-1)], &defaultLimits)
+			}
+		}
+	}
+	before := heapBytes()
+	build()
+	perSet := float64(heapBytes()-before) / float64(sets)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		build()
+	}
+	b.ReportMetric(perSet, "B/set")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*sets*count), "ns/add")
+}
