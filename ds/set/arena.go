@@ -1,6 +1,9 @@
 package set
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // arena stores a large set's string members packed in chunks of at most 64 KiB, so a member
 // costs its bytes plus a one- or two-byte header, and the garbage collector sees a few hundred
@@ -21,10 +24,9 @@ type arena struct {
 }
 
 const (
-	chunkMax   = 1 << 16 // offsets are 16 bits
-	chunkFirst = 256     // a set's first chunk starts small: most sets are small
-	ownChunk   = 4096    // entries larger than this get a chunk of their own
-	refMax     = 1<<40 - 1
+	chunkMax = 1 << 16 // offsets are 16 bits
+	ownChunk = 4096    // entries larger than this get a chunk of their own
+	refMax   = 1<<40 - 1
 )
 
 func entrySize(n int) int { return uvarintLen(uint64(n)<<1) + n }
@@ -54,7 +56,7 @@ func (a *arena) alloc(m []byte) uint64 {
 		return uint64(c) << 16
 	}
 	if a.tail == 0 || len(a.chunks[a.tail])+size > chunkMax {
-		first := chunkFirst
+		first := size // a set's first chunk grows from what its first member needs
 		if a.tail != 0 {
 			first = chunkMax // the set has filled a chunk already: it is big
 		}
@@ -63,9 +65,13 @@ func (a *arena) alloc(m []byte) uint64 {
 	ch := a.chunks[a.tail]
 	off := len(ch)
 	if off+size > cap(ch) {
-		grown := make([]byte, off, min(chunkMax, max(2*cap(ch), off+size)))
-		copy(grown, ch)
-		ch = grown
+		// A set has an arena only once it outgrew the listpack, so it is growing: the chunk
+		// grows to the next power of two, as it doubled from 256 bytes before the listpack
+		// took the small sets, up to its limit. Powers of two are size classes up to 32 KiB;
+		// doubling from an odd size reached past 32 KiB early, where every buffer is a large
+		// object of its own pages (growing by a quarter, or doubling from a conversion's
+		// reservation, made SDIFF of a hundred 256-byte members half as slow again).
+		ch = resize(ch, min(1<<bits.Len(uint(off+size-1)), chunkMax))
 	}
 	a.chunks[a.tail] = appendEntry(ch, m)
 	a.live[a.tail] += uint32(size)
@@ -80,7 +86,7 @@ func appendEntry(ch, m []byte) []byte {
 // newChunk returns the index of an empty chunk with room for size bytes.
 func (a *arena) newChunk(size int) uint32 {
 	if len(a.chunks) == 0 {
-		a.chunks, a.live = make([][]byte, 1, 4), make([]uint32, 1, 4)
+		a.chunks, a.live = make([][]byte, 1, 2), make([]uint32, 1, 2)
 	}
 	var c uint32
 	if n := len(a.free); n > 0 {
@@ -95,9 +101,17 @@ func (a *arena) newChunk(size int) uint32 {
 	if size == chunkMax && a.spare != nil {
 		a.chunks[c], a.spare = a.spare[:0], nil
 	} else {
-		a.chunks[c] = make([]byte, 0, size)
+		a.chunks[c] = grow(nil, size)
 	}
 	return c
+}
+
+// reserve gives an empty arena a first chunk of size bytes (at most chunkMax), for a
+// conversion that knows what it will store.
+func (a *arena) reserve(size int) {
+	if a.tail == 0 && size > 0 {
+		a.tail = a.newChunk(min(size, chunkMax))
+	}
 }
 
 // release frees a chunk whose entries are all dead or moved.

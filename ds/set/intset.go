@@ -84,7 +84,7 @@ func (is *intset) add(v int64) bool {
 		return false
 	}
 	w := is.w()
-	is.b = append(is.b, make([]byte, w)...)
+	is.b = append(grow(is.b, w), make([]byte, w)...)
 	copy(is.b[(i+1)*w:], is.b[i*w:len(is.b)-w])
 	writeInt(is.b[i*w:], w, v)
 	return true

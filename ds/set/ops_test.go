@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -22,8 +23,11 @@ func TestOpsModel(t *testing.T) {
 			size := []int{3, 50, 700}[r.IntN(3)]
 			for range size {
 				m := fmt.Sprint(r.IntN(800))
-				if r.IntN(3) == 0 {
+				switch r.IntN(6) {
+				case 0, 1:
 					m = "s" + m
+				case 2: // past set-max-listpack-value: out of line while the set is small
+					m = "L" + m + strings.Repeat("x", 60+r.IntN(20))
 				}
 				sets[i].Add([]byte(m), &defaultLimits)
 				models[i][m] = true

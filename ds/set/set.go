@@ -1,10 +1,13 @@
 // Package set is Redis's set value: a collection of distinct byte strings.
 //
 // A set starts as an intset (sorted integers, Redis's encoding and memory) while every member is
-// an integer and there are at most Limits.Intset of them. Otherwise a small set is a listpack (a
-// packed buffer in insertion order), and a large one a roaring bitmap for its integer members
-// in [0, 2^32) plus a hash table of the others with the members packed in an arena, so a million
-// integers cost a few bytes each and a million 16-byte strings about half of Redis's memory.
+// an integer and there are at most Limits.Intset of them. Otherwise a small set (at most
+// Limits.Listpack members, and at most lpExtMax of them longer than Limits.ListpackValue) is a
+// listpack: a packed buffer in insertion order that holds the long members out of line, so a
+// one-member set costs its member and a few words. A large set is a roaring bitmap for its
+// integer members in [0, 2^32) plus a hash table of the others with the members packed in an
+// arena, so a million integers cost a few bytes each and a million 16-byte strings about half of
+// Redis's memory. How buffers grow, and why not to the byte: grow.go.
 //
 // Redis 7.0 has no listpack sets, so OBJECT ENCODING names both non-intset encodings
 // "hashtable", as Redis 7.0 would for the same commands. A set never goes back to a smaller
@@ -14,7 +17,11 @@
 // callbacks are valid only during the call unless said otherwise.
 package set
 
-import "github.com/hotkv/hotkv/ds/strs"
+import (
+	"math"
+
+	"github.com/hotkv/hotkv/ds/strs"
+)
 
 // Limits are the encoding thresholds, from set-max-intset-entries and set-max-listpack-entries
 // and -value.
@@ -40,12 +47,13 @@ type Set struct {
 }
 
 // small is the storage of the compact encodings, kept inline so a small set is two allocations:
-// the Set and its buffer.
+// the Set and its buffer (and one per member too long to be packed, see listpack).
 type small struct {
 	enc   encoding
-	width uint8  // intset: bytes per member
-	n     uint32 // listpack: members
-	b     []byte // intset or listpack bytes
+	width uint8     // intset: bytes per member
+	n     uint32    // listpack: members
+	b     []byte    // intset or listpack bytes
+	ext   *[][]byte // listpack: the members kept out of line; nil when none
 }
 
 func (s *Set) is() *intset   { return (*intset)(&s.small) }
@@ -80,7 +88,8 @@ func (s *Set) Has(m []byte) bool {
 		v, ok := strs.ParseInt(m)
 		return ok && s.is().has(v)
 	case encListpack:
-		return s.lp().find(m) >= 0
+		off, _ := s.lp().find(m)
+		return off >= 0
 	}
 	return s.big.has(m)
 }
@@ -94,42 +103,69 @@ func (s *Set) Add(m []byte, lim *Limits) bool {
 			return s.addInt(v, lim)
 		}
 		s.convert(lim, len(m))
+		if s.enc == encListpack {
+			s.lp().push(m, lim)
+			return true
+		}
 	case encListpack:
-		if s.lp().find(m) >= 0 {
+		lp, long, tag := s.lp(), len(m) > lim.ListpackValue, uint16(0)
+		if long {
+			tag = tagOf(m) // once, for the lookup and the entry
+		}
+		if off, _ := lp.findTag(m, tag, long); off >= 0 {
 			return false
 		}
-		if int(s.lp().n) >= lim.Listpack || len(m) > lim.ListpackValue {
-			s.convert(lim, len(m))
+		switch {
+		case !long && lim.packs(int(lp.n)+1, lp.extLen()):
+			lp.pushShort(m)
+			return true
+		case long && lim.packs(int(lp.n)+1, lp.extLen()+1):
+			lp.pushLong(append([]byte(nil), m...), tag)
+			return true
 		}
-	}
-	if s.enc == encListpack {
-		s.lp().push(m)
-		return true
+		s.convert(lim, len(m))
 	}
 	return s.big.add(m)
 }
 
 // convert moves the members out of the current encoding: to a listpack when an intset's members
 // and the member about to be added (of length extra; -1 when none) fit the listpack limits,
-// else to the big encoding.
+// else to the big encoding. The new storage is sized for them and that member up front.
 func (s *Set) convert(lim *Limits, extra int) {
-	n, longest := s.Len(), extra
+	n, long, size := s.Len(), 0, 0 // size: the listpack's bytes
+	strN, strBytes := 0, 0         // the big encoding's table members and their arena bytes
+	note := func(l int, str bool) {
+		if l > lim.ListpackValue {
+			long++
+			size += uvarintLen(uint64(l)<<1|1) + tagLen
+		} else {
+			size += uvarintLen(uint64(l)<<1) + l
+		}
+		if str {
+			strN++
+			if e := entrySize(l); e <= ownChunk {
+				strBytes += e
+			}
+		}
+	}
 	if extra >= 0 {
 		n++
+		note(extra, true)
 	}
 	var buf [20]byte
-	s.Walk(func(v int64) bool { longest = max(longest, len(formatInt(buf[:], v))); return true },
-		func(m []byte) bool { longest = max(longest, len(m)); return true })
+	s.Walk(func(v int64) bool { note(len(formatInt(buf[:], v)), v < 0 || v > math.MaxUint32); return true },
+		func(m []byte) bool { _, isInt := parseUint32(m); note(len(m), !isInt); return true })
 	old := *s
 	*s = Set{}
-	if old.enc == encIntset && n <= lim.Listpack && longest <= lim.ListpackValue {
-		s.enc = encListpack
+	if old.enc == encIntset && lim.packs(n, long) {
+		s.enc, s.b = encListpack, grow(nil, size)
 	} else {
 		s.enc, s.big = encBig, &big{}
+		s.big.strs.reserve(strN, strBytes)
 	}
 	old.Each(func(m []byte) bool {
 		if s.enc == encListpack {
-			s.lp().push(m)
+			s.lp().push(m, lim)
 		} else {
 			s.big.add(m)
 		}
@@ -144,9 +180,9 @@ func (s *Set) Remove(m []byte) bool {
 		v, ok := strs.ParseInt(m)
 		return ok && s.is().remove(v)
 	case encListpack:
-		off := s.lp().find(m)
+		off, k := s.lp().find(m)
 		if off >= 0 {
-			s.lp().removeAt(off)
+			s.lp().removeAt(off, k)
 		}
 		return off >= 0
 	}
@@ -186,7 +222,8 @@ func (s *Set) hasInt(v int64) bool {
 		return s.is().has(v)
 	case encListpack:
 		var buf [20]byte
-		return s.lp().find(formatInt(buf[:], v)) >= 0
+		off, _ := s.lp().find(formatInt(buf[:], v))
+		return off >= 0
 	}
 	return s.big.hasInt(v)
 }
@@ -208,8 +245,7 @@ func (s *Set) addInt(v int64, lim *Limits) bool {
 
 // Clone returns an independent copy with the same encoding (keyspace.Cloner, for COPY).
 func (s *Set) Clone() any {
-	out := &Set{small: s.small}
-	out.b = append([]byte(nil), s.b...)
+	out := &Set{small: s.lp().clone()}
 	if s.big != nil {
 		out.big = s.big.clone()
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/hotkv/hotkv/ds/strs"
 )
@@ -58,7 +59,8 @@ func genMember(r *rand.Rand) string {
 // contents and the encoding Redis would report, under several limits.
 func TestSetModel(t *testing.T) {
 	for _, lim := range []Limits{defaultLimits, {Intset: 4, Listpack: 3, ListpackValue: 8},
-		{Intset: 0, Listpack: 0, ListpackValue: 0}, {Intset: 2000, Listpack: 1000, ListpackValue: 1 << 20}} {
+		{Intset: 0, Listpack: 0, ListpackValue: 0}, {Intset: 2000, Listpack: 1000, ListpackValue: 1 << 20},
+		{Intset: 8, Listpack: 200, ListpackValue: 2}} { // the last: most members out of line
 		t.Run(fmt.Sprintf("%+v", lim), func(t *testing.T) {
 			for seed := range uint64(20) {
 				runModel(t, lim, seed)
@@ -188,11 +190,105 @@ func TestListpackOrderAndConversion(t *testing.T) {
 	if s.enc != encBig || s.Len() != 5 {
 		t.Fatalf("after the fifth member: encoding %d, len %d", s.enc, s.Len())
 	}
+	// A member past ListpackValue stays in the listpack, out of line, up to lpExtMax of them.
 	s2 := New()
 	s2.Add([]byte("a"), &lim)
 	s2.Add([]byte("12345678901"), &lim)
-	if s2.enc != encBig {
-		t.Fatalf("a long member did not convert the listpack")
+	if s2.enc != encListpack || s2.lp().extLen() != 1 || !s2.Has([]byte("12345678901")) {
+		t.Fatalf("a long member of a short listpack: encoding %d", s2.enc)
+	}
+	wide := Limits{Intset: 512, Listpack: 1000, ListpackValue: 10}
+	for i := range lpExtMax - 1 {
+		s2.Add(fmt.Appendf(nil, "long-member-%d", i), &wide)
+	}
+	if s2.enc != encListpack || s2.lp().extLen() != lpExtMax {
+		t.Fatalf("%d long members: encoding %d", lpExtMax, s2.enc)
+	}
+	s2.Add([]byte("one-long-member-too-many"), &wide)
+	if s2.enc != encBig || s2.Len() != lpExtMax+2 || !s2.Has([]byte("a")) || !s2.Has([]byte("long-member-0")) {
+		t.Fatalf("past lpExtMax long members: encoding %d, len %d", s2.enc, s2.Len())
+	}
+	// An intset meeting a long member converts by the same rule.
+	s3 := New()
+	s3.Add([]byte("7"), &lim)
+	s3.Add([]byte("12345678901x"), &lim)
+	if s3.enc != encListpack || !slices.Equal(members(t, s3), []string{"7", "12345678901x"}) {
+		t.Fatalf("intset with a long member: encoding %d", s3.enc)
+	}
+}
+
+// Out-of-line members keep the listpack's insertion order and their ext indexes through
+// removals from the front, middle and back, and a clone shares none of them.
+func TestListpackOutOfLine(t *testing.T) {
+	lim := Limits{Intset: 512, Listpack: 128, ListpackValue: 4}
+	s := New()
+	var want []string
+	for i := range 12 {
+		m := fmt.Sprint("m", i)
+		if i%3 == 0 {
+			m = fmt.Sprint("long-", i, strings.Repeat("x", i*40))
+		}
+		s.Add([]byte(m), &lim)
+		want = append(want, m)
+	}
+	if got := s.lp().extLen(); got != 4 {
+		t.Fatalf("%d members out of line, want 4", got)
+	}
+	c := s.Clone().(*Set)
+	for _, i := range []int{0, 5, 9, 2, 3} { // the first, a middle one, the last, long ones
+		if !s.Remove([]byte(want[i])) || s.Has([]byte(want[i])) {
+			t.Fatalf("remove %q", want[i])
+		}
+		want = slices.Delete(slices.Clone(want), i, i+1)
+		if got := members(t, s); !slices.Equal(got, want) {
+			t.Fatalf("after removing: %q, want %q", got, want)
+		}
+	}
+	if c.Len() != 12 || !c.Has([]byte("long-0")) {
+		t.Fatalf("the clone changed: len %d", c.Len())
+	}
+}
+
+// Small sets cost what they hold: a Set is 48 bytes, a listpack's or intset's buffer keeps at
+// most append's slack, a long member costs its own bytes and a 4-byte entry, and a big set's
+// first arena chunk and table start at one member's need.
+func TestSizedToNeed(t *testing.T) {
+	if size := unsafe.Sizeof(Set{}); size > 48 {
+		t.Fatalf("a Set takes %d bytes, past the 48-byte size class", size)
+	}
+	classOf := func(n int) int { return cap(append([]byte(nil), make([]byte, n)...)) }
+	s, want := New(), 0
+	for i := range 40 {
+		m := fmt.Appendf(nil, "member-%03d", i)
+		s.Add(m, &defaultLimits)
+		want += 1 + len(m)
+		if len(s.b) != want || cap(s.b) > max(classOf(want), 2*want) {
+			t.Fatalf("%d members: listpack len %d cap %d, want %d", i+1, len(s.b), cap(s.b), want)
+		}
+	}
+	if one := New(); one.Add([]byte("only"), &defaultLimits) && cap(one.b) != classOf(5) {
+		t.Fatalf("one member: listpack cap %d", cap(one.b))
+	}
+	is := New()
+	for i := range 100 {
+		is.Add([]byte(strconv.Itoa(i)), &defaultLimits)
+		if cap(is.b) > max(classOf(len(is.b)), 2*len(is.b)) {
+			t.Fatalf("%d integers: intset len %d cap %d", i+1, len(is.b), cap(is.b))
+		}
+	}
+	long := New()
+	for i := range 5 {
+		long.Add(fmt.Appendf(nil, "%d%s", i, bytes.Repeat([]byte{'m'}, 255)), &defaultLimits)
+		if len(long.b) != 4*(i+1) || cap((*long.ext)[i]) != 256 {
+			t.Fatalf("%d long members: listpack %d bytes, member %d", i+1, len(long.b), cap((*long.ext)[i]))
+		}
+	}
+	lim := Limits{Intset: 512, Listpack: 0, ListpackValue: 64}
+	b := New()
+	b.Add(bytes.Repeat([]byte{'m'}, 256), &lim)
+	tb := &b.big.strs
+	if len(tb.slots) != minSlots || tb.mem.bytes() != classOf(entrySize(256)) {
+		t.Fatalf("one-member table: %d slots, %d arena bytes", len(tb.slots), tb.mem.bytes())
 	}
 }
 

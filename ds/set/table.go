@@ -26,7 +26,7 @@ const (
 	tagMask   = 0xFFFF
 	distOne   = uint64(1) << distShift
 	maxDist   = 255
-	minSlots  = 8
+	minSlots  = 2 // one member's table; it doubles as members come
 )
 
 var seed = maphash.MakeSeed()
@@ -78,6 +78,17 @@ func (t *table) add(m []byte) bool {
 		t.rebuild(2 * len(t.slots)) // the arena holds every member, the displaced one included
 	}
 	return true
+}
+
+// reserve sizes an empty table for n members whose arena entries take size bytes, for a
+// conversion that knows them, so that it neither rebuilds nor regrows its arena on the way.
+func (t *table) reserve(n, size int) {
+	slots := minSlots
+	for n*5 > slots*4 {
+		slots *= 2
+	}
+	t.slots = make([]uint64, slots)
+	t.mem.reserve(size)
 }
 
 // place puts slot s (distance 0 from home) at or after pos, displacing poorer entries forward.
