@@ -22,3 +22,12 @@ func resize(b []byte, c int) []byte {
 	// (slices.Grow doubles only a non-empty slice).
 	return append(slices.Grow([]byte(nil), c), b...)
 }
+
+// fit returns b in a buffer of its length (rounded up to the size class) when it has more than
+// an eighth to spare.
+func fit(b []byte) []byte {
+	if cap(b)-len(b) > len(b)/8+16 {
+		return resize(b, len(b))
+	}
+	return b
+}

@@ -32,10 +32,10 @@ func Inter(sets []*Set, num func(v int64) bool, str func(m []byte) bool) {
 // InterSet returns a new set of the members present in every set (SINTERSTORE's result, built
 // from an intset up as Redis builds it).
 func InterSet(sets []*Set, lim *Limits) *Set {
-	out := New()
-	Inter(sets, func(v int64) bool { out.addInt(v, lim); return true },
-		func(m []byte) bool { out.Add(m, lim); return true })
-	return out
+	out := newBuilder(lim)
+	Inter(sets, func(v int64) bool { out.addInt(v); return true },
+		func(m []byte) bool { out.add(m); return true })
+	return out.done()
 }
 
 // InterCard counts the members present in every set, stopping at limit (0: no limit).
@@ -50,23 +50,23 @@ func InterCard(sets []*Set, limit int64) int64 {
 // result starts as an intset and converts as members are added, so the same members give the
 // same encoding and order.
 func Union(sets []*Set, lim *Limits) *Set {
-	out := New()
+	out := newBuilder(lim)
 	for _, s := range sets {
 		if s != nil {
-			s.Walk(func(v int64) bool { out.addInt(v, lim); return true },
-				func(m []byte) bool { out.Add(m, lim); return true })
+			s.Walk(func(v int64) bool { out.addInt(v); return true },
+				func(m []byte) bool { out.add(m); return true })
 		}
 	}
-	return out
+	return out.done()
 }
 
 // Diff returns a new set of the members of sets[0] that are in none of the others; nil sets
 // are empty. A set given twice (the same key) empties the result.
 func Diff(sets []*Set, lim *Limits) *Set {
-	out := New()
+	out := newBuilder(lim)
 	first, rest := sets[0], sets[1:]
 	if first == nil || slices.Contains(rest, first) {
-		return out
+		return out.done()
 	}
 	first.Walk(func(v int64) bool {
 		for _, o := range rest {
@@ -74,7 +74,7 @@ func Diff(sets []*Set, lim *Limits) *Set {
 				return true
 			}
 		}
-		out.addInt(v, lim)
+		out.addInt(v)
 		return true
 	}, func(m []byte) bool {
 		for _, o := range rest {
@@ -82,8 +82,8 @@ func Diff(sets []*Set, lim *Limits) *Set {
 				return true
 			}
 		}
-		out.Add(m, lim)
+		out.add(m)
 		return true
 	})
-	return out
+	return out.done()
 }

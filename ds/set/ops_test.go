@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -116,4 +117,45 @@ func interMembers(sets []*Set, limit int) []string {
 	Inter(slices.Clone(sets), func(v int64) bool { return add(fmt.Sprint(v)) },
 		func(m []byte) bool { return add(string(m)) })
 	return got
+}
+
+// A builder ends with what Add would have built from the same members in the same order: the
+// same encoding, members, order and out-of-line members, with its buffer fitted and none of the
+// members it borrowed.
+func TestBuilderMatchesAdd(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	for _, lim := range []Limits{defaultLimits, {Intset: 4, Listpack: 3, ListpackValue: 8},
+		{Intset: 0, Listpack: 0, ListpackValue: 0}, {Intset: 8, Listpack: 200, ListpackValue: 2}} {
+		for round := range 300 {
+			added, bd := New(), newBuilder(&lim)
+			var lent [][]byte // the members lent to the builder, overwritten once it is done
+			for range []int{1, 3, 10, 40, 150, 600}[r.IntN(6)] {
+				m := genMember(r)
+				if v, err := strconv.ParseInt(m, 10, 64); err == nil && r.IntN(2) == 0 && strconv.FormatInt(v, 10) == m {
+					bd.addInt(v)
+				} else {
+					lent = append(lent, []byte(m))
+					bd.add(lent[len(lent)-1])
+				}
+				added.Add([]byte(m), &lim)
+			}
+			built := bd.done()
+			for _, m := range lent {
+				for i := range m {
+					m[i] = '?'
+				}
+			}
+			if built.enc != added.enc || !slices.Equal(members(t, built), members(t, added)) {
+				t.Fatalf("%+v round %d: built encoding %d %q, added %d %q", lim, round, built.enc,
+					members(t, built), added.enc, members(t, added))
+			}
+			if built.enc == encListpack && built.lp().extLen() != added.lp().extLen() {
+				t.Fatalf("%+v round %d: %d members out of line, Add keeps %d", lim, round,
+					built.lp().extLen(), added.lp().extLen())
+			}
+			if built.enc != encBig && cap(built.b)-len(built.b) > len(built.b)/8+16 {
+				t.Fatalf("%+v round %d: built buffer %d of %d bytes", lim, round, len(built.b), cap(built.b))
+			}
+		}
+	}
 }

@@ -123,7 +123,7 @@ func (s *Set) PopN(n int, seed uint64, lim *Limits, fn func(m []byte)) {
 		}
 		return
 	}
-	keep := New()
+	keep := New() // not a builder: its members come from s, which changes on the way
 	for range remaining {
 		pos := s.randomPos(&r)
 		m := s.at(pos, buf[:0])

@@ -96,7 +96,11 @@ func (s *Set) Has(m []byte) bool {
 
 // Add adds a copy of m and reports whether it was absent, converting the encoding as Redis's
 // setTypeAdd does when the intset limit is passed or m is not an integer.
-func (s *Set) Add(m []byte, lim *Limits) bool {
+func (s *Set) Add(m []byte, lim *Limits) bool { return s.add(m, lim, false) }
+
+// add is Add. A borrowed m, which the caller keeps valid and unchanged until it calls own (a
+// builder), is kept out of line without a copy.
+func (s *Set) add(m []byte, lim *Limits, borrowed bool) bool {
 	switch s.enc {
 	case encIntset:
 		if v, ok := strs.ParseInt(m); ok {
@@ -120,7 +124,10 @@ func (s *Set) Add(m []byte, lim *Limits) bool {
 			lp.pushShort(m)
 			return true
 		case long && lim.packs(int(lp.n)+1, lp.extLen()+1):
-			lp.pushLong(append([]byte(nil), m...), tag)
+			if !borrowed {
+				m = append([]byte(nil), m...)
+			}
+			lp.pushLong(m, tag)
 			return true
 		}
 		s.convert(lim, len(m))

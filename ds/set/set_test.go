@@ -249,6 +249,36 @@ func TestListpackOutOfLine(t *testing.T) {
 	}
 }
 
+// Entry headers of one, two and three bytes, inline and out of line, decode alike in every walk.
+func TestListpackHeaderWidths(t *testing.T) {
+	for _, lim := range []Limits{{Intset: 512, Listpack: 128, ListpackValue: 1 << 20},
+		{Intset: 512, Listpack: 128, ListpackValue: 10}} {
+		s := New()
+		var want []string
+		for _, n := range []int{1, 63, 64, 100, 8191, 8192, 20000, 5} {
+			m := fmt.Sprint(n, ":", strings.Repeat("h", n))
+			s.Add([]byte(m), &lim)
+			want = append(want, m)
+		}
+		if s.enc != encListpack || !slices.Equal(members(t, s), want) {
+			t.Fatalf("%+v: encoding %d, members differ", lim, s.enc)
+		}
+		for i, m := range want {
+			if !s.Has([]byte(m)) || s.Has([]byte(m+"x")) || string(s.lp().at(i)) != m {
+				t.Fatalf("%+v: member %d (%d bytes) not found where it is", lim, i, len(m))
+			}
+		}
+		for _, m := range want {
+			if !s.Remove([]byte(m)) || s.Has([]byte(m)) {
+				t.Fatalf("%+v: remove %d bytes", lim, len(m))
+			}
+		}
+		if s.Len() != 0 || len(s.b) != 0 || s.lp().extLen() != 0 {
+			t.Fatalf("%+v: emptied listpack keeps %d members, %d bytes", lim, s.Len(), len(s.b))
+		}
+	}
+}
+
 // Small sets cost what they hold: a Set is 48 bytes, a listpack's or intset's buffer keeps at
 // most append's slack, a long member costs its own bytes and a 4-byte entry, and a big set's
 // first arena chunk and table start at one member's need.
