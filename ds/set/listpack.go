@@ -156,8 +156,7 @@ func (lp *listpack) push(m []byte, lim *Limits) {
 
 // pushShort appends m inline.
 func (lp *listpack) pushShort(m []byte) {
-	lp.b = grow(lp.b, uvarintLen(uint64(len(m))<<1)+len(m))
-	lp.b = binary.AppendUvarint(lp.b, uint64(len(m))<<1)
+	lp.b = binary.AppendUvarint(lp.b, uint64(len(m))<<1) // grows as grow does
 	lp.b = append(lp.b, m...)
 	lp.n++
 }

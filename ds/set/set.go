@@ -112,23 +112,27 @@ func (s *Set) add(m []byte, lim *Limits, borrowed bool) bool {
 			return true
 		}
 	case encListpack:
-		lp, long, tag := s.lp(), len(m) > lim.ListpackValue, uint16(0)
-		if long {
-			tag = tagOf(m) // once, for the lookup and the entry
-		}
-		if off, _ := lp.findTag(m, tag, long); off >= 0 {
-			return false
-		}
-		switch {
-		case !long && lim.packs(int(lp.n)+1, lp.extLen()):
-			lp.pushShort(m)
-			return true
-		case long && lim.packs(int(lp.n)+1, lp.extLen()+1):
-			if !borrowed {
-				m = append([]byte(nil), m...)
+		lp := s.lp()
+		if len(m) <= lim.ListpackValue {
+			if off, _ := lp.find(m); off >= 0 {
+				return false
 			}
-			lp.pushLong(m, tag)
-			return true
+			if lim.packs(int(lp.n)+1, lp.extLen()) {
+				lp.pushShort(m)
+				return true
+			}
+		} else {
+			tag := tagOf(m) // once, for the lookup and the entry
+			if off, _ := lp.findTag(m, tag, true); off >= 0 {
+				return false
+			}
+			if lim.packs(int(lp.n)+1, lp.extLen()+1) {
+				if !borrowed {
+					m = append([]byte(nil), m...)
+				}
+				lp.pushLong(m, tag)
+				return true
+			}
 		}
 		s.convert(lim, len(m))
 	}
