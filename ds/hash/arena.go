@@ -153,11 +153,16 @@ func (a *arena) free(ref uint64, size int) {
 	}
 }
 
-// wasteful reports whether dead bytes outweigh live ones enough to compact.
+// wasteful reports whether dead bytes outweigh live ones enough to compact. The last page's room
+// yet to be used is not dead while it is growth's slack (no more than what is live); room left
+// by freeing a large last record (free gives it back to the page) is, or a hash that dropped its
+// one big field would keep that field's bytes for good.
 func (a *arena) wasteful() bool {
 	dead := a.total - a.live
 	if last := len(a.pages) - 1; last >= 0 {
-		dead -= cap(a.pages[last]) - len(a.pages[last]) // room yet to be used
+		if room := cap(a.pages[last]) - len(a.pages[last]); room <= a.live {
+			dead -= room
+		}
 	}
 	return dead > compactAfter && dead > a.live
 }
