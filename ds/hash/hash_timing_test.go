@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hotkv/hotkv/ds/internal/smallbench"
 )
 
 // Operations on a small hash of 10 fields (40-byte values, front coded) and a large one of
@@ -114,18 +116,14 @@ func BenchmarkHashLong(b *testing.B) {
 // then the second...), the way the server sees HSET key f:j v, and reports the live heap bytes per
 // hash once they are built (B/hash), and the time per field set (ns/set).
 func BenchmarkSmallCollections(b *testing.B) {
-	for _, n := range []int{1, 2, 5, 20} {
-		for _, size := range []int{16, 256} {
-			b.Run(fmt.Sprintf("%dx%d", n, size), func(b *testing.B) {
-				var perHash, perSet float64
-				for b.Loop() {
-					perHash, perSet = buildSmallHashes(n, size)
-				}
-				b.ReportMetric(perHash, "B/hash")
-				b.ReportMetric(perSet, "ns/set")
-			})
+	smallbench.Run(b, func(b *testing.B, n, size int) {
+		var perHash, perSet float64
+		for b.Loop() {
+			perHash, perSet = buildSmallHashes(n, size)
 		}
-	}
+		b.ReportMetric(perHash, "B/hash")
+		b.ReportMetric(perSet, "ns/set")
+	})
 }
 
 const smallCount = 20_000
@@ -142,7 +140,7 @@ func buildSmallHashes(n, size int) (perHash, perSet float64) {
 	for k := range pool {
 		pool[k] = 'a' + byte(rng.IntN(26))
 	}
-	before := liveHeap()
+	before := smallbench.LiveHeap()
 	start := time.Now()
 	for j := range n {
 		for i := range hs {
@@ -157,15 +155,7 @@ func buildSmallHashes(n, size int) (perHash, perSet float64) {
 		}
 	}
 	elapsed := time.Since(start)
-	after := liveHeap()
+	after := smallbench.LiveHeap()
 	runtime.KeepAlive(hs)
 	return float64(after-before) / smallCount, float64(elapsed.Nanoseconds()) / float64(n*smallCount)
-}
-
-// liveHeap returns the bytes of live heap objects after a full collection.
-func liveHeap() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }

@@ -1,12 +1,13 @@
 package list
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hotkv/hotkv/ds/internal/smallbench"
 )
 
 var value256 = []byte(strings.Repeat("v", 256))
@@ -119,14 +120,7 @@ func BenchmarkList(b *testing.B) {
 // collector's work: what exceeds live-B/list was outgrown buffers), and allocations per list.
 // The time per op is the building of one list.
 func BenchmarkSmallCollections(b *testing.B) {
-	const lists = 1 << 15
-	for _, count := range []int{1, 2, 5, 20} {
-		for _, size := range []int{16, 256} {
-			b.Run(fmt.Sprintf("%dx%d", count, size), func(b *testing.B) {
-				benchSmallLists(b, lists, count, size)
-			})
-		}
-	}
+	smallbench.Run(b, func(b *testing.B, count, size int) { benchSmallLists(b, 1<<15, count, size) })
 }
 
 func benchSmallLists(b *testing.B, lists, count, size int) {

@@ -7,16 +7,9 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
-)
 
-// heapBytes returns the live heap after a full collection.
-func heapBytes() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
-}
+	"github.com/hotkv/hotkv/ds/internal/smallbench"
+)
 
 // Redis 7.0.15's used_memory per member of a one-key set of 1,000,000 members, measured on this
 // machine: the integers 0..999999, and random 16-byte hex strings.
@@ -27,12 +20,12 @@ const (
 
 func memberBytes(gen func(i int) []byte) float64 {
 	const n = 1_000_000
-	before := heapBytes()
+	before := smallbench.LiveHeap()
 	s := New()
 	for i := range n {
 		s.Add(gen(i), &defaultLimits)
 	}
-	after := heapBytes()
+	after := smallbench.LiveHeap()
 	runtime.KeepAlive(s)
 	return float64(after-before) / n
 }
@@ -131,14 +124,7 @@ func BenchmarkSet(b *testing.B) {
 // the second, ...), and reports the live bytes each set costs (B/set: the *Set and everything
 // it holds, after a full collection, measured on the first round) and the time per Add.
 func BenchmarkSmallCollections(b *testing.B) {
-	const sets = 20000
-	for _, size := range []int{16, 256} {
-		for _, count := range []int{1, 2, 5, 20} {
-			b.Run(fmt.Sprintf("%dx%d", count, size), func(b *testing.B) {
-				benchSmallSets(b, sets, count, size)
-			})
-		}
-	}
+	smallbench.Run(b, func(b *testing.B, count, size int) { benchSmallSets(b, 20000, count, size) })
 }
 
 func benchSmallSets(b *testing.B, sets, count, size int) {
@@ -159,9 +145,9 @@ func benchSmallSets(b *testing.B, sets, count, size int) {
 			}
 		}
 	}
-	before := heapBytes()
+	before := smallbench.LiveHeap()
 	build()
-	perSet := float64(heapBytes()-before) / float64(sets)
+	perSet := float64(smallbench.LiveHeap()-before) / float64(sets)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hotkv/hotkv/ds/internal/smallbench"
 )
 
 // Operations on a large set of 1,000,000 members (256-byte members in the member benchmarks,
@@ -126,18 +128,14 @@ func BenchmarkListpack(b *testing.B) {
 // random integer scores below 1,000,000, the way the server sees ZADD key score member, and
 // reports the live heap bytes per set once they are built (B/zset), and the time per add (ns/add).
 func BenchmarkSmallCollections(b *testing.B) {
-	for _, n := range []int{1, 2, 5, 20} {
-		for _, size := range []int{16, 256} {
-			b.Run(fmt.Sprintf("%dx%d", n, size), func(b *testing.B) {
-				var perSet, perAdd float64
-				for b.Loop() {
-					perSet, perAdd = buildSmallSets(n, size)
-				}
-				b.ReportMetric(perSet, "B/zset")
-				b.ReportMetric(perAdd, "ns/add")
-			})
+	smallbench.Run(b, func(b *testing.B, n, size int) {
+		var perSet, perAdd float64
+		for b.Loop() {
+			perSet, perAdd = buildSmallSets(n, size)
 		}
-	}
+		b.ReportMetric(perSet, "B/zset")
+		b.ReportMetric(perAdd, "ns/add")
+	})
 }
 
 const smallCount = 20_000
@@ -150,7 +148,7 @@ func buildSmallSets(n, size int) (perSet, perAdd float64) {
 	for k := range pool {
 		pool[k] = 'a' + byte(rng.Intn(26))
 	}
-	before := liveHeap()
+	before := smallbench.LiveHeap()
 	start := time.Now()
 	for range n {
 		for i := range zs {
@@ -162,15 +160,7 @@ func buildSmallSets(n, size int) (perSet, perAdd float64) {
 		}
 	}
 	elapsed := time.Since(start)
-	after := liveHeap()
+	after := smallbench.LiveHeap()
 	runtime.KeepAlive(zs)
 	return float64(after-before) / smallCount, float64(elapsed.Nanoseconds()) / float64(n*smallCount)
-}
-
-// liveHeap returns the bytes of live heap objects after a full collection.
-func liveHeap() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }
