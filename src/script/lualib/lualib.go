@@ -1,0 +1,105 @@
+// Package lualib gives gopher-lua the four C libraries Redis 7.0 opens for
+// scripts: cjson (lua-cjson 2.1.0 with Redis's patches), cmsgpack
+// (lua-cmsgpack 0.4.0), bit (LuaBitOp 1.0.2) and struct (Roberto's struct
+// 0.2 with Redis's bounds fixes). Encodings, numbers and error texts are
+// those of Redis 7.0.15; the differential test in this package checks them
+// against a live redis-server.
+//
+// What the package promises its caller (the scripting engine):
+//
+//  1. Open sets the globals cjson, cmsgpack, bit and struct, each a
+//     read-only view (ReadOnly) as in Redis 7.0, where assigning to a field
+//     raises "Attempt to modify a readonly table". gopher-lua has no
+//     read-only flag, so a view is an empty table whose metatable points at
+//     the library: pairs, next and rawset see the empty table unless the
+//     engine resolves views with Unwrap.
+//  2. No call allocates more than the bytes its input holds (plus the
+//     values it builds): a length or count declared in a msgpack header or
+//     a struct format is checked against the bytes present first.
+//  3. Recursion is bounded: every decoder and encoder counts the Lua stack
+//     slots the C library would use and stops where Lua 5.1's limit of
+//     8000 slots for a C function (LUAI_MAXCSTACK) stops it, with the same
+//     error, so a deeply nested input cannot exhaust the Go stack.
+//  4. Functions hold no state outside their LState: cjson's settings live
+//     in the closure of each cjson table (cjson.new makes another).
+package lualib
+
+import (
+	lua "github.com/yuin/gopher-lua"
+)
+
+// maxCStack is Lua 5.1's LUAI_MAXCSTACK: the most stack slots one C
+// function may use. The libraries fail where lua_checkstack would.
+const maxCStack = 8000
+
+// Open sets the globals cjson, cmsgpack, bit and struct in L, read-only.
+func Open(L *lua.LState) {
+	OpenCJSON(L)
+	OpenCMsgpack(L)
+	OpenBit(L)
+	OpenStruct(L)
+}
+
+// OpenCJSON sets the global cjson to a read-only view of a new cjson table
+// and returns the view.
+func OpenCJSON(L *lua.LState) *lua.LTable { return setGlobal(L, "cjson", NewCJSON(L)) }
+
+// OpenCMsgpack sets the global cmsgpack (read-only) and returns it.
+func OpenCMsgpack(L *lua.LState) *lua.LTable {
+	return setGlobal(L, "cmsgpack", NewCMsgpack(L))
+}
+
+// OpenBit sets the global bit (read-only) and returns it.
+func OpenBit(L *lua.LState) *lua.LTable { return setGlobal(L, "bit", NewBit(L)) }
+
+// OpenStruct sets the global struct (read-only) and returns it.
+func OpenStruct(L *lua.LState) *lua.LTable { return setGlobal(L, "struct", NewStruct(L)) }
+
+func setGlobal(L *lua.LState, name string, lib *lua.LTable) *lua.LTable {
+	view := ReadOnly(L, lib)
+	L.SetGlobal(name, view)
+	return view
+}
+
+// readonlyMsg is the error Redis 7.0's Lua raises on a write to a
+// read-only table.
+const readonlyMsg = "Attempt to modify a readonly table"
+
+// ReadOnly returns a view of t that reads through to t and raises Redis's
+// "Attempt to modify a readonly table" on assignment. getmetatable on the
+// view answers false, so a script cannot reach t through it.
+func ReadOnly(L *lua.LState, t *lua.LTable) *lua.LTable {
+	view := L.NewTable()
+	mt := L.NewTable()
+	mt.RawSetString("__index", t)
+	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError(readonlyMsg)
+		return 0
+	}))
+	mt.RawSetString("__metatable", lua.LFalse)
+	mt.RawSetString(viewKey, t)
+	view.Metatable = mt
+	return view
+}
+
+// viewKey marks the metatable of a ReadOnly view; its value is the table
+// behind the view.
+const viewKey = "__hotkv_readonly"
+
+// Unwrap returns the table behind a ReadOnly view, or v itself. An engine
+// that gives scripts pairs, next or rawget over library tables resolves
+// views with it (and refuses rawset on them).
+func Unwrap(v lua.LValue) (lua.LValue, bool) {
+	t, ok := v.(*lua.LTable)
+	if !ok {
+		return v, false
+	}
+	mt, ok := t.Metatable.(*lua.LTable)
+	if !ok {
+		return v, false
+	}
+	if inner, ok := mt.RawGetString(viewKey).(*lua.LTable); ok {
+		return inner, true
+	}
+	return v, false
+}
