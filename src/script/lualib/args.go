@@ -32,7 +32,21 @@ func funcName(L *lua.LState) string {
 
 // argError raises luaL_argerror's message.
 func argError(L *lua.LState, n int, msg string) {
-	L.RaiseError("bad argument #%d to '%s' (%s)", n, funcName(L), msg)
+	raise(L, "bad argument #%d to '%s' (%s)", n, funcName(L), msg)
+}
+
+// raise is luaL_error: the message, after the position of the caller when
+// the caller is a Lua function (luaL_where(L, 1)); called straight from
+// pcall or another Go function there is none. gopher-lua's RaiseError would
+// name the nearest Lua frame instead.
+func raise(L *lua.LState, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if dbg, ok := L.GetStack(1); ok {
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err == nil && dbg.CurrentLine > 0 {
+			msg = fmt.Sprintf("%s:%d: %s", dbg.Source, dbg.CurrentLine, msg)
+		}
+	}
+	L.Error(lua.LString(msg), 0)
 }
 
 // typeError raises luaL_typerror's message.
@@ -161,5 +175,5 @@ func checkOption(L *lua.LState, n int, options []string) int {
 
 // stackOverflow raises luaL_checkstack's message.
 func stackOverflow(L *lua.LState, msg string) {
-	L.RaiseError("stack overflow (%s)", msg)
+	raise(L, "stack overflow (%s)", msg)
 }

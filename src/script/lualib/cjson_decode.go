@@ -87,7 +87,7 @@ func jsonDecode(L *lua.LState, cfg *jsonConfig) int {
 	}
 	s := checkString(L, 1)
 	if len(s) >= 2 && (s[0] == 0 || s[1] == 0) {
-		L.RaiseError("JSON parser does not support UTF-16 or UTF-32")
+		raise(L, "JSON parser does not support UTF-16 or UTF-32")
 	}
 	if i := strings.IndexByte(s, 0); i >= 0 {
 		s = s[:i]
@@ -109,7 +109,7 @@ func (d *jsonDecoder) throw(expected string, tok *token) {
 	if tok.typ == tError {
 		found = tok.err
 	}
-	d.L.RaiseError("Expected %s but found %s at character %d", expected, found, tok.index+1)
+	raise(d.L, "Expected %s but found %s at character %d", expected, found, tok.index+1)
 }
 
 func (d *jsonDecoder) setError(tok *token, msg string) {
@@ -123,7 +123,7 @@ func (d *jsonDecoder) descend(top, slots int) {
 	if d.depth <= d.cfg.decodeMaxDepth && top+slots <= maxCStack {
 		return
 	}
-	d.L.RaiseError("Found too many nested data structures (%d) at character %d", d.depth, d.p)
+	raise(d.L, "Found too many nested data structures (%d) at character %d", d.depth, d.p)
 }
 
 // value is json_process_value for the token just read; top is the stack

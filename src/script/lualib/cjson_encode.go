@@ -59,7 +59,7 @@ func EncodeJSON(L *lua.LState, v lua.LValue) (s string, err error) {
 }
 
 func (e *jsonEncoder) fail(v lua.LValue, reason string) {
-	e.L.RaiseError("Cannot serialise %s: %s", typeName(v), reason)
+	raise(e.L, "Cannot serialise %s: %s", typeName(v), reason)
 }
 
 func (e *jsonEncoder) value(v lua.LValue, depth, top int) {
@@ -77,7 +77,7 @@ func (e *jsonEncoder) value(v lua.LValue, depth, top int) {
 	case *lua.LTable:
 		depth++
 		if depth > e.cfg.encodeMaxDepth || top+3 > maxCStack {
-			e.L.RaiseError("Cannot serialise, excessive nesting (%d)", depth)
+			raise(e.L, "Cannot serialise, excessive nesting (%d)", depth)
 		}
 		if n := e.arrayLength(x); n > 0 {
 			e.array(x, n, depth, top)

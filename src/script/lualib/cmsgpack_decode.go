@@ -232,9 +232,9 @@ func mpUnpackFull(L *lua.LState, limit, offset int64) int {
 	all := limit == 0 && offset == 0
 	if offset < 0 || limit < 0 {
 		// The C code prints the length where it means the limit.
-		L.RaiseError("Invalid request to unpack with offset of %d and limit of %d.", int32(offset), int32(len(s)))
+		raise(L, "Invalid request to unpack with offset of %d and limit of %d.", int32(offset), int32(len(s)))
 	} else if uint64(offset) > uint64(len(s)) {
-		L.RaiseError("Start offset %d greater than input length %d.", int32(offset), int32(len(s)))
+		raise(L, "Start offset %d greater than input length %d.", int32(offset), int32(len(s)))
 	}
 	if all {
 		limit = math.MaxInt32
@@ -245,9 +245,9 @@ func mpUnpackFull(L *lua.LState, limit, offset int64) int {
 		v := d.value()
 		switch d.err {
 		case mpEOF:
-			L.RaiseError("Missing bytes in input.")
+			raise(L, "Missing bytes in input.")
 		case mpBadFmt:
-			L.RaiseError("Bad data format in input.")
+			raise(L, "Bad data format in input.")
 		}
 		res = append(res, v)
 		d.top++

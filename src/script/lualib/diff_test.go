@@ -74,7 +74,7 @@ func runGopher(code string) string {
 	// so the engine (and this test) raise them.
 	L := lua.NewState(lua.Options{CallStackSize: 20000, RegistrySize: 1024 * 20, RegistryMaxSize: 1024 * 1024, MinimizeStackMemory: true})
 	defer L.Close()
-	Open(L)
+	OpenReadOnly(L)
 	fn, err := L.Load(strings.NewReader(prelude+code), "user_script")
 	if err != nil {
 		return "E:" + err.Error()

@@ -7,12 +7,15 @@
 //
 // What the package promises its caller (the scripting engine):
 //
-//  1. Open sets the globals cjson, cmsgpack, bit and struct, each a
-//     read-only view (ReadOnly) as in Redis 7.0, where assigning to a field
-//     raises "Attempt to modify a readonly table". gopher-lua has no
-//     read-only flag, so a view is an empty table whose metatable points at
-//     the library: pairs, next and rawset see the empty table unless the
-//     engine resolves views with Unwrap.
+//  1. Open sets the globals cjson, cmsgpack, bit and struct to plain
+//     tables, for a sandbox that makes every table reachable from its
+//     globals read-only as Redis 7.0 does (src/script protects them with
+//     proxies that pairs and rawget see through). OpenReadOnly sets
+//     self-protected views instead, for a state with no such sandbox: an
+//     assignment raises Redis's "Attempt to modify a readonly table", but
+//     gopher-lua has no read-only flag, so a view is an empty table whose
+//     metatable reads through, and pairs, next and rawset see the empty
+//     table unless the caller resolves views with Unwrap.
 //  2. No call allocates more than the bytes its input holds (plus the
 //     values it builds): a length or count declared in a msgpack header or
 //     a struct format is checked against the bytes present first.
@@ -32,7 +35,7 @@ import (
 // function may use. The libraries fail where lua_checkstack would.
 const maxCStack = 8000
 
-// Open sets the globals cjson, cmsgpack, bit and struct in L, read-only.
+// Open sets the globals cjson, cmsgpack, bit and struct in L.
 func Open(L *lua.LState) {
 	OpenCJSON(L)
 	OpenCMsgpack(L)
@@ -40,25 +43,47 @@ func Open(L *lua.LState) {
 	OpenStruct(L)
 }
 
-// OpenCJSON sets the global cjson to a read-only view of a new cjson table
-// and returns the view.
+// OpenReadOnly sets the four globals to read-only views (ReadOnly).
+func OpenReadOnly(L *lua.LState) {
+	for _, name := range []string{"cjson", "cmsgpack", "bit", "struct"} {
+		Open1(L, name)
+		L.SetGlobal(name, ReadOnly(L, L.GetGlobal(name).(*lua.LTable)))
+	}
+}
+
+// Open1 sets the one library called name ("cjson", "cmsgpack", "bit" or
+// "struct") and returns its table, or nil for another name.
+func Open1(L *lua.LState, name string) *lua.LTable {
+	switch name {
+	case "cjson":
+		return OpenCJSON(L)
+	case "cmsgpack":
+		return OpenCMsgpack(L)
+	case "bit":
+		return OpenBit(L)
+	case "struct":
+		return OpenStruct(L)
+	}
+	return nil
+}
+
+// OpenCJSON sets the global cjson to a new cjson table and returns it.
 func OpenCJSON(L *lua.LState) *lua.LTable { return setGlobal(L, "cjson", NewCJSON(L)) }
 
-// OpenCMsgpack sets the global cmsgpack (read-only) and returns it.
+// OpenCMsgpack sets the global cmsgpack and returns it.
 func OpenCMsgpack(L *lua.LState) *lua.LTable {
 	return setGlobal(L, "cmsgpack", NewCMsgpack(L))
 }
 
-// OpenBit sets the global bit (read-only) and returns it.
+// OpenBit sets the global bit and returns it.
 func OpenBit(L *lua.LState) *lua.LTable { return setGlobal(L, "bit", NewBit(L)) }
 
-// OpenStruct sets the global struct (read-only) and returns it.
+// OpenStruct sets the global struct and returns it.
 func OpenStruct(L *lua.LState) *lua.LTable { return setGlobal(L, "struct", NewStruct(L)) }
 
 func setGlobal(L *lua.LState, name string, lib *lua.LTable) *lua.LTable {
-	view := ReadOnly(L, lib)
-	L.SetGlobal(name, view)
-	return view
+	L.SetGlobal(name, lib)
+	return lib
 }
 
 // readonlyMsg is the error Redis 7.0's Lua raises on a write to a

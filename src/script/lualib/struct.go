@@ -2,7 +2,6 @@ package lualib
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 	"strings"
 
@@ -60,7 +59,7 @@ func (f *structFormat) num(L *lua.LState, df int) int {
 	for f.more() && isDigit(f.s[f.i]) {
 		d := int(f.s[f.i] - '0')
 		if a > math.MaxInt32/10 || a*10 > math.MaxInt32-d {
-			L.RaiseError("integral size overflow")
+			raise(L, "integral size overflow")
 		}
 		a = a*10 + d
 		f.i++
@@ -84,7 +83,7 @@ func (f *structFormat) size(L *lua.LState, opt byte) uint64 {
 	case 'i', 'I':
 		sz := f.num(L, 4)
 		if sz > structMaxIntSize {
-			L.RaiseError("integral size %d is larger than limit of %d", sz, structMaxIntSize)
+			raise(L, "integral size %d is larger than limit of %d", sz, structMaxIntSize)
 		}
 		return uint64(sz)
 	}
@@ -115,17 +114,20 @@ func (f *structFormat) control(L *lua.LState, opt byte) {
 	case '!':
 		a := f.num(L, structMaxAlign)
 		if a <= 0 || a&(a-1) != 0 {
-			L.RaiseError("alignment %d is not a power of 2", a)
+			raise(L, "alignment %d is not a power of 2", a)
 		}
 		f.align = a
 	default:
-		argError(L, 1, fmt.Sprintf("invalid format option '%c'", opt))
+		argError(L, 1, "invalid format option '"+string([]byte{opt})+"'")
 	}
 }
 
 // pack(fmt, v1, v2, ...)
 func structPack(L *lua.LState) int {
 	f := newStructFormat(checkString(L, 1))
+	// The C code pushes a nil to mark where its buffer starts: a value
+	// missing right after the last argument is that nil, not "no value".
+	L.Push(lua.LNil)
 	arg := 2
 	var out []byte
 	for f.more() {
@@ -268,7 +270,7 @@ func structUnpack(L *lua.LState) int {
 					prev, ok = toNumber(res[len(res)-1])
 				}
 				if !ok {
-					L.RaiseError("format 'c0' needs a previous size")
+					raise(L, "format 'c0' needs a previous size")
 				}
 				size = toUint64(prev)
 				res = res[:len(res)-1]
@@ -280,7 +282,7 @@ func structUnpack(L *lua.LState) int {
 		case 's':
 			e := strings.IndexByte(data[pos:], 0)
 			if e < 0 {
-				L.RaiseError("unfinished string in data")
+				raise(L, "unfinished string in data")
 			}
 			size = uint64(e) + 1
 			res = append(res, lua.LString(data[pos:pos+size-1]))
