@@ -1,0 +1,242 @@
+package script
+
+import (
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// runMark is a slot's record of its current run, written by the run and read by the watchdog
+// and Kill (see the package doc, item 3).
+type runMark struct {
+	seq      atomic.Uint64 // odd while a run is in progress; +1 at its start and at its end
+	wrote    atomic.Bool   // the run called a write command (SCRIPT KILL refuses then)
+	function atomic.Bool   // the run is an FCALL (FUNCTION KILL, not SCRIPT KILL)
+	busy     atomic.Bool   // set by the watchdog once the run passed the busy threshold
+	kill     atomic.Uint64 // the seq of a run to stop; killed() compares with seq
+	reason   atomic.Int32  // why it was stopped
+}
+
+type killReason int32
+
+const (
+	notKilled killReason = iota
+	killedByUser
+	killedOverMemory
+)
+
+func (m *runMark) begin(function bool, e *Engine) uint64 {
+	m.wrote.Store(false)
+	m.busy.Store(false)
+	m.function.Store(function)
+	seq := m.seq.Add(1)
+	if e.dog.parked.Load() {
+		e.dog.wake()
+	}
+	return seq
+}
+
+func (m *runMark) end() { m.seq.Add(1) }
+
+func (m *runMark) killed() bool {
+	k := m.kill.Load()
+	return k != 0 && k == m.seq.Load()
+}
+
+// killCause tells, once the run seq ended its Lua code, whether it was stopped and why.
+func (m *runMark) killCause(seq uint64) killReason {
+	if m.kill.Load() != seq {
+		return notKilled
+	}
+	return killReason(m.reason.Load())
+}
+
+// stop marks run seq to be stopped; the interpreter notices before its next instruction.
+func (m *runMark) stop(seq uint64, why killReason) {
+	m.reason.Store(int32(why))
+	m.kill.Store(seq)
+}
+
+// watchdog is the engine's one goroutine: every tick it looks at the running slots, marks runs
+// busy past the threshold, and stops a run that grew the heap past its cap. With no run for a
+// second it parks until a run starts.
+type watchdog struct {
+	e      *Engine
+	parked atomic.Bool
+	wakeCh chan struct{}
+	quit   chan struct{}
+	done   sync.WaitGroup
+	seen   map[*slot]*watch
+	lastGC uint64
+}
+
+// watch is what the watchdog remembers of one run it saw.
+type watch struct {
+	seq      uint64
+	ticks    int
+	heapBase uint64 // heap objects when first seen
+	liveBase uint64 // live heap of the last collection when first seen
+}
+
+func (w *watchdog) start(e *Engine) {
+	w.e = e
+	w.wakeCh = make(chan struct{}, 1)
+	w.quit = make(chan struct{})
+	w.seen = map[*slot]*watch{}
+	w.done.Add(1)
+	go w.loop()
+}
+
+func (w *watchdog) stop() {
+	close(w.quit)
+	w.done.Wait()
+}
+
+func (w *watchdog) wake() {
+	select {
+	case w.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+func (w *watchdog) loop() {
+	defer w.done.Done()
+	t := time.NewTicker(w.e.cfg.Tick)
+	defer t.Stop()
+	idle := 0
+	idleTicks := int(time.Second / w.e.cfg.Tick)
+	for {
+		select {
+		case <-w.quit:
+			return
+		case <-t.C:
+		}
+		if w.check() {
+			idle = 0
+			continue
+		}
+		if idle++; idle < idleTicks {
+			continue
+		}
+		w.parked.Store(true)
+		if w.check() { // a run that started before parked was visible
+			w.parked.Store(false)
+			idle = 0
+			continue
+		}
+		select {
+		case <-w.quit:
+			return
+		case <-w.wakeCh:
+		}
+		w.parked.Store(false)
+		idle = 0
+	}
+}
+
+// check looks at every slot once; it reports whether any run is in progress.
+func (w *watchdog) check() bool {
+	any := false
+	var heap, live uint64
+	w.e.pool.each(func(s *slot) {
+		seq := s.run.seq.Load()
+		if seq&1 == 0 {
+			delete(w.seen, s)
+			return
+		}
+		any = true
+		if heap == 0 {
+			heap, live = readHeap()
+		}
+		wt := w.seen[s]
+		if wt == nil || wt.seq != seq {
+			w.seen[s] = &watch{seq: seq, heapBase: heap, liveBase: live}
+			return
+		}
+		wt.ticks++
+		if th := w.e.cfg.BusyThreshold; th > 0 && time.Duration(wt.ticks)*w.e.cfg.Tick >= th {
+			s.run.busy.Store(true)
+		}
+		w.checkMemory(s, wt, seq, &heap)
+	})
+	return any
+}
+
+// checkMemory stops run seq when the heap grew by more than the cap since the run was first
+// seen and a collection confirms the growth is live. The heap is the whole process's: a run
+// beside another run that allocates may be charged for both; the cap bounds the sum.
+func (w *watchdog) checkMemory(s *slot, wt *watch, seq uint64, heap *uint64) {
+	capBytes := w.e.cfg.MaxMemory
+	if capBytes <= 0 || *heap < wt.heapBase+uint64(capBytes) {
+		return
+	}
+	if *heap > w.lastGC+uint64(capBytes)/2 || *heap < w.lastGC {
+		runtime.GC()
+		*heap, _ = readHeap()
+		w.lastGC = *heap
+	}
+	if *heap > wt.liveBase+uint64(capBytes) {
+		s.run.stop(seq, killedOverMemory)
+	}
+}
+
+var heapSamples = []string{"/memory/classes/heap/objects:bytes", "/gc/heap/live:bytes"}
+
+// readHeap returns the heap's object bytes now and the live bytes of the last collection.
+func readHeap() (objects, live uint64) {
+	s := make([]metrics.Sample, len(heapSamples))
+	for i, n := range heapSamples {
+		s[i].Name = n
+	}
+	metrics.Read(s)
+	return s[0].Value.Uint64(), s[1].Value.Uint64()
+}
+
+// Busy reports whether a script or function has been running longer than the busy threshold:
+// the command layer then answers other clients' commands on its shards with ErrBusyScript (or
+// ErrBusyFunction when BusyFunction says so), as Redis does.
+func (e *Engine) Busy() bool {
+	busy := false
+	e.pool.each(func(s *slot) {
+		if s.run.seq.Load()&1 == 1 && s.run.busy.Load() {
+			busy = true
+		}
+	})
+	return busy
+}
+
+// Kill is SCRIPT KILL (function false) and FUNCTION KILL (function true): it stops every busy
+// run of that kind that has not written. It returns "" (reply +OK) or the error text: NOTBUSY
+// when nothing is busy, UNKILLABLE when the busy runs wrote, and the other kind's BUSY text
+// when only the other kind is busy (SCRIPT KILL while a function runs), as Redis.
+func (e *Engine) Kill(function bool) string {
+	killed, unkillable, other := 0, 0, 0
+	e.pool.each(func(s *slot) {
+		seq := s.run.seq.Load()
+		if seq&1 == 0 || !s.run.busy.Load() {
+			return
+		}
+		switch {
+		case s.run.function.Load() != function:
+			other++
+		case s.run.wrote.Load():
+			unkillable++
+		default:
+			s.run.stop(seq, killedByUser)
+			killed++
+		}
+	})
+	switch {
+	case killed > 0:
+		return ""
+	case unkillable > 0:
+		return ErrUnkillable
+	case other > 0 && function:
+		return ErrBusyScript
+	case other > 0:
+		return ErrBusyFunction
+	}
+	return ErrNotBusy
+}
