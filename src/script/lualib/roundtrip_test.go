@@ -35,7 +35,8 @@ func (g *gen) str() string {
 	for b.Len() < n {
 		switch {
 		case g.utf8 && g.r.Intn(4) == 0:
-			b.WriteRune([]rune("é€😀/\"\\\n\t\u007f")[g.r.Intn(10)])
+			rs := []rune("é€😀/\"\\\n\t\u007f")
+			b.WriteRune(rs[g.r.Intn(len(rs))])
 		case g.utf8:
 			b.WriteByte(byte(g.r.Intn(128)))
 		default:
