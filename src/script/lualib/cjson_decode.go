@@ -149,7 +149,7 @@ func (d *jsonDecoder) value(tok *token, top int) lua.LValue {
 
 func (d *jsonDecoder) object(top int) lua.LValue {
 	d.descend(top, 3)
-	t := d.L.NewTable()
+	t := d.L.CreateTable(0, 0)
 	var tok token
 	d.next(&tok)
 	if tok.typ == tObjEnd {
@@ -181,7 +181,7 @@ func (d *jsonDecoder) object(top int) lua.LValue {
 
 func (d *jsonDecoder) array(top int) lua.LValue {
 	d.descend(top, 2)
-	t := d.L.NewTable()
+	t := d.L.CreateTable(0, 0)
 	var tok token
 	d.next(&tok)
 	if tok.typ == tArrEnd {

@@ -166,7 +166,7 @@ func (d *mpDecoder) str(hdr int, n uint64) lua.LValue {
 // container decodes n array elements or map pairs. Nothing is reserved
 // for n: a count larger than the input runs out of bytes first.
 func (d *mpDecoder) container(array bool, n uint64) lua.LValue {
-	t := d.L.NewTable()
+	t := d.L.CreateTable(0, 0)
 	d.top++
 	defer func() { d.top-- }()
 	if array {

@@ -69,12 +69,15 @@ func (g *gen) num() float64 {
 		}
 		return float64(g.r.Uint64())
 	}
+	if g.json {
+		return float64(g.r.Intn(1000)) / 16
+	}
 	return float64(float32(g.r.Float64()))
 }
 
 func (g *gen) value(depth int) any {
 	k := g.r.Intn(10)
-	if depth >= 4 && k >= 7 {
+	if depth >= 4 && k >= 5 {
 		k = 0
 	}
 	switch k {
