@@ -44,9 +44,8 @@ func (k Kind) String() string {
 // An Entry is 64 bytes, one size class, with a key of up to inlineKey bytes stored inside it and
 // the value as one pointer: the key's hash is not stored (it is recomputed where a bucket is
 // needed again: Remove, resize), a string's length and capacity are 32-bit, and a collection is
-// an untyped pointer whose type Kind names. So a key costs one allocation besides its value's,
-// and the collector marks one object per key where a key string and an interface cost it more
-// (see docs/decisions.md, "Entries").
+// an untyped pointer whose type Kind names. Entries are carved from slabs (slab.go), so a key
+// costs no allocation of its own besides its value's (see docs/decisions.md, "Entries").
 type Entry struct {
 	next   *Entry
 	expire int64          // unix nanoseconds; 0 = persistent; farExpire = see Keyspace.far
@@ -80,8 +79,9 @@ const (
 const MaxString = math.MaxUint32
 
 // newEntry returns an entry for a copy of key.
-func newEntry(key []byte) *Entry {
-	e := &Entry{Freq: LFUInitVal}
+func (ks *Keyspace) newEntry(key []byte) *Entry {
+	e := ks.alloc()
+	e.Freq = LFUInitVal
 	if len(key) <= inlineKey {
 		e.klen = uint8(len(key))
 		copy(e.kin[:], key)
@@ -93,8 +93,8 @@ func newEntry(key []byte) *Entry {
 	return e
 }
 
-// Key returns the entry's key. It may point into the entry itself; it stays valid (and keeps the
-// entry reachable) as long as it is held.
+// Key returns the entry's key. It may point into the entry itself: it stays valid while the key
+// is in the keyspace and, once removed, until the owner's epoch moves (see slab.go).
 func (e *Entry) Key() string {
 	if e.klen != longKey {
 		return unsafe.String(&e.kin[0], int(e.klen))
@@ -185,6 +185,15 @@ type Keyspace struct {
 	volatile int              // entries with an expiry
 	sweep    uint64           // expiry sweep cursor
 	far      map[*Entry]int64 // exact unix ms of entries whose expire is farExpire; nil when none
+
+	// Entry storage (slab.go): the rest of the current slab, its size, reusable entries, and
+	// entries removed in epoch limboAt, not reusable before the epoch moves.
+	slab    []Entry
+	slabN   int
+	free    *Entry
+	limbo   *Entry
+	limboAt uint64
+	epoch   *uint64
 
 	// OnExpire, when set, is called with each key removed because its time passed (lazily or by
 	// the sweep), before the entry is unlinked; the write-effect feed propagates it as a DEL.
@@ -296,7 +305,7 @@ func (ks *Keyspace) UpsertHashed(key []byte, h uint64, now int64) (e *Entry, cre
 		}
 		ks.expireLinked(e, link)
 	}
-	e = newEntry(key)
+	e = ks.newEntry(key)
 	e.touch(now)
 	ks.insert(e, h)
 	return e, true
@@ -305,7 +314,7 @@ func (ks *Keyspace) UpsertHashed(key []byte, h uint64, now int64) (e *Entry, cre
 // Add inserts a new persistent entry for key; the caller must know key is absent (no live or
 // expired entry) and sets Access.
 func (ks *Keyspace) Add(key []byte) *Entry {
-	e := newEntry(key)
+	e := ks.newEntry(key)
 	ks.insert(e, Hash(key))
 	return e
 }
@@ -367,6 +376,7 @@ func (ks *Keyspace) unlink(e *Entry, link **Entry) {
 	if len(ks.buckets) > minBuckets && ks.count*10 < len(ks.buckets) {
 		ks.resize(len(ks.buckets) / 2)
 	}
+	ks.retire(e)
 }
 
 // SetExpire sets e's expiry (unix ns; 0 = persist). Redis's commands use SetExpireMs, which
@@ -410,6 +420,7 @@ func (ks *Keyspace) Clear() {
 	ks.buckets = make([]*Entry, minBuckets)
 	ks.count, ks.volatile, ks.sweep = 0, 0, 0
 	ks.far = nil
+	ks.slab, ks.slabN, ks.free, ks.limbo = nil, 0, nil, nil
 }
 
 // Scan calls fn for every entry of the bucket at cursor and returns the next cursor (0 when the

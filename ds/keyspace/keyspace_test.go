@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -61,6 +62,20 @@ func TestAgainstMap(t *testing.T) {
 func runAgainstMap(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 99))
 	ks, model := New(), map[string]ref{}
+	// Each step is a call; the epoch moves after some of them. Entries a step removed must keep
+	// their key and value until it does (a handler may still read them), whatever is added.
+	var epoch uint64
+	ks.SetEpoch(&epoch)
+	type removed struct {
+		e        *Entry
+		key, val string
+	}
+	var held []removed
+	hold := func(key string) {
+		if e := ks.Peek([]byte(key), math.MaxInt64/2); e != nil {
+			held = append(held, removed{e, key, string(e.Bytes())})
+		}
+	}
 	now := int64(1_000_000)
 	hooks := 0
 	ks.OnExpire = func(k string) { // every reclaimed key must be expired, and is gone from then on
@@ -92,6 +107,7 @@ func runAgainstMap(t *testing.T, seed uint64) {
 			e.SetBytes([]byte(m.val))
 			model[key] = m
 		case op < 55: // delete
+			hold(key)
 			if got, want := ks.Delete([]byte(key), now), has && live(m, now); got != want {
 				t.Fatalf("Delete %q = %v, want %v", key, got, want)
 			}
@@ -133,6 +149,16 @@ func runAgainstMap(t *testing.T, seed uint64) {
 				ks.Clear()
 				clear(model)
 			}
+		}
+		for _, r := range held {
+			if r.e.Key() != r.key || string(r.e.Bytes()) != r.val {
+				t.Fatalf("step %d: entry of %q (%q) reused as %q (%q) before the epoch moved",
+					step, r.key, r.val, r.e.Key(), r.e.Bytes())
+			}
+		}
+		if rng.IntN(3) == 0 {
+			epoch++
+			held = held[:0]
 		}
 		if step%97 == 0 {
 			checkInvariants(t, ks, model)

@@ -75,6 +75,10 @@ type shardData struct {
 	stats    shardStats
 	warmSink uint64    // keeps warm's loads from being optimised away
 	hfe      hfeQueues // hash field expiry queues (hashes_expire.go)
+	// epoch advances where no handler holds an entry of the shard (after a work item, a
+	// barrier, before the expiry sweep): the keyspaces reuse removed entries only after it
+	// moved (ds/keyspace/slab.go).
+	epoch uint64
 	// running is the Ctx of the call that holds the shard now, which keys found expired are
 	// reported to; nil outside calls (the active expiry), which report to bg.
 	running *Ctx
@@ -129,6 +133,7 @@ func NewEngine(o Options) *Engine {
 		d := &shardData{id: int32(i), dbs: make([]*keyspace.Keyspace, o.Databases), hfe: hfeQueues{}}
 		for db := range d.dbs {
 			d.dbs[db] = keyspace.New()
+			d.dbs[db].SetEpoch(&d.epoch)
 			d.dbs[db].OnExpire = func(key string) { e.expiredLocked(d, db, key) }
 			d.dbs[db].OnNew = func(key string) { e.newKeyLocked(d, db, key) }
 		}

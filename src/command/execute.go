@@ -50,6 +50,7 @@ func (e *Engine) execWork(sh *pipeline.Shard, w *pipeline.Work) {
 		}
 	}
 	d.running = nil
+	d.epoch++
 	d.stats.done.Add(int64(len(w.Slots)))
 	if timed {
 		per := int64(time.Since(start)) * timeSample / int64(len(w.Slots))
@@ -222,12 +223,16 @@ func (e *Engine) leave(shards []int32, all bool, c *Ctx) {
 	c.fx.ring = -1
 	if all {
 		for i := range e.Group.Shards {
-			e.data(int32(i)).running = nil
+			d := e.data(int32(i))
+			d.running = nil
+			d.epoch++
 		}
 		return
 	}
 	for _, id := range shards {
-		e.data(id).running = nil
+		d := e.data(id)
+		d.running = nil
+		d.epoch++
 	}
 }
 

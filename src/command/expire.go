@@ -330,7 +330,9 @@ func (e *Engine) ActiveExpire(budget time.Duration) {
 func expireShardLocked(d *shardData, limit time.Duration) (total int, stale bool) {
 	start := time.Now()
 	now := start.UnixNano()
+	d.epoch++ // no handler runs: entries removed before now may be reused, their values let go
 	for _, ks := range d.dbs {
+		ks.Recycle()
 		d.expireHashFieldsLocked(ks, now) // hashes_expire.go
 		for ks.Volatile() > 0 {
 			// Entries to visit so that about expireSample volatile ones are met: the sweep

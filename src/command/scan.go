@@ -3,6 +3,7 @@ package command
 import (
 	"math"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
@@ -170,7 +171,7 @@ func (e *Engine) scanKeys(c *Ctx, cursor uint64, opt *scanOptions) (uint64, []st
 							nexp++
 						}
 					case opt.matches(en):
-						keys = append(keys, en.Key())
+						keys = append(keys, strings.Clone(en.Key())) // the entry may be reused once the shard is let go
 					}
 				})
 				for _, k := range expired[:nexp] {
