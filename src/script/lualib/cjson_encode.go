@@ -19,6 +19,11 @@ var jsonEscape = func() [256]string {
 	return e
 }()
 
+// maxKeptBuffer bounds the buffer encode_keep_buffer keeps between calls:
+// the C library keeps its largest, which in a state reused for every
+// script would hold one huge encoding's memory for good.
+const maxKeptBuffer = 64 << 10
+
 // jsonEncoder serialises one value. top counts the Lua stack slots the C
 // encoder would hold (the argument, and a key and value or a value per
 // level) for its lua_checkstack.
@@ -39,7 +44,7 @@ func jsonEncode(L *lua.LState, cfg *jsonConfig) int {
 		e.buf = cfg.buf[:0]
 	}
 	e.value(L.Get(1), 0, 1)
-	if cfg.keepBuffer != 0 {
+	if cfg.keepBuffer != 0 && cap(e.buf) <= maxKeptBuffer {
 		cfg.buf = e.buf
 	}
 	L.Push(lua.LString(e.buf))

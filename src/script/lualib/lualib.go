@@ -25,6 +25,17 @@
 //     error, so a deeply nested input cannot exhaust the Go stack.
 //  4. Functions hold no state outside their LState: cjson's settings live
 //     in the closure of each cjson table (cjson.new makes another).
+//  5. The caller's gopher-lua options must give a Go function room for
+//     Lua 5.1's results: RegistrySize (or RegistryMaxSize) well above
+//     8000, or cmsgpack.unpack and struct.unpack of thousands of values
+//     stop with gopher-lua's "registry overflow" before Redis's limit.
+//
+// Known differences from Redis, none in the libraries' own output: a
+// table's pairs order is gopher-lua's (insertion order) where Lua 5.1's is
+// its hash order, so cjson objects and cmsgpack maps with several keys
+// list them in another order; tostring(cjson.null) is gopher-lua's
+// "userdata: 0x..." where Redis prints "userdata: (nil)"; getmetatable on
+// an OpenReadOnly view answers false where Redis answers nil.
 package lualib
 
 import (

@@ -159,12 +159,36 @@ func strtodSpecial(s string) (float64, int) {
 				j++
 			}
 			if j < len(s) && s[j] == ')' {
-				n = j + 1
+				return nanPayload(s[n+1 : j]), j + 1
 			}
 		}
 		return cNaN, n
 	}
 	return 0, 0
+}
+
+// nanPayload is glibc's NaN for "nan(chars)": when chars are one whole
+// strtoull(chars, 0) number, its low 51 bits become the payload of the
+// quiet NaN.
+func nanPayload(chars string) float64 {
+	base, digits := 10, chars
+	switch {
+	case len(chars) > 2 && chars[0] == '0' && chars[1]|0x20 == 'x':
+		base, digits = 16, chars[2:]
+	case len(chars) > 1 && chars[0] == '0':
+		base, digits = 8, chars[1:]
+	}
+	if chars == "" {
+		return cNaN
+	}
+	v, err := strconv.ParseUint(digits, base, 64)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); !ok || ne.Err != strconv.ErrRange {
+			return cNaN
+		}
+		v = math.MaxUint64
+	}
+	return math.Float64frombits(0x7ff8000000000000 | v&(1<<51-1))
 }
 
 func hasPrefixFold(s, p string) bool {
