@@ -35,18 +35,19 @@ func mpPack(L *lua.LState) int {
 	if nargs+nargs > maxCStack {
 		argError(L, 0, "Too many arguments for MessagePack pack.")
 	}
+	// Each argument's encoding stays on the C stack until the final
+	// concat, so the stack a value is encoded at grows with i.
 	var buf []byte
 	for i := 1; i <= nargs; i++ {
-		buf = mpEncode(buf, L.Get(i), 0)
+		buf = mpEncode(L, buf, L.Get(i), 0, nargs+i)
 	}
 	L.Push(lua.LString(buf))
 	return 1
 }
 
-// MsgpackEncode appends the msgpack encoding cmsgpack.pack gives v.
-func MsgpackEncode(dst []byte, v lua.LValue) []byte { return mpEncode(dst, v, 0) }
-
-func mpEncode(buf []byte, v lua.LValue, level int) []byte {
+// mpEncode appends v's encoding; top is the Lua stack height the C
+// encoder would have with v on top, for its luaL_checkstack calls.
+func mpEncode(L *lua.LState, buf []byte, v lua.LValue, level, top int) []byte {
 	switch x := v.(type) {
 	case lua.LString:
 		return mpAppendBytes(buf, string(x))
@@ -61,25 +62,34 @@ func mpEncode(buf []byte, v lua.LValue, level int) []byte {
 		if level == mpMaxNesting {
 			return append(buf, 0xc0)
 		}
+		mpCheckStack(L, top, 2, "in function table_is_an_array")
 		if n, ok := mpArrayLen(x); ok {
+			mpCheckStack(L, top, 1, "in function mp_encode_lua_table_as_array")
 			buf = mpAppendHeader(buf, 0x90, 0xdc, uint64(n))
 			for j := 1; j <= n; j++ {
-				buf = mpEncode(buf, x.RawGetInt(j), level+1)
+				buf = mpEncode(L, buf, x.RawGetInt(j), level+1, top+1)
 			}
 			return buf
 		}
+		mpCheckStack(L, top, 3, "in function mp_encode_lua_table_as_map")
 		n := 0
 		for k, _ := x.Next(lua.LNil); k != lua.LNil; k, _ = x.Next(k) {
 			n++
 		}
 		buf = mpAppendHeader(buf, 0x80, 0xde, uint64(n))
 		for k, val := x.Next(lua.LNil); k != lua.LNil; k, val = x.Next(k) {
-			buf = mpEncode(buf, k, level+1)
-			buf = mpEncode(buf, val, level+1)
+			buf = mpEncode(L, buf, k, level+1, top+3)
+			buf = mpEncode(L, buf, val, level+1, top+2)
 		}
 		return buf
 	}
 	return append(buf, 0xc0)
+}
+
+func mpCheckStack(L *lua.LState, top, n int, msg string) {
+	if top+n > maxCStack {
+		stackOverflow(L, msg)
+	}
 }
 
 // mpArrayLen is table_is_an_array: every key a positive number that is
