@@ -48,6 +48,9 @@ func compileLua(src []byte, chunk string) (*lua.FunctionProto, string) {
 	if err != nil {
 		return nil, errCompilePrefix + chunk + ": " + oneLine(err.Error())
 	}
+	// Lua 5.1 gives a main chunk no "arg" table; gopher-lua builds one on every call (a table
+	// and a map: most of a small script's allocations).
+	proto.IsVarArg &^= lua.VarArgNeedsArg
 	return proto, ""
 }
 

@@ -1,13 +1,16 @@
 package script
 
-import lua "github.com/yuin/gopher-lua"
+import (
+	lua "github.com/yuin/gopher-lua"
 
-// openLualib is the one call site of the cjson, cmsgpack, bit and struct libraries
-// (src/script/lualib, written apart: lualib.Open(L) sets those four globals). Until that package
-// exists this opens nothing, and the four names are missing from the sandbox.
+	"github.com/hotkv/hotkv/src/script/lualib"
+)
+
+// openLualib opens the cjson, cmsgpack, bit and struct libraries (src/script/lualib) into the
+// sandbox's globals; openSandbox then protects their tables like the others.
 func openLualib(L *lua.LState, genv *lua.LTable) {
 	saved := L.G.Global
 	L.G.Global = genv
 	defer func() { L.G.Global = saved }()
-	// lualib.Open(L)
+	lualib.Open(L)
 }

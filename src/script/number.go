@@ -117,6 +117,10 @@ func init() {
 	L.Push(lua.LString("string"))
 	L.Call(1, 1)
 	stringFormat = L.Get(-1).(*lua.LTable).RawGetString("format").(*lua.LFunction).GFunction
+	L.Push(L.NewFunction(lua.OpenBase))
+	L.Push(lua.LString("_G"))
+	L.Call(1, 0)
+	goToNumber = L.G.Global.RawGetString("tonumber").(*lua.LFunction).GFunction
 }
 
 // strRep is string.rep bounded by lua-max-memory: a crafted count fails with Lua's memory error
@@ -135,21 +139,26 @@ func (st *state) strRep(L *lua.LState) int {
 	return 1
 }
 
-// tabConcat is table.concat with Lua's number formatting and the same memory bound.
+// tabConcat is table.concat with Lua's number formatting and the same memory bound, checked on
+// the total before anything is built.
 func (st *state) tabConcat(L *lua.LState) int {
 	t := L.CheckTable(1)
 	sep := L.OptString(2, "")
 	i := L.OptInt(3, 1)
 	j := L.OptInt(4, t.Len())
-	var b []byte
+	total := int64(0)
 	for k := i; k <= j; k++ {
 		s, ok := luaString(t.RawGetInt(k))
 		if !ok {
 			L.RaiseError("invalid value (at index %d) in table for 'concat'", k)
 		}
-		if int64(len(b)+len(s)+len(sep)) > st.e.memCap() {
+		if total += int64(len(s) + len(sep)); total > st.e.memCap() {
 			L.RaiseError("not enough memory")
 		}
+	}
+	b := make([]byte, 0, max(total-int64(len(sep)), 0))
+	for k := i; k <= j; k++ {
+		s, _ := luaString(t.RawGetInt(k))
 		b = append(b, s...)
 		if k < j {
 			b = append(b, sep...)

@@ -29,8 +29,6 @@ func (e *Engine) Run(dst []byte, h Host, s *Script, keys, args [][]byte, opts Ru
 	st := sl.st
 	st.setArray(st.keys, keys)
 	st.setArray(st.argv, args)
-	st.genv.RawSetString("KEYS", st.keys)
-	st.genv.RawSetString("ARGV", st.argv)
 	fn := st.function(s)
 	return st.call(dst, h, s.SHA, fn, 0, opts, s.Flags, false)
 }
@@ -40,6 +38,9 @@ func (e *Engine) Run(dst []byte, h Host, s *Script, keys, args [][]byte, opts Ru
 func (st *state) setArray(t *lua.LTable, vals [][]byte) {
 	n := t.Len()
 	for i, v := range vals {
+		if old, ok := t.RawGetInt(i + 1).(lua.LString); ok && string(old) == string(v) {
+			continue // the same key as last run: keep its string, allocate nothing
+		}
 		t.RawSetInt(i+1, lua.LString(v))
 	}
 	for i := len(vals) + 1; i <= n; i++ {

@@ -75,6 +75,8 @@ func (st *state) openSandbox() {
 	genv.RawSetString("_G", g)
 	L.Env = g
 	st.keys, st.argv = L.NewTable(), L.NewTable()
+	genv.RawSetString("KEYS", st.keys) // the same two tables for every run: Run refills them
+	genv.RawSetString("ARGV", st.argv)
 }
 
 // protect returns a read-only proxy of t (and of the tables inside it), as Redis's
@@ -149,7 +151,6 @@ func (st *state) overrideBase(g *lua.LTable) {
 	g.RawSetString("pairs", L.NewClosure(st.basePairs, next))
 	set("pcall", st.basePCall)
 	set("error", baseError)
-	goToNumber = g.RawGetString("tonumber").(*lua.LFunction).GFunction
 	set("tonumber", baseToNumber)
 	set("loadstring", st.baseLoadString)
 	g.RawSetString("load", lua.LNil)
@@ -511,4 +512,5 @@ func tabForeachi(L *lua.LState) int {
 	return 0
 }
 
+// goToNumber is gopher-lua's tonumber, kept for the bases other than 10 (set in init).
 var goToNumber lua.LGFunction

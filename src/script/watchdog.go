@@ -208,9 +208,11 @@ func (e *Engine) Busy() bool {
 }
 
 // Kill is SCRIPT KILL (function false) and FUNCTION KILL (function true): it stops every busy
-// run of that kind that has not written. It returns "" (reply +OK) or the error text: NOTBUSY
-// when nothing is busy, UNKILLABLE when the busy runs wrote, and the other kind's BUSY text
-// when only the other kind is busy (SCRIPT KILL while a function runs), as Redis.
+// run of that kind that has not written. It returns "" (reply +OK) or the error text, checked
+// in Redis's order: UNKILLABLE when a busy run wrote (whatever its kind), the other kind's BUSY
+// text when only the other kind is busy (FUNCTION KILL while an EVAL runs), NOTBUSY when
+// nothing is busy. Redis runs one script at a time; HotKV may run several, and Kill stops
+// every one it may.
 func (e *Engine) Kill(function bool) string {
 	killed, unkillable, other := 0, 0, 0
 	e.pool.each(func(s *slot) {
@@ -219,10 +221,10 @@ func (e *Engine) Kill(function bool) string {
 			return
 		}
 		switch {
-		case s.run.function.Load() != function:
-			other++
 		case s.run.wrote.Load():
 			unkillable++
+		case s.run.function.Load() != function:
+			other++
 		default:
 			s.run.stop(seq, killedByUser)
 			killed++

@@ -1,0 +1,192 @@
+package script
+
+import (
+	"fmt"
+	"math/rand"
+	"strconv"
+	"sync"
+	"testing"
+)
+
+// TestCacheAgainstMap: random Compile, Lookup, Exists and Flush against a map of bodies as the
+// reference.
+func TestCacheAgainstMap(t *testing.T) {
+	e := New(Config{})
+	defer e.Close()
+	ref := map[string]bool{} // sha -> cached
+	rng := rand.New(rand.NewSource(1))
+	for i := 0; i < 5000; i++ {
+		body := "return " + strconv.Itoa(rng.Intn(50))
+		sha := sha1Hex([]byte(body))
+		switch op := rng.Intn(10); {
+		case op < 5:
+			s, errReply := e.Compile([]byte(body))
+			if errReply != "" || s.SHA != sha {
+				t.Fatalf("Compile(%q) = %v, %q", body, s, errReply)
+			}
+			ref[sha] = true
+		case op < 9:
+			upper := []byte(sha)
+			if op == 8 {
+				for j := range upper {
+					if upper[j] >= 'a' {
+						upper[j] -= 'a' - 'A'
+					}
+				}
+			}
+			s, ok := e.Lookup(upper)
+			if ok != ref[sha] || (ok && s.SHA != sha) || e.Exists(upper) != ref[sha] {
+				t.Fatalf("step %d: Lookup(%s) = %v %v, reference %v", i, upper, s, ok, ref[sha])
+			}
+		default:
+			e.Flush()
+			clear(ref)
+		}
+		if e.Len() != len(ref) {
+			t.Fatalf("step %d: Len %d, reference %d", i, e.Len(), len(ref))
+		}
+	}
+	for _, bad := range []string{"", "abc", "zz" + sha1Hex(nil)[2:], sha1Hex(nil) + "0"} {
+		if e.Exists([]byte(bad)) {
+			t.Errorf("Exists(%q)", bad)
+		}
+	}
+}
+
+// TestCacheConcurrent: goroutines compile, look up and run overlapping scripts while another
+// flushes (run under -race). A script found is always the one asked for, and every run answers.
+func TestCacheConcurrent(t *testing.T) {
+	e := New(Config{})
+	defer e.Close()
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				e.Flush()
+			}
+		}
+	}()
+	var workers sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		workers.Add(1)
+		go func(g int) {
+			defer workers.Done()
+			h := newMemHost()
+			for i := 0; i < 500; i++ {
+				n := (i * (g + 1)) % 20
+				body := fmt.Sprintf("return %d + tonumber(ARGV[1])", n)
+				s, errReply := e.Compile([]byte(body))
+				if errReply != "" {
+					t.Error(errReply)
+					return
+				}
+				if found, ok := e.Lookup([]byte(s.SHA)); ok && found.SHA != s.SHA {
+					t.Errorf("Lookup(%s) found %s", s.SHA, found.SHA)
+				}
+				got := string(e.Run(nil, h, s, nil, [][]byte{[]byte("1")}, RunOptions{Proto: 2}))
+				if want := ":" + strconv.Itoa(n+1) + "\r\n"; got != want {
+					t.Errorf("%s: %q, want %q", body, got, want)
+				}
+			}
+		}(g)
+	}
+	workers.Wait()
+	close(stop)
+	wg.Wait()
+}
+
+// TestCompileErrorNotCached: a body that does not compile leaves nothing in the cache.
+func TestCompileErrorNotCached(t *testing.T) {
+	e := New(Config{})
+	defer e.Close()
+	body := []byte("return +")
+	if _, errReply := e.Compile(body); errReply == "" {
+		t.Fatal("compiled")
+	}
+	if e.Exists([]byte(sha1Hex(body))) || e.Len() != 0 {
+		t.Error("a failed compile was cached")
+	}
+}
+
+// TestPoolReuse: sequential runs reuse one state (built once, its sandbox with it); runs that
+// overlap get states of their own, and the pool keeps them for later.
+func TestPoolReuse(t *testing.T) {
+	e := New(Config{})
+	defer e.Close()
+	s, _ := e.Compile([]byte("return redis.call('INCR', KEYS[1])"))
+	h := newMemHost()
+	states := map[*state]bool{}
+	for i := 0; i < 1000; i++ {
+		e.Run(nil, h, s, [][]byte{[]byte("k")}, nil, RunOptions{Proto: 2})
+		e.pool.each(func(sl *slot) {
+			if sl.st != nil {
+				states[sl.st] = true
+			}
+		})
+	}
+	if n := len(*e.pool.slots.Load()); len(states) > n {
+		t.Errorf("%d states built for 1000 sequential runs over %d slots", len(states), n)
+	}
+	if got := string(e.Run(nil, h, s, [][]byte{[]byte("k")}, nil, RunOptions{Proto: 2})); got != ":1001\r\n" {
+		t.Errorf("reply %q", got)
+	}
+	// A run inside a run (a Host that runs another script) needs a second state at once.
+	inner := &nestedHost{memHost: newMemHost(), e: e, s: s}
+	outer, _ := e.Compile([]byte("return redis.call('PING')"))
+	if got := string(e.Run(nil, inner, outer, nil, nil, RunOptions{Proto: 2})); got != ":1\r\n" {
+		t.Errorf("nested reply %q", got)
+	}
+	used := 0
+	e.pool.each(func(sl *slot) {
+		if sl.used.Load() {
+			used++
+		}
+	})
+	if used != 0 {
+		t.Errorf("%d slots still taken after the runs", used)
+	}
+}
+
+// nestedHost answers PING by running script s in the same engine: a second state must be taken
+// while the first is busy.
+type nestedHost struct {
+	*memHost
+	e *Engine
+	s *Script
+}
+
+func (h *nestedHost) Call(args [][]byte, proto int, r Repl, dst []byte) []byte {
+	return h.e.Run(dst, h.memHost, h.s, [][]byte{[]byte("n")}, nil, RunOptions{Proto: proto})
+}
+
+// TestSandboxHoldsAcrossRuns: whatever a script tries, the next script on the same state sees
+// the pristine environment.
+func TestSandboxHoldsAcrossRuns(t *testing.T) {
+	e := New(Config{})
+	defer e.Close()
+	h := newMemHost()
+	for _, attack := range []string{
+		"x = 1", "redis = nil", "string.rep = nil", "rawset(_G, 'redis', 1)", "rawset(string, 'rep', 1)",
+		"setmetatable(_G, {})", "getmetatable('').__index = {}", "KEYS[1] = 'evil'",
+		"local mt = getmetatable(_G) mt.__index = nil", "table.insert = print",
+		"loadstring('redis = nil')()", "_G.tostring = nil", "coroutine.create = nil",
+	} {
+		s, errReply := e.Compile([]byte(attack))
+		if errReply != "" {
+			t.Fatal(errReply)
+		}
+		e.Run(nil, h, s, [][]byte{[]byte("k")}, nil, RunOptions{Proto: 2})
+		check, _ := e.Compile([]byte("return {type(redis.call), type(string.rep), type(table.insert), type(tostring), tostring(rawget(_G, 'x')), KEYS[1], ('a'):rep(2)}"))
+		got := string(e.Run(nil, h, check, [][]byte{[]byte("k")}, nil, RunOptions{Proto: 2}))
+		want := "*7\r\n$8\r\nfunction\r\n$8\r\nfunction\r\n$8\r\nfunction\r\n$8\r\nfunction\r\n$3\r\nnil\r\n$1\r\nk\r\n$2\r\naa\r\n"
+		if got != want {
+			t.Errorf("after %q: %q", attack, got)
+		}
+	}
+}

@@ -1,0 +1,252 @@
+package script
+
+import (
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// runAsync runs body in the engine on its own goroutine; the reply arrives on the channel.
+func runAsync(e *Engine, h Host, body string) <-chan string {
+	out := make(chan string, 1)
+	s, errReply := e.Compile([]byte(body))
+	if errReply != "" {
+		out <- errReply
+		return out
+	}
+	go func() { out <- string(e.Run(nil, h, s, nil, nil, RunOptions{Proto: 2})) }()
+	return out
+}
+
+func waitBusy(t *testing.T, e *Engine) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !e.Busy() {
+		if time.Now().After(deadline) {
+			t.Fatal("the script never became busy")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func waitReply(t *testing.T, out <-chan string) string {
+	t.Helper()
+	select {
+	case r := <-out:
+		return r
+	case <-time.After(20 * time.Second):
+		t.Fatal("the script did not end")
+	}
+	return ""
+}
+
+// TestKillMatchesRedis kills a busy script on redis-server (busy-reply-threshold 100 ms) and in
+// the engine, and compares what SCRIPT KILL and the killed EVAL answer, for loops that try to
+// survive the kill through pcall and coroutines.
+func TestKillMatchesRedis(t *testing.T) {
+	redisAddr(t)
+	admin := dial(t, 2)
+	admin.do(t, "CONFIG", "SET", "busy-reply-threshold", "100")
+	defer admin.do(t, "CONFIG", "SET", "busy-reply-threshold", "5000")
+	e := New(Config{BusyThreshold: 100 * time.Millisecond, Tick: 5 * time.Millisecond})
+	defer e.Close()
+	for _, body := range []string{
+		"while true do end",
+		"local i = 0\nwhile true do i = i + 1 end",
+		"while true do pcall(function() while true do end end) end",
+		"local co = coroutine.wrap(function() while true do end end)\nco()",
+		"local co = coroutine.create(function() while true do end end)\nwhile true do coroutine.resume(co) end",
+	} {
+		// redis-server
+		runner := dial(t, 2)
+		if want := string(admin.do(t, "SCRIPT", "KILL")); want != "-NOTBUSY No scripts in execution right now.\r\n" {
+			t.Fatalf("redis SCRIPT KILL while idle: %q", want)
+		}
+		done := make(chan []byte, 1)
+		go func() {
+			r, _ := runner.doBytes([][]byte{[]byte("EVAL"), []byte(body), []byte("0")})
+			done <- r
+		}()
+		time.Sleep(300 * time.Millisecond)
+		killWant := admin.do(t, "SCRIPT", "KILL")
+		evalWant := <-done
+
+		// the engine
+		if got := e.Kill(false); "-"+got+"\r\n" != "-NOTBUSY No scripts in execution right now.\r\n" {
+			t.Fatalf("engine Kill while idle: %q", got)
+		}
+		out := runAsync(e, newMemHost(), body)
+		waitBusy(t, e)
+		killGot := "+OK\r\n"
+		if k := e.Kill(false); k != "" {
+			killGot = "-" + k + "\r\n"
+		}
+		evalGot := waitReply(t, out)
+		if string(killWant) != killGot || string(evalWant) != evalGot {
+			t.Errorf("%s:\nredis:  kill %q eval %q\nengine: kill %q eval %q", body, killWant, evalWant, killGot, evalGot)
+		}
+		if e.Busy() {
+			t.Errorf("%s: still busy after the kill", body)
+		}
+	}
+}
+
+// TestUnkillable: a busy script that wrote cannot be killed (neither by SCRIPT KILL nor by
+// FUNCTION KILL, as Redis answers), and FUNCTION KILL refuses an EVAL that did not write.
+func TestUnkillable(t *testing.T) {
+	e := New(Config{BusyThreshold: 50 * time.Millisecond, Tick: 5 * time.Millisecond})
+	defer e.Close()
+	out := runAsync(e, newMemHost(), "redis.call('SET', 'k', 'v')\nwhile true do end")
+	waitBusy(t, e)
+	if got := e.Kill(false); got != ErrUnkillable {
+		t.Errorf("SCRIPT KILL: %q", got)
+	}
+	if got := e.Kill(true); got != ErrUnkillable {
+		t.Errorf("FUNCTION KILL: %q", got)
+	}
+	forceStop(e)
+	if r := waitReply(t, out); !strings.HasPrefix(r, "-ERR Script killed") {
+		t.Errorf("forced stop: %q", r)
+	}
+
+	out = runAsync(e, newMemHost(), "while true do end")
+	waitBusy(t, e)
+	if got := e.Kill(true); got != ErrBusyScript {
+		t.Errorf("FUNCTION KILL of an EVAL: %q", got)
+	}
+	if got := e.Kill(false); got != "" {
+		t.Errorf("SCRIPT KILL: %q", got)
+	}
+	waitReply(t, out)
+}
+
+// forceStop stops every running script, written or not (what SHUTDOWN NOSAVE leaves to the
+// process; here so a test does not leak its loop).
+func forceStop(e *Engine) {
+	e.pool.each(func(s *slot) {
+		if seq := s.run.seq.Load(); seq&1 == 1 {
+			s.run.stop(seq, killedByUser)
+		}
+	})
+}
+
+// TestKillDoesNotLeak: a kill ends only the run it was meant for; the state's next run works.
+func TestKillDoesNotLeak(t *testing.T) {
+	e := New(Config{BusyThreshold: 30 * time.Millisecond, Tick: 5 * time.Millisecond})
+	defer e.Close()
+	out := runAsync(e, newMemHost(), "while true do end")
+	waitBusy(t, e)
+	if k := e.Kill(false); k != "" {
+		t.Fatal(k)
+	}
+	waitReply(t, out)
+	for i := 0; i < 100; i++ {
+		if r := waitReply(t, runAsync(e, newMemHost(), "return 1")); r != ":1\r\n" {
+			t.Fatalf("run %d after a kill: %q", i, r)
+		}
+	}
+}
+
+// TestMemoryCap: a script that grows a table without bound is stopped with an error once the
+// heap grew past lua-max-memory, and the process's peak RSS stays under the cap + 100 MB.
+func TestMemoryCap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates the cap")
+	}
+	const capBytes = 64 << 20
+	e := New(Config{MaxMemory: capBytes, Tick: 5 * time.Millisecond})
+	defer e.Close()
+	runtime.GC()
+	before := rssPeak(t)
+	for _, body := range []string{
+		"local t = {} local i = 0 while true do i = i + 1 t[i] = string.rep('x', 100) .. i end",
+		"local t = {} while true do t[#t + 1] = {} end",
+		"local s = {} for i = 1, 1e9 do s[i] = i end",
+	} {
+		start := time.Now()
+		r := waitReply(t, runAsync(e, newMemHost(), body))
+		if !strings.HasPrefix(r, "-"+errOutOfMemory+" script: ") {
+			t.Errorf("%s: %q", body, r)
+		}
+		t.Logf("%s: stopped after %v", body, time.Since(start))
+		runtime.GC()
+	}
+	peak := rssPeak(t)
+	t.Logf("peak RSS grew by %d MB (cap %d MB)", (peak-before)>>20, capBytes>>20)
+	if peak-before > capBytes+100<<20 {
+		t.Errorf("peak RSS grew by %d MB, more than the cap + 100 MB", (peak-before)>>20)
+	}
+}
+
+// rssPeak reads VmHWM (peak resident set) of this process.
+func rssPeak(t *testing.T) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip("no /proc/self/status")
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	t.Skip("no VmHWM")
+	return 0
+}
+
+// TestCraftedLimits: requests for huge strings and results fail with an error instead of asking
+// the process for the memory; the server goes on.
+func TestCraftedLimits(t *testing.T) {
+	e := New(Config{MaxMemory: 64 << 20})
+	defer e.Close()
+	for body, want := range map[string]string{
+		"return string.rep('x', 2^40)":  "not enough memory",
+		"return string.rep('abc', 1e9)": "not enough memory",
+		"return #string.rep('x', 1e6)":  ":1000000",
+		"local t = {string.rep('x', 2^20)} for i = 1, 200 do t[i] = t[1] end return table.concat(t)": "not enough memory",
+		"return unpack({}, 1, 2^31)":                              "too many results to unpack",
+		"return unpack({}, -2^31, 2^31)":                          "too many results to unpack",
+		"return select('#', unpack({}, 1, 7000))":                 ":7000",
+		"local function f(n) return f(n + 1) + 1 end return f(1)": "stack overflow",
+		"local s = string.rep('x', 1000) return #s:rep(1e9)":      "not enough memory",
+		"return loadstring(string.rep('return ', 1000) .. '1')":   "",
+	} {
+		s, errReply := e.Compile([]byte(body))
+		if errReply != "" {
+			t.Fatal(errReply)
+		}
+		got := string(e.Run(nil, newMemHost(), s, nil, nil, RunOptions{Proto: 2}))
+		if !strings.Contains(got, want) {
+			t.Errorf("%s: %q, want %q in it", body, got, want)
+		}
+	}
+}
+
+// TestNoGoroutineLeak: Close stops the watchdog, parked or ticking.
+func TestNoGoroutineLeak(t *testing.T) {
+	before := runtime.NumGoroutine()
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e := New(Config{Tick: time.Millisecond})
+			s, _ := e.Compile([]byte("return 1"))
+			e.Run(nil, newMemHost(), s, nil, nil, RunOptions{Proto: 2})
+			time.Sleep(20 * time.Millisecond)
+			e.Close()
+		}()
+	}
+	wg.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after Close, %d before", n, before)
+	}
+}
