@@ -109,6 +109,20 @@ const (
 	ErrZNeedKey       = "ERR at least 1 input key is needed for '%s' command"
 	ErrZWeightFloat   = "ERR weight value is not a float"
 
+	// Bitmaps and HyperLogLog.
+	ErrBitOffset        = "ERR bit offset is not an integer or out of range"
+	ErrBitValue         = "ERR bit is not an integer or out of range"
+	ErrBitposBit        = "ERR The bit argument must be 1 or 0."
+	ErrBitopNot         = "ERR BITOP NOT must be called with a single source key."
+	ErrBitfieldType     = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is."
+	ErrBitfieldOverflow = "ERR Invalid OVERFLOW type specified"
+	ErrBitfieldRO       = "ERR BITFIELD_RO only supports the GET subcommand"
+	ErrHLLInvalid       = "INVALIDOBJ Corrupted HLL object detected"
+	ErrHLLWrongType     = "WRONGTYPE Key is not a valid HyperLogLog string value."
+	ErrPFDebugNoKey     = "ERR The specified key does not exist"
+	ErrPFDebugNotSparse = "ERR HLL encoding is not sparse"
+	ErrPFDebugUnknown   = "ERR Unknown PFDEBUG subcommand '%s'"
+
 	// SORT.
 	// ErrSortWeight is replied when a weight (the element, or the BY key's value) of a numeric
 	// sort is not a number strtod reads whole.

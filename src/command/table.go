@@ -13,6 +13,8 @@ var families = [][]*Spec{
 	keyCommands,
 	expireCommands,
 	stringCommands,
+	bitmapCommands,
+	hllCommands,
 	hashCommands,
 	listCommands,
 	setCommands,

@@ -1,0 +1,157 @@
+package command
+
+import (
+	"bytes"
+
+	"github.com/hotkv/hotkv/ds/bitmap"
+	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/ds/strs"
+)
+
+// fieldOp is one BITFIELD GET, SET or INCRBY, with the OVERFLOW in force when it was named.
+type fieldOp struct {
+	kind  byte // 'g', 's' or 'i'
+	field bitmap.Field
+	off   uint64
+	arg   int64
+	ow    bitmap.Overflow
+}
+
+// BITFIELD key [GET type offset] [SET type offset value] [INCRBY type offset increment]
+// [OVERFLOW WRAP|SAT|FAIL] ...
+func bitfield(c *Ctx) { bitfieldGeneric(c, false) }
+
+// BITFIELD_RO key [GET type offset ...]
+func bitfieldRO(c *Ctx) { bitfieldGeneric(c, true) }
+
+// bitfieldGeneric parses every operation first (the first bad one is the reply), then runs them
+// in order. Writes grow the string once, to the farthest bit any of them reaches; each SET and
+// INCRBY counts as a change, even one that FAIL stopped, as in Redis.
+func bitfieldGeneric(c *Ctx, readOnly bool) {
+	ops, maxBit, writes, msg := parseFieldOps(c)
+	if msg != "" {
+		c.Err(msg)
+		return
+	}
+	key := c.Args[1]
+	var b []byte
+	if writes == 0 {
+		switch e := c.FindRead(key); {
+		case e != nil && e.Kind != keyspace.KindString:
+			c.WrongType()
+			return
+		case e != nil:
+			b = e.Bytes()
+		}
+		replyFieldOps(c, ops, b)
+		return
+	}
+	if readOnly {
+		c.Err(ErrBitfieldRO)
+		return
+	}
+	e, _ := bitString(c, key, maxBit)
+	if e == nil {
+		return
+	}
+	replyFieldOps(c, ops, e.Bytes())
+	c.Changed(NotifyString, "setbit", key)
+	c.Dirty(writes)
+}
+
+// replyFieldOps runs ops over b, which holds every bit a write reaches, and replies their results.
+func replyFieldOps(c *Ctx, ops []fieldOp, b []byte) {
+	c.ArrayLen(len(ops))
+	for _, op := range ops {
+		old := op.field.Get(b, op.off)
+		if op.kind == 'g' {
+			c.Int(old)
+			continue
+		}
+		v, incr, ret := op.arg, int64(0), old
+		if op.kind == 'i' {
+			v, incr = old, op.arg
+		}
+		nv, over := op.field.Add(v, incr, op.ow)
+		if over && op.ow == bitmap.Fail {
+			c.Null()
+			continue
+		}
+		if op.kind == 'i' {
+			ret = nv
+		}
+		op.field.Set(b, op.off, nv)
+		c.Int(ret)
+	}
+}
+
+// parseFieldOps parses BITFIELD's operations. It returns them, the highest bit a write reaches,
+// the number of writes, and the first error's wire string.
+func parseFieldOps(c *Ctx) (ops []fieldOp, maxBit uint64, writes int, msg string) {
+	ow := bitmap.Wrap
+	for j := 2; j < len(c.Args); j++ {
+		left := len(c.Args) - j - 1
+		var kind byte
+		switch sub := c.Args[j]; {
+		case strs.EqualFold(sub, "GET") && left >= 2:
+			kind = 'g'
+		case strs.EqualFold(sub, "SET") && left >= 3:
+			kind = 's'
+		case strs.EqualFold(sub, "INCRBY") && left >= 3:
+			kind = 'i'
+		case strs.EqualFold(sub, "OVERFLOW") && left >= 1:
+			j++
+			switch w := c.Args[j]; {
+			case strs.EqualFold(w, "WRAP"):
+				ow = bitmap.Wrap
+			case strs.EqualFold(w, "SAT"):
+				ow = bitmap.Sat
+			case strs.EqualFold(w, "FAIL"):
+				ow = bitmap.Fail
+			default:
+				return nil, 0, 0, ErrBitfieldOverflow
+			}
+			continue
+		default:
+			return nil, 0, 0, ErrSyntax
+		}
+		f, ok := parseFieldType(c.Args[j+1])
+		if !ok {
+			return nil, 0, 0, ErrBitfieldType
+		}
+		off, ok := parseBitOffset(c, c.Args[j+2], int(f.Bits))
+		if !ok {
+			return nil, 0, 0, ErrBitOffset
+		}
+		op := fieldOp{kind: kind, field: f, off: off, ow: ow}
+		if kind != 'g' {
+			if op.arg, ok = ParseInt(c.Args[j+3]); !ok {
+				return nil, 0, 0, ErrNotInt
+			}
+			maxBit = max(maxBit, off+uint64(f.Bits)-1)
+			writes++
+			j++
+		}
+		ops = append(ops, op)
+		j += 2
+	}
+	return ops, maxBit, writes, ""
+}
+
+// parseFieldType parses i1..i64 or u1..u63. Redis reads the width as a C string, so it ends at
+// a NUL byte.
+func parseFieldType(arg []byte) (bitmap.Field, bool) {
+	if len(arg) == 0 || (arg[0] != 'i' && arg[0] != 'u') {
+		return bitmap.Field{}, false
+	}
+	w := arg[1:]
+	if i := bytes.IndexByte(w, 0); i >= 0 {
+		w = w[:i]
+	}
+	n, ok := ParseInt(w)
+	signed := arg[0] == 'i'
+	if !ok || n < 1 || (signed && n > 64) || (!signed && n > 63) {
+		return bitmap.Field{}, false
+	}
+	return bitmap.Field{Bits: uint(n), Signed: signed}, true
+}

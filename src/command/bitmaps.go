@@ -1,0 +1,272 @@
+package command
+
+import (
+	"github.com/hotkv/hotkv/ds/bitmap"
+	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/ds/strs"
+)
+
+// Bitmaps are string values seen as bits (ds/bitmap): GET, SETRANGE, APPEND and STRLEN see the
+// same bytes. Like Redis, a bit write leaves the value raw-encoded.
+var bitmapCommands = []*Spec{
+	{Name: "setbit", Arity: 4, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Run: setbit},
+	{Name: "getbit", Arity: 3, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: getbit},
+	{Name: "bitcount", Arity: -2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: bitcount},
+	{Name: "bitpos", Arity: -3, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: bitpos},
+	{Name: "bitop", Arity: -4, Flags: Write | DenyOOM, FirstKey: 2, LastKey: -1, Step: 1, Run: bitop},
+	{Name: "bitfield", Arity: -2, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Run: bitfield},
+	{Name: "bitfield_ro", Arity: -2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: bitfieldRO},
+}
+
+// parseBitOffset is Redis's getBitOffsetFromArgument: a non-negative integer whose byte is below
+// proto-max-bulk-len; with width > 0 (BITFIELD) "#n" means n*width. Redis multiplies in 64-bit
+// arithmetic without checking, and so does this.
+func parseBitOffset(c *Ctx, arg []byte, width int) (uint64, bool) {
+	hash := width > 0 && len(arg) > 0 && arg[0] == '#'
+	if hash {
+		arg = arg[1:]
+	}
+	n, ok := ParseInt(arg)
+	if hash {
+		n *= int64(width)
+	}
+	if !ok || n < 0 || n>>3 >= c.E.Settings().ProtoMaxBulkLen {
+		return 0, false
+	}
+	return uint64(n), true
+}
+
+// bitString is Redis's lookupStringForBitCommand: key's string grown with zero bytes to hold bit
+// maxBit, created when absent. It replies WRONGTYPE and returns nil for another type; grew says
+// whether the key was created or lengthened.
+func bitString(c *Ctx, key []byte, maxBit uint64) (e *keyspace.Entry, grew bool) {
+	ks, e := c.FindIn(key)
+	switch {
+	case e == nil:
+		e = addString(c, ks, key)
+		grew = true
+	case e.Kind != keyspace.KindString:
+		c.WrongType()
+		return nil, false
+	}
+	b := e.Bytes()
+	if need := int(maxBit>>3) + 1; need > len(b) {
+		e.SetBytes(bitmap.Grow(b, need))
+		grew = true
+	}
+	e.Enc = EncRaw
+	return e, grew
+}
+
+// SETBIT key offset value
+func setbit(c *Ctx) {
+	key := c.Args[1]
+	off, ok := parseBitOffset(c, c.Args[2], 0)
+	if !ok {
+		c.Err(ErrBitOffset)
+		return
+	}
+	on, ok := ParseInt(c.Args[3])
+	if !ok || on&^1 != 0 {
+		c.Err(ErrBitValue)
+		return
+	}
+	e, grew := bitString(c, key, off)
+	if e == nil {
+		return
+	}
+	old := bitmap.SetBit(e.Bytes(), off, int(on))
+	if grew || old != int(on) { // Redis 7 counts a change only when something changed
+		c.Changed(NotifyString, "setbit", key)
+		c.Dirty(1)
+	}
+	c.Int(int64(old))
+}
+
+// GETBIT key offset
+func getbit(c *Ctx) {
+	off, ok := parseBitOffset(c, c.Args[2], 0)
+	if !ok {
+		c.Err(ErrBitOffset)
+		return
+	}
+	switch e := c.FindRead(c.Args[1]); {
+	case e == nil:
+		c.Int(0)
+	case e.Kind != keyspace.KindString:
+		c.WrongType()
+	default:
+		c.Int(int64(bitmap.Bit(e.Bytes(), off)))
+	}
+}
+
+// readBits is the lookup of BITCOUNT and BITPOS: key's bytes, or ok false once it replied
+// (missing with the reply miss, WRONGTYPE).
+func readBits(c *Ctx, key []byte, miss int64) (b []byte, ok bool) {
+	switch e := c.FindRead(key); {
+	case e == nil:
+		c.Int(miss)
+	case e.Kind != keyspace.KindString:
+		c.WrongType()
+	default:
+		return e.Bytes(), true
+	}
+	return nil, false
+}
+
+// unitIsBit parses BITCOUNT's and BITPOS's BYTE|BIT.
+func unitIsBit(arg []byte) (inBits, ok bool) {
+	switch {
+	case strs.EqualFold(arg, "BIT"):
+		return true, true
+	case strs.EqualFold(arg, "BYTE"):
+		return false, true
+	}
+	return false, false
+}
+
+// BITCOUNT key [start end [BYTE|BIT]]
+//
+// As in Redis 7.0, a missing key answers 0 before the range is looked at.
+func bitcount(c *Ctx) {
+	b, ok := readBits(c, c.Args[1], 0)
+	if !ok {
+		return
+	}
+	span := bitmap.Span{First: 0, Last: int64(len(b))*8 - 1}
+	switch len(c.Args) {
+	case 2:
+	case 4, 5:
+		start, ok1 := ParseInt(c.Args[2])
+		end, ok2 := ParseInt(c.Args[3])
+		if !ok1 || !ok2 {
+			c.Err(ErrNotInt)
+			return
+		}
+		if start < 0 && end < 0 && start > end {
+			c.Int(0)
+			return
+		}
+		inBits := false
+		if len(c.Args) == 5 {
+			if inBits, ok = unitIsBit(c.Args[4]); !ok {
+				c.Err(ErrSyntax)
+				return
+			}
+		}
+		span = bitmap.Normalize(int64(len(b)), start, end, inBits)
+	default:
+		c.Err(ErrSyntax)
+		return
+	}
+	c.Int(bitmap.Count(b, span))
+}
+
+// BITPOS key bit [start [end [BYTE|BIT]]]
+//
+// Past the string every bit is clear: looking for a 0 without an end answers the first bit after
+// the string when the string has none.
+func bitpos(c *Ctx) {
+	bit, ok := ParseInt(c.Args[2])
+	switch {
+	case !ok:
+		c.Err(ErrNotInt)
+		return
+	case bit != 0 && bit != 1:
+		c.Err(ErrBitposBit)
+		return
+	}
+	b, ok := readBits(c, c.Args[1], -bit)
+	if !ok {
+		return
+	}
+	span := bitmap.Span{First: 0, Last: int64(len(b))*8 - 1}
+	endGiven := false
+	switch n := len(c.Args); {
+	case n == 3:
+	case n <= 6:
+		start, ok := ParseInt(c.Args[3])
+		if !ok {
+			c.Err(ErrNotInt)
+			return
+		}
+		inBits := false
+		if n == 6 {
+			if inBits, ok = unitIsBit(c.Args[5]); !ok {
+				c.Err(ErrSyntax)
+				return
+			}
+		}
+		end := int64(-1)
+		if n >= 5 {
+			if end, ok = ParseInt(c.Args[4]); !ok {
+				c.Err(ErrNotInt)
+				return
+			}
+			endGiven = true
+		}
+		span = bitmap.Normalize(int64(len(b)), start, end, inBits)
+	default:
+		c.Err(ErrSyntax)
+		return
+	}
+	pos := bitmap.Pos(b, int(bit), span)
+	if pos < 0 && bit == 0 && !endGiven && !span.Empty() {
+		pos = span.Last + 1
+	}
+	c.Int(pos)
+}
+
+// BITOP AND|OR|XOR|NOT destkey key [key ...]: the result replaces destkey (its TTL gone); an
+// empty result deletes it.
+func bitop(c *Ctx) {
+	var op bitmap.Op
+	switch name := c.Args[1]; {
+	case strs.EqualFold(name, "AND"):
+		op = bitmap.And
+	case strs.EqualFold(name, "OR"):
+		op = bitmap.Or
+	case strs.EqualFold(name, "XOR"):
+		op = bitmap.Xor
+	case strs.EqualFold(name, "NOT"):
+		op = bitmap.Not
+	default:
+		c.Err(ErrSyntax)
+		return
+	}
+	if op == bitmap.Not && len(c.Args) != 4 {
+		c.Err(ErrBitopNot)
+		return
+	}
+	dest := c.Args[2]
+	srcs := make([][]byte, 0, len(c.Args)-3)
+	for _, key := range c.Args[3:] {
+		switch e := c.FindRead(key); {
+		case e == nil:
+			srcs = append(srcs, nil)
+		case e.Kind != keyspace.KindString:
+			c.WrongType()
+			return
+		default:
+			srcs = append(srcs, e.Bytes())
+		}
+	}
+	res := bitmap.Apply(op, nil, srcs)
+	if len(res) == 0 {
+		if ks, e := c.FindIn(dest); e != nil {
+			ks.Remove(e)
+			c.Changed(NotifyGeneric, "del", dest)
+			c.Dirty(1)
+		}
+		c.Int(0)
+		return
+	}
+	ks := c.KS(dest)
+	e, _ := ks.Upsert(dest, c.Now)
+	e.Kind, e.Enc = keyspace.KindString, EncRaw
+	e.SetBytes(res)
+	ks.SetExpire(e, 0)
+	c.Changed(NotifyString, "set", dest)
+	c.Dirty(1)
+	c.Int(int64(len(res)))
+}

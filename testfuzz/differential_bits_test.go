@@ -1,0 +1,123 @@
+package testfuzz
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestHLLAgainstRedis adds random element sets (1 to 1,000,000 elements, some shared between
+// keys) to HyperLogLogs on HotKV and redis-server, then compares, key by key, PFCOUNT and the raw
+// bytes GET returns (sparse and dense, the cached cardinality included), PFCOUNT of several keys,
+// and PFMERGE's result. Elements go in PFADDs of up to 500, pipelined 200 commands at a time, so a
+// million elements take a few seconds.
+func TestHLLAgainstRedis(t *testing.T) {
+	seed := *diffSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	r := rand.New(rand.NewPCG(seed, 15))
+	redis := startRedis(t)
+	hotkv, _ := startHotKV(t)
+	pair := [2]*rawConn{dial(t, hotkv), dial(t, redis)}
+	sizes := []int{0, 1, 2, 3, 10, 100, 300, 1000, 2000, 5000, 20000, 100000, 1000000}
+	if testing.Short() {
+		sizes = sizes[:10]
+	}
+	var keys []string
+	for i, n := range sizes {
+		key := fmt.Sprintf("hll%d", i)
+		keys = append(keys, key)
+		hllFill(t, pair, key, r, n)
+		hllCompare(t, seed, pair, "GET", key)
+		hllCompare(t, seed, pair, "PFCOUNT", key)
+		hllCompare(t, seed, pair, "GET", key) // now with the cardinality cached
+		hllCompare(t, seed, pair, "PFDEBUG", "ENCODING", key)
+	}
+	for range 20 {
+		args := []string{"PFCOUNT"}
+		for range 2 + r.IntN(4) {
+			args = append(args, keys[r.IntN(len(keys))])
+		}
+		hllCompare(t, seed, pair, args...)
+	}
+	for i := range 10 {
+		dest := "merged" + strconv.Itoa(i)
+		args := []string{"PFMERGE", dest}
+		for range 1 + r.IntN(3) {
+			args = append(args, keys[r.IntN(len(keys))])
+		}
+		hllCompare(t, seed, pair, args...)
+		hllCompare(t, seed, pair, "GET", dest)
+		hllCompare(t, seed, pair, "PFCOUNT", dest)
+		hllFill(t, pair, dest, r, r.IntN(3000)) // a merged HLL keeps growing like any other
+		hllCompare(t, seed, pair, "GET", dest)
+		hllCompare(t, seed, pair, "PFCOUNT", dest)
+	}
+}
+
+// hllFill adds n random elements to key on both servers: numbers, short words and long
+// strings, with repeats.
+func hllFill(t *testing.T, pair [2]*rawConn, key string, r *rand.Rand, n int) {
+	t.Helper()
+	var req []byte
+	cmds := 0
+	flush := func() {
+		for _, c := range pair {
+			c.write(req)
+		}
+		for _, c := range pair {
+			for range cmds {
+				if rep := c.reply(); rep[0] != ':' {
+					t.Fatalf("PFADD on %s: %s", c.addr, quote(rep))
+				}
+			}
+		}
+		req, cmds = req[:0], 0
+	}
+	args := []string{"PFADD", key}
+	for added := 0; added < n; {
+		args = args[:2]
+		for k := 0; k < 1+r.IntN(500) && added < n; k++ {
+			args = append(args, hllElement(r))
+			added++
+		}
+		req = appendCommand(req, args...)
+		if cmds++; cmds == 200 {
+			flush()
+		}
+	}
+	if n == 0 {
+		req = appendCommand(req, args...) // PFADD with no element creates the key
+		cmds++
+	}
+	flush()
+}
+
+func hllElement(r *rand.Rand) string {
+	switch r.IntN(4) {
+	case 0:
+		return strconv.Itoa(r.IntN(5000)) // repeats
+	case 1:
+		return strconv.FormatUint(r.Uint64(), 36)
+	case 2:
+		b := make([]byte, 1+r.IntN(40))
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		return string(b)
+	}
+	return "element:" + strconv.FormatUint(r.Uint64()%1e7, 10)
+}
+
+// hllCompare sends one command to both servers and fails unless the replies are equal.
+func hllCompare(t *testing.T, seed uint64, pair [2]*rawConn, args ...string) {
+	t.Helper()
+	h, rd := pair[0].do(args...), pair[1].do(args...)
+	if !bytes.Equal([]byte(h), []byte(rd)) {
+		t.Fatalf("seed %d: %q:\n  HotKV %s\n  Redis %s", seed, args, quote(h), quote(rd))
+	}
+}
