@@ -63,6 +63,7 @@ type Client struct {
 
 	subs  subState   // its subscriptions (pubsub.go), owner-only
 	track trackState // CLIENT TRACKING (tracking.go)
+	tx    txState    // MULTI and WATCH (multi.go, watch.go)
 	// toWake are subscribers this client\'s commands queued messages for, woken once its batch
 	// has run (push.go); owner-only.
 	toWake             []*pubsub.Subscriber

@@ -77,6 +77,9 @@ type clientView struct {
 	closing  bool
 	blocked  bool // waiting in a blocking command (flag b)
 	noEvict  bool
+	multi    int32 // queued commands, -1 outside MULTI
+	multiMem int64
+	dirtyCAS bool // a watched key changed (flag d)
 	sub      int32
 	psub     int32
 	ssub     int32
@@ -90,6 +93,7 @@ func viewOf(cl *Client, self bool, args [][]byte) clientView {
 		db: cl.dbShown.Load(), proto: max(cl.shown.proto.Load(), 2), user: cl.shownUser(),
 		noEvict: cl.shown.noEvict.Load(), sub: cl.shown.sub.Load(), psub: cl.shown.psub.Load(),
 		ssub: cl.shown.ssb.Load(), lastSeen: cl.lastSeen.Load(), closing: cl.killed.Load()}
+	v.multi, v.multiMem, v.dirtyCAS = cl.tx.shown.Load()-1, cl.tx.shownMem.Load(), cl.tx.dirtyCAS.Load()
 	if w := cl.blockedOn.Load(); w != nil {
 		// Redis keeps a blocked command's arguments until it is served: they count in argv-mem.
 		v.blocked, v.argvMem = true, w.argvMem
@@ -113,8 +117,14 @@ func (v *clientView) appendFlags(dst []byte) []byte {
 	if v.sub+v.psub+v.ssub > 0 {
 		dst = append(dst, 'P')
 	}
+	if v.multi >= 0 {
+		dst = append(dst, 'x')
+	}
 	if v.blocked {
 		dst = append(dst, 'b')
+	}
+	if v.dirtyCAS {
+		dst = append(dst, 'd')
 	}
 	if v.closing {
 		dst = append(dst, 'c')
@@ -163,11 +173,11 @@ func appendClientLine(dst []byte, v *clientView, now int64) []byte {
 	num("sub", int64(v.sub))
 	num("psub", int64(v.psub))
 	num("ssub", int64(v.ssub))
-	num("multi", -1)
+	num("multi", int64(v.multi))
 	num("qbuf", cl.shown.qbuf.Load())
 	num("qbuf-free", 0)
 	num("argv-mem", int64(v.argvMem))
-	num("multi-mem", 0)
+	num("multi-mem", v.multiMem)
 	for _, f := range [...]string{"rbs", "rbp", "obl", "oll"} {
 		num(f, 0)
 	}

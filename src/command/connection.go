@@ -70,6 +70,7 @@ func reset(c *Ctx) {
 	cl.Authed = c.E.Settings().RequirePass == ""
 	cl.unsubscribeAll(c.E)
 	c.E.disableTracking(cl)
+	c.E.discardTx(cl)
 	c.Simple("RESET")
 }
 

@@ -28,9 +28,13 @@ type Ctx struct {
 	by      *pipeline.Slot // set while serving blocked clients: the slot whose command made them ready
 	noBlock bool           // blocking is not allowed (MULTI, scripts): Block replies the timeout reply
 	blocked *waiter        // set by Block
-	slot    *pipeline.Slot // the slot being run
-	stats   *shardStats    // the shard's counters when run by a shard actor; nil on a connection
-	rstats  *readerState   // the P's counters when run as shared work (shared.go)
+	// tx is the transaction whose queued command this call is, while EXEC runs it (multi.go):
+	// its replicated form goes to the transaction's, and commands that lock for themselves
+	// (SORT, SCAN) use the tokens EXEC holds.
+	tx     *txState
+	slot   *pipeline.Slot // the slot being run
+	stats  *shardStats    // the shard's counters when run by a shard actor; nil on a connection
+	rstats *readerState   // the P's counters when run as shared work (shared.go)
 	// needToken is set by FindRead in shared work that met an expired key: the call is undone
 	// and runs again holding the token, which can delete it.
 	needToken bool

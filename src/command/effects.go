@@ -112,7 +112,7 @@ func (e *Engine) expiredLocked(d *shardData, db int, key string) {
 		c = &d.bg
 	}
 	k := []byte(key)
-	c.Touch(k)
+	c.touchIn(db, k, true)
 	c.NotifyIn(db, NotifyExpired, "expired", k)
 	if e.Feed.Active() {
 		name := "DEL"
@@ -197,7 +197,9 @@ func (e *Engine) commit(c *Ctx, s *pipeline.Slot) {
 			by.Effects = append(by.Effects, fx.events...)
 		}
 	}
-	if len(fx.after) > 0 && s != nil {
+	if len(fx.after) > 0 && c.tx != nil { // after EXEC's whole reply, not inside it
+		c.tx.after = append(c.tx.after, fx.after...)
+	} else if len(fx.after) > 0 && s != nil {
 		c.Out = append(c.Out, fx.after...)
 		s.Reply = c.Out
 	}
@@ -227,6 +229,10 @@ func (e *Engine) propagateLocked(c *Ctx) {
 	}
 	n := fx.npre + fx.nops
 	if n == 0 {
+		return
+	}
+	if c.tx != nil { // a queued command inside EXEC: replicated with the transaction (multi.go)
+		c.tx.collect(c)
 		return
 	}
 	db := c.DB

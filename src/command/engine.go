@@ -73,8 +73,9 @@ type shardData struct {
 	serve    Ctx // for serving blocked clients while ctx is in use
 	block    blockState
 	stats    shardStats
-	warmSink uint64    // keeps warm's loads from being optimised away
-	hfe      hfeQueues // hash field expiry queues (hashes_expire.go)
+	warmSink uint64     // keeps warm's loads from being optimised away
+	hfe      hfeQueues  // hash field expiry queues (hashes_expire.go)
+	watch    watchState // WATCHed keys of the shard (watch.go)
 	// epoch advances where no handler holds an entry of the shard (after a work item, a
 	// barrier, before the expiry sweep): the keyspaces reuse removed entries only after it
 	// moved (ds/keyspace/slab.go).
@@ -101,6 +102,7 @@ type Engine struct {
 	outputLimit atomic.Pointer[OutputLimit] // client-output-buffer-limit pubsub (push.go)
 	track       trackingState               // client-side caching (tracking.go)
 	notify      atomic.Int64                // NotifyKeyspaceEvents of the settings, read on every Notify
+	watching    atomic.Int64                // WATCHes registered in every shard (watch.go)
 
 	clients  *xsync.MapOf[uint64, *Client]
 	clientID atomic.Uint64
@@ -223,6 +225,7 @@ func (e *Engine) NewClient(addr, laddr string, closeFn func()) *Client {
 // RemoveClient unregisters a closed connection's client and drops its subscriptions.
 func (e *Engine) RemoveClient(cl *Client) {
 	e.clients.Delete(cl.ID)
+	e.unwatchAll(cl)
 	cl.unsubscribeAll(e)
 	e.disableTracking(cl)
 }

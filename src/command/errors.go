@@ -109,6 +109,14 @@ const (
 	ErrZNeedKey       = "ERR at least 1 input key is needed for '%s' command"
 	ErrZWeightFloat   = "ERR weight value is not a float"
 
+	// Transactions (multi.go, watch.go).
+	ErrMultiNested    = "ERR MULTI calls can not be nested"
+	ErrExecNoMulti    = "ERR EXEC without MULTI"
+	ErrDiscardNoMulti = "ERR DISCARD without MULTI"
+	ErrExecAbort      = "EXECABORT Transaction discarded because of previous errors."
+	ErrWatchInMulti   = "ERR WATCH inside MULTI is not allowed"
+	ErrNoMultiCmd     = "ERR Command not allowed inside a transaction"
+
 	// Bitmaps and HyperLogLog.
 	ErrBitOffset        = "ERR bit offset is not an integer or out of range"
 	ErrBitValue         = "ERR bit is not an integer or out of range"

@@ -236,6 +236,22 @@ func (e *Engine) leave(shards []int32, all bool, c *Ctx) {
 	}
 }
 
+// runInShard runs fn holding shard id, with c the running call there (a command that locks one
+// shard at a time for itself: SCAN). Inside EXEC, which holds every shard already (multi.go), it
+// runs fn without taking it.
+func (e *Engine) runInShard(c *Ctx, id int, fn func(sh *pipeline.Shard)) {
+	if c.tx != nil {
+		fn(e.Group.Shards[id])
+		return
+	}
+	e.Group.Do(id, func(sh *pipeline.Shard) {
+		held := [1]int32{int32(id)}
+		e.enter(held[:], false, c)
+		defer e.leave(held[:], false, c)
+		fn(sh)
+	})
+}
+
 // serveReadyIn serves blocked clients of keys made ready on the held shards by the command of
 // slot by.
 func (e *Engine) serveReadyIn(shards []int32, now int64, by *pipeline.Slot) {

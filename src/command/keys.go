@@ -243,7 +243,7 @@ func move(c *Ctx) {
 		if moved {
 			signalCreated(c, db, key)
 			c.Touch(key) // in both databases, as Redis signals it
-			c.Touch(key)
+			c.TouchIn(db, key)
 			c.Notify(NotifyGeneric, "move_from", key)
 			c.NotifyIn(db, NotifyGeneric, "move_to", key)
 			c.Dirty(1)
@@ -338,7 +338,7 @@ func copyCmd(c *Ctx) {
 	n.Enc = e.Enc
 	to.CopyExpire(n, c.KS(src), e)
 	signalCreated(c, db, dst)
-	c.Touch(dst)
+	c.TouchIn(db, dst)
 	c.NotifyIn(db, NotifyGeneric, "copy_to", dst)
 	c.Dirty(1)
 	c.Int(1)
@@ -372,7 +372,7 @@ func swapdb(c *Ctx) {
 	case a < 0 || a >= n || b < 0 || b >= n:
 		c.Err(ErrDBIndex)
 	default:
-		c.E.swapDatabases(a, b)
+		c.E.swapDatabases(a, b, c.Now)
 		c.Dirty(1)
 		c.OK()
 	}
@@ -380,7 +380,9 @@ func swapdb(c *Ctx) {
 
 // swapDatabases swaps databases a and b in every shard; all shards must be held. The OnExpire
 // and OnNew hooks stay with the database numbers: they report under a database's number.
-func (e *Engine) swapDatabases(a, b int) {
+func (e *Engine) swapDatabases(a, b int, now int64) {
+	e.touchAllWatchedLocked(a, b, now)
+	e.touchAllWatchedLocked(b, a, now)
 	for _, sh := range e.Group.Shards {
 		dbs := sh.Data.(*shardData).dbs
 		dbs[a], dbs[b] = dbs[b], dbs[a]

@@ -21,15 +21,15 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 		spec, errMsg = lookupArgs(s.Args)
 	}
 	if errMsg != "" {
-		e.reject(s, spec, errMsg)
+		e.refuse(cl, s, spec, errMsg)
 		return
 	}
 	if !cl.Authed && spec.Flags&NoAuth == 0 {
-		e.reject(s, spec, ErrNoAuth)
+		e.refuse(cl, s, spec, ErrNoAuth)
 		return
 	}
 	if cl.Proto == 2 && cl.subs.any() && !subscribedModeAllows(spec) {
-		e.reject(s, spec, fmt.Sprintf(ErrSubscribedMode, spec.Name))
+		e.refuse(cl, s, spec, fmt.Sprintf(ErrSubscribedMode, spec.Name))
 		return
 	}
 	e.pause.wait(spec)
@@ -37,6 +37,14 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 	if cl.lastSpec != spec { // pipelines repeat a command: publish for CLIENT LIST only on change
 		cl.lastSpec = spec
 		cl.lastCmd.Store(&spec.Name)
+	}
+	if cl.tx.on && !isTxControl(spec) { // inside MULTI: queued (multi.go)
+		if spec.Flags&NoMulti != 0 {
+			e.refuse(cl, s, spec, ErrNoMultiCmd)
+			return
+		}
+		e.queue(cl, spec, s)
+		return
 	}
 	switch spec.Scope {
 	case ScopeConn:
@@ -147,6 +155,18 @@ func trunc(b []byte, n int) []byte {
 		b = b[:i]
 	}
 	return b[:min(len(b), max(n, 0))]
+}
+
+// refuse rejects a command of cl; inside MULTI the transaction is then discarded at EXEC
+// (Redis's flagTransaction).
+func (e *Engine) refuse(cl *Client, s *pipeline.Slot, spec *Spec, msg string) {
+	if cl.tx.on {
+		cl.tx.dirtyExec = true
+	}
+	if spec != nil && spec.Name == "exec" {
+		msg = e.execRefused(cl, msg)
+	}
+	e.reject(s, spec, msg)
 }
 
 // reject answers a command refused before it ran.

@@ -154,10 +154,7 @@ func (e *Engine) scanKeys(c *Ctx, cursor uint64, opt *scanOptions) (uint64, []st
 	var keys []string
 	var seen int64
 	for shard < shards && buckets > 0 && seen < opt.count {
-		e.Group.Do(int(shard), func(sh *pipeline.Shard) {
-			held := [1]int32{int32(shard)}
-			e.enter(held[:], false, c)
-			defer e.leave(held[:], false, c)
+		e.runInShard(c, int(shard), func(sh *pipeline.Shard) {
 			ks := sh.Data.(*shardData).dbs[db]
 			for {
 				var expired [8][]byte

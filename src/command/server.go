@@ -87,6 +87,7 @@ func flushall(c *Ctx) {
 // flushDatabase empties database db, counting each key it held as a change (expired ones not
 // yet reclaimed too), as Redis's emptyData does. It raises no keyspace event.
 func flushDatabase(c *Ctx, db int) {
+	c.E.touchAllWatchedLocked(db, -1, c.Now)
 	c.E.eachKeyspace(db, func(ks *keyspace.Keyspace) {
 		c.Dirty(ks.Len())
 		ks.Clear()

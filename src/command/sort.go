@@ -56,6 +56,10 @@ func sortGeneric(c *Ctx, readonly bool) {
 		return
 	}
 	g := c.E.Group
+	if c.tx != nil { // queued in a transaction: EXEC holds every shard (multi.go)
+		st.run(c)
+		return
+	}
 	if st.readsOtherKeys() {
 		g.LockAll()
 		defer g.UnlockAll()

@@ -21,6 +21,7 @@ var families = [][]*Spec{
 	zsetCommands,
 	sortCommands,
 	pubsubCommands,
+	multiCommands,
 }
 
 // table maps lower-case command names to their specs. It is built in init so that handlers may

@@ -130,9 +130,19 @@ func (e *Engine) evictTrackedKeys(max int64) {
 	}
 }
 
-// Touch signals that key's value changed (Redis's signalModifiedKey): tracking clients that read
-// it, and BCAST clients of a prefix of it, are sent an invalidation. WATCH will use it too.
-func (c *Ctx) Touch(key []byte) {
+// Touch signals that key's value changed in the selected database (Redis's signalModifiedKey):
+// clients watching it (watch.go) will fail their EXEC, tracking clients that read it, and BCAST
+// clients of a prefix of it, are sent an invalidation. The key's shard must be held.
+func (c *Ctx) Touch(key []byte) { c.touchIn(c.DB, key, false) }
+
+// TouchIn is Touch for a key of database db (MOVE, COPY … DB).
+func (c *Ctx) TouchIn(db int, key []byte) { c.touchIn(db, key, false) }
+
+// touchIn is Touch; expired says the key is being deleted by its expiry.
+func (c *Ctx) touchIn(db int, key []byte, expired bool) {
+	if c.E.watching.Load() != 0 {
+		c.E.touchWatchedLocked(db, key, expired)
+	}
 	if c.E.track.clients.Load() == 0 {
 		return
 	}

@@ -1,0 +1,6 @@
+//go:build !race
+
+package command
+
+// txRace reports a -race build: the transaction load tests shrink there.
+const txRace = false

@@ -1,0 +1,292 @@
+package command
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hotkv/hotkv/net/resp/resptest"
+)
+
+// A transaction sent as one pipelined batch: the commands after EXEC are routed once EXEC (a
+// barrier) has run, so they are not queued and see its writes.
+func TestMultiPipelined(t *testing.T) {
+	tc := newTestConn(t, newTestEngine())
+	var req []byte
+	for _, c := range [][]string{{"MULTI"}, {"SET", "a", "1"}, {"INCR", "a"}, {"MSET", "b", "1", "c", "2", "d", "3"},
+		{"EXEC"}, {"GET", "a"}, {"MGET", "b", "c", "d"}, {"EXEC"}} {
+		req = append(req, encodeCommand(c)...)
+	}
+	out, err := tc.send(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := splitReplies(t, out)
+	want := []string{"+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "*3\r\n+OK\r\n:2\r\n+OK\r\n",
+		"$1\r\n2\r\n", "*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n", "-ERR EXEC without MULTI\r\n"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("replies\n got %q\nwant %q", got, want)
+	}
+}
+
+// Queued arguments are copied out of the read buffer (DESIGN invariant 7): overwriting the bytes
+// a command arrived in does not change what EXEC runs.
+func TestMultiCopiesArguments(t *testing.T) {
+	tc := newTestConn(t, newTestEngine())
+	tc.do("MULTI")
+	req := encodeCommand([]string{"SET", "key", "AAAA"})
+	if err := tc.serveRaw(req); err != nil {
+		t.Fatal(err)
+	}
+	for i := range req {
+		req[i] = 'B'
+	}
+	tc.stream.out.Reset()
+	if got := tc.do("EXEC"); got != "*1\r\n+OK\r\n" {
+		t.Fatalf("EXEC = %q", got)
+	}
+	if got := tc.do("GET", "key"); got != "$4\r\nAAAA\r\n" {
+		t.Fatalf("GET = %q", got)
+	}
+}
+
+// CLIENT LIST shows multi=<queued> and flag x inside MULTI (and while EXEC runs), d once a
+// watched key changed, as Redis 7.0.15 does (checked by hand: CLIENT INFO inside EXEC after five
+// queued commands showed flags=x multi=6 cmd=exec).
+func TestClientInfoMulti(t *testing.T) {
+	e := newTestEngine()
+	a, b := newTestConn(t, e), newTestConn(t, e)
+	field := func(line, name string) string {
+		for _, f := range strings.Fields(line) {
+			if v, ok := strings.CutPrefix(f, name+"="); ok {
+				return v
+			}
+		}
+		t.Fatalf("no %s in %q", name, line)
+		return ""
+	}
+	info := func() string { return replyText(t, a.do("CLIENT", "INFO")) }
+	if l := info(); field(l, "multi") != "-1" || field(l, "flags") != "N" {
+		t.Fatalf("outside MULTI: %q", l)
+	}
+	a.do("WATCH", "w")
+	b.do("SET", "w", "1")
+	if l := info(); field(l, "flags") != "d" {
+		t.Fatalf("after a watched key changed: %q", l)
+	}
+	a.do("MULTI")
+	a.do("SET", "x", "1")
+	a.do("CLIENT", "INFO")
+	var other string
+	for _, l := range strings.Split(replyText(t, b.do("CLIENT", "LIST")), "\n") {
+		if strings.HasPrefix(l, "id="+strconv.FormatUint(a.client.ID, 10)+" ") {
+			other = l
+		}
+	}
+	if field(other, "multi") != "2" || field(other, "flags") != "xd" || field(other, "multi-mem") == "0" {
+		t.Fatalf("seen from another client inside MULTI: %q", other)
+	}
+	if got := a.do("EXEC"); got != "*-1\r\n" {
+		t.Fatalf("EXEC after the watched key changed = %q", got)
+	}
+	a.do("MULTI")
+	a.do("PING")
+	a.do("CLIENT", "INFO")
+	got := replyElems(t, a.do("EXEC"))
+	in := replyText(t, got[1])
+	if field(in, "multi") != "2" || field(in, "flags") != "x" || field(in, "cmd") != "exec" {
+		t.Fatalf("CLIENT INFO inside EXEC: %q", in)
+	}
+	if l := info(); field(l, "multi") != "-1" || field(l, "flags") != "N" {
+		t.Fatalf("after EXEC: %q", l)
+	}
+}
+
+// The replicated form of EXEC, as Redis 7.0.15 writes it in its AOF (recorded with appendonly
+// yes): one write alone, two or more inside MULTI … EXEC, a SELECT where the database changes,
+// nothing for a read-only transaction.
+func TestMultiFeed(t *testing.T) {
+	e := newTestEngine()
+	rd := e.AttachFeed()
+	defer rd.Close()
+	tc := newTestConn(t, e)
+	run := func(cmds ...[]string) {
+		tc.do("MULTI")
+		for _, c := range cmds {
+			tc.do(c...)
+		}
+		tc.do("EXEC")
+	}
+	feed := func() []string {
+		var out []string
+		es, err := rd.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, en := range es {
+			vs, err := resptest.ParseAll(en.Cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var parts []string
+			for _, v := range vs {
+				args, _ := v.Strings()
+				parts = append(parts, strings.Join(args, " "))
+			}
+			out = append(out, fmt.Sprintf("db%d: %s", en.DB, strings.Join(parts, "; ")))
+		}
+		return out
+	}
+	cases := []struct {
+		cmds [][]string
+		want string
+	}{
+		{[][]string{{"SET", "a", "1"}}, "[db0: SET a 1]"},
+		{[][]string{{"GET", "a"}}, "[]"},
+		{[][]string{{"SET", "a", "2"}, {"INCR", "b"}}, "[db0: MULTI; SET a 2; INCR b; EXEC]"},
+		{[][]string{{"SET", "x", "1"}, {"SELECT", "2"}, {"SET", "y", "2"}},
+			"[db0: MULTI; SET x 1; SELECT 2; SET y 2; SELECT 0; EXEC]"},
+		{[][]string{{"SET", "z", "1"}, {"INCR", "a"}}, "[db2: MULTI; SET z 1; INCR a; EXEC]"},
+	}
+	for _, c := range cases {
+		run(c.cmds...)
+		if got := fmt.Sprint(feed()); got != c.want {
+			t.Errorf("%q: feed %s, want %s", c.cmds, got, c.want)
+		}
+	}
+}
+
+// 50 clients increment one counter by WATCH, GET, MULTI, SET, EXEC, retrying when EXEC fails:
+// no increment is lost (the final value is the number of successful EXECs).
+func TestWatchIncrements(t *testing.T) {
+	e := newTestEngine()
+	const clients, each = 50, 40
+	var wg sync.WaitGroup
+	var ok, retries atomic.Int64
+	deadline := time.Now().Add(20 * time.Second)
+	for range clients {
+		tc := newTestConn(t, e)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for done := 0; done < each && time.Now().Before(deadline); {
+				tc.do("WATCH", "counter")
+				n := int64(0)
+				if v := tc.do("GET", "counter"); v != "$-1\r\n" {
+					n, _ = strconv.ParseInt(replyText(t, v), 10, 64)
+				}
+				tc.do("MULTI")
+				tc.do("SET", "counter", strconv.FormatInt(n+1, 10))
+				switch r := tc.do("EXEC"); r {
+				case "*1\r\n+OK\r\n":
+					ok.Add(1)
+					done++
+				case "*-1\r\n":
+					retries.Add(1)
+				default:
+					t.Errorf("EXEC = %q", r)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	got := replyText(t, newTestConn(t, e).do("GET", "counter"))
+	if got != strconv.FormatInt(ok.Load(), 10) || ok.Load() != clients*each {
+		t.Fatalf("counter %s after %d successful EXECs of %d (%d retries)", got, ok.Load(), clients*each, retries.Load())
+	}
+	t.Logf("%d increments, %d retries", ok.Load(), retries.Load())
+}
+
+// Transfers by MULTI/DECRBY/INCRBY/EXEC between accounts on different shards, while readers read
+// every account in one MULTI … EXEC: the total never changes.
+func TestMultiTransfers(t *testing.T) {
+	e := newTestEngine()
+	const accounts, start = 8, 1000
+	names := make([]string, 0, accounts)
+	seen := map[int32]bool{}
+	for i := 0; len(names) < accounts; i++ {
+		k := "acct:" + strconv.Itoa(i)
+		if sh := e.shardOf([]byte(k)); !seen[sh] {
+			seen[sh] = true
+			names = append(names, k)
+		}
+	}
+	setup := newTestConn(t, e)
+	for _, k := range names {
+		setup.do("SET", k, strconv.Itoa(start))
+	}
+	transfers := 100_000
+	if txRace {
+		transfers = 20_000
+	}
+	const writers, readers = 4, 2
+	var wg sync.WaitGroup
+	var stop atomic.Bool
+	var reads atomic.Int64
+	for w := range writers {
+		tc := newTestConn(t, e)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range transfers / writers {
+				from, to := names[(i+w)%accounts], names[(i*3+w+1)%accounts]
+				if from == to {
+					to = names[(i+w+1)%accounts]
+				}
+				req := encodeCommand([]string{"MULTI"})
+				req = append(req, encodeCommand([]string{"DECRBY", from, "7"})...)
+				req = append(req, encodeCommand([]string{"INCRBY", to, "7"})...)
+				req = append(req, encodeCommand([]string{"EXEC"})...)
+				out, err := tc.send(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if r := splitReplies(t, out); len(r) != 4 || !strings.HasPrefix(r[3], "*2\r\n:") {
+					t.Errorf("transfer replies %q", r)
+					return
+				}
+			}
+		}()
+	}
+	var rg sync.WaitGroup
+	for range readers {
+		tc := newTestConn(t, e)
+		rg.Add(1)
+		go func() {
+			defer rg.Done()
+			for !stop.Load() {
+				req := encodeCommand([]string{"MULTI"})
+				for _, k := range names {
+					req = append(req, encodeCommand([]string{"GET", k})...)
+				}
+				req = append(req, encodeCommand([]string{"EXEC"})...)
+				out, err := tc.send(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				r := splitReplies(t, out)
+				total := 0
+				for _, v := range replyStrings(t, r[len(r)-1]) {
+					n, _ := strconv.Atoi(v)
+					total += n
+				}
+				if total != accounts*start {
+					t.Errorf("total %d, want %d", total, accounts*start)
+					return
+				}
+				reads.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	stop.Store(true)
+	rg.Wait()
+	t.Logf("%d transfers, %d consistent reads", transfers, reads.Load())
+}
