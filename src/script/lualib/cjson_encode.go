@@ -51,18 +51,6 @@ func jsonEncode(L *lua.LState, cfg *jsonConfig) int {
 	return 1
 }
 
-// EncodeJSON returns cjson.encode(v) with default settings, or the error
-// cjson would raise; for callers outside Lua (tests, tools).
-func EncodeJSON(L *lua.LState, v lua.LValue) (s string, err error) {
-	fn := L.NewFunction(func(L *lua.LState) int { return jsonEncode(L, newJSONConfig()) })
-	if err := L.CallByParam(lua.P{Fn: fn, NRet: 1, Protect: true}, v); err != nil {
-		return "", err
-	}
-	s = L.Get(-1).String()
-	L.Pop(1)
-	return s, nil
-}
-
 func (e *jsonEncoder) fail(v lua.LValue, reason string) {
 	raise(e.L, "Cannot serialise %s: %s", typeName(v), reason)
 }
