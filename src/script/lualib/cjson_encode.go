@@ -144,7 +144,7 @@ func (e *jsonEncoder) arrayLength(t *lua.LTable) int32 {
 // maxEncoded caps what encode builds. Only a script that turned the
 // sparse-array check off (ratio 0) can ask for more, with one key near
 // 2^31 meaning two billion nulls; Redis would try to allocate them.
-const maxEncoded = 512 << 20
+var maxEncoded = 512 << 20
 
 func (e *jsonEncoder) array(t *lua.LTable, n int32, depth, top int) {
 	e.buf = append(e.buf, '[')
