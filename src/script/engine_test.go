@@ -190,3 +190,56 @@ func TestSandboxHoldsAcrossRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestFunctionsConcurrent: FCALLs on several goroutines while another goroutine replaces and
+// deletes the library (run under -race): every call answers one of the two versions, or
+// "Function not found" while it is deleted.
+func TestFunctionsConcurrent(t *testing.T) {
+	e := New(Config{})
+	defer e.Close()
+	v := func(n int) []byte {
+		return []byte("#!lua name=lib\nredis.register_function('f', function(keys, args) return " + strconv.Itoa(n) + " end)")
+	}
+	if _, errReply := e.FunctionLoad(nil, v(1), false); errReply != "" {
+		t.Fatal(errReply)
+	}
+	stop := make(chan struct{})
+	var changer sync.WaitGroup
+	changer.Add(1)
+	go func() {
+		defer changer.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			switch i % 3 {
+			case 0:
+				e.FunctionLoad(nil, v(2), true)
+			case 1:
+				e.FunctionDelete([]byte("lib"))
+			default:
+				e.FunctionLoad(nil, v(1), false)
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for g := 0; g < 3; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := newMemHost()
+			for i := 0; i < 300; i++ {
+				switch got := string(e.FCall(nil, h, []byte("f"), nil, nil, RunOptions{Proto: 2})); got {
+				case ":1\r\n", ":2\r\n", "-ERR Function not found\r\n":
+				default:
+					t.Errorf("FCALL: %q", got)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	changer.Wait()
+}

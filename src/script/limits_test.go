@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -157,11 +158,37 @@ func TestMemoryCap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocates the cap")
 	}
-	const capBytes = 64 << 20
+	t.Run("64MB", func(t *testing.T) { memoryCap(t, 64<<20) })
+	t.Run("default", func(t *testing.T) {
+		if raceEnabled {
+			t.Skip("256 MB under the race detector takes minutes")
+		}
+		memoryCap(t, defaultMaxMemory)
+	})
+}
+
+func memoryCap(t *testing.T, capBytes int64) {
 	e := New(Config{MaxMemory: capBytes, Tick: 5 * time.Millisecond})
 	defer e.Close()
 	runtime.GC()
 	before := rssPeak(t)
+	heapBefore, _ := readHeap()
+	var heapPeak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() { // the Go heap's peak, sampled every millisecond
+		defer close(sampled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+			if h, _ := readHeap(); h > heapPeak.Load() {
+				heapPeak.Store(h)
+			}
+		}
+	}()
 	for _, body := range []string{
 		"local t = {} local i = 0 while true do i = i + 1 t[i] = string.rep('x', 100) .. i end",
 		"local t = {} while true do t[#t + 1] = {} end",
@@ -174,6 +201,16 @@ func TestMemoryCap(t *testing.T) {
 		}
 		t.Logf("%s: stopped after %v", body, time.Since(start))
 		runtime.GC()
+	}
+	close(stop)
+	<-sampled
+	grew := int64(heapPeak.Load()) - int64(heapBefore)
+	t.Logf("Go heap peak grew by %d MB (cap %d MB)", grew>>20, capBytes>>20)
+	if grew > capBytes+100<<20 {
+		t.Errorf("the heap grew by %d MB, more than the cap + 100 MB", grew>>20)
+	}
+	if raceEnabled {
+		return
 	}
 	peak := rssPeak(t)
 	t.Logf("peak RSS grew by %d MB (cap %d MB)", (peak-before)>>20, capBytes>>20)
@@ -248,5 +285,65 @@ func TestNoGoroutineLeak(t *testing.T) {
 	}
 	if n := runtime.NumGoroutine(); n > before {
 		t.Errorf("%d goroutines after Close, %d before", n, before)
+	}
+}
+
+// TestFunctionKillMatchesRedis: a busy FCALL refuses SCRIPT KILL with the FUNCTION KILL text,
+// others get the function's BUSY text, and FUNCTION KILL ends it with Redis's reply.
+func TestFunctionKillMatchesRedis(t *testing.T) {
+	redisAddr(t)
+	admin := dial(t, 2)
+	admin.do(t, "CONFIG", "SET", "busy-reply-threshold", "100")
+	defer admin.do(t, "CONFIG", "SET", "busy-reply-threshold", "5000")
+	const lib = "#!lua name=loop\nredis.register_function('spin', function() while true do end end)"
+	admin.do(t, "FUNCTION", "LOAD", "REPLACE", lib)
+	runner := dial(t, 2)
+	done := make(chan []byte, 1)
+	go func() {
+		r, _ := runner.doBytes([][]byte{[]byte("FCALL"), []byte("spin"), []byte("0")})
+		done <- r
+	}()
+	time.Sleep(300 * time.Millisecond)
+	want := [][]byte{admin.do(t, "GET", "x"), admin.do(t, "SCRIPT", "KILL"), admin.do(t, "FUNCTION", "KILL")}
+	want = append(want, <-done)
+	admin.do(t, "FUNCTION", "FLUSH")
+
+	e := New(Config{BusyThreshold: 100 * time.Millisecond, Tick: 5 * time.Millisecond})
+	defer e.Close()
+	if _, errReply := e.FunctionLoad(nil, []byte(lib), false); errReply != "" {
+		t.Fatal(errReply)
+	}
+	out := make(chan string, 1)
+	go func() { out <- string(e.FCall(nil, newMemHost(), []byte("spin"), nil, nil, RunOptions{Proto: 2})) }()
+	waitBusy(t, e)
+	reply := func(s string) string {
+		if s == "" {
+			return "+OK\r\n"
+		}
+		return "-" + s + "\r\n"
+	}
+	got := []string{reply(e.BusyReply()), reply(e.Kill(false)), reply(e.Kill(true)), waitReply(t, out)}
+	for i := range want {
+		if string(want[i]) != got[i] {
+			t.Errorf("step %d: redis %q, engine %q", i, want[i], got[i])
+		}
+	}
+}
+
+// TestFunctionLoadTimeout: library code that runs 500 ms is stopped with Redis's text, and
+// nothing is registered.
+func TestFunctionLoadTimeout(t *testing.T) {
+	e := New(Config{Tick: 5 * time.Millisecond})
+	defer e.Close()
+	start := time.Now()
+	_, errReply := e.FunctionLoad(nil, []byte("#!lua name=to\nredis.register_function('f', function() end)\nwhile true do end"), false)
+	if errReply != "ERR Error registering functions: ERR FUNCTION LOAD timeout" {
+		t.Errorf("reply %q", errReply)
+	}
+	if d := time.Since(start); d < 450*time.Millisecond || d > 5*time.Second {
+		t.Errorf("stopped after %v", d)
+	}
+	if len(e.FunctionList(nil)) != 0 {
+		t.Error("a library was registered")
 	}
 }

@@ -199,7 +199,7 @@ func (st *state) redisLog(L *lua.LState) int {
 			b.WriteString(s)
 		}
 	}
-	if st.run != nil {
+	if st.run != nil && st.run.host != nil {
 		st.run.host.Log(level, b.String())
 	}
 	return 0

@@ -24,6 +24,9 @@ type run struct {
 // command layer checks what depends on server state before calling Run: OOM without
 // allow-oom, stale replicas without allow-stale, cluster flags.
 func (e *Engine) Run(dst []byte, h Host, s *Script, keys, args [][]byte, opts RunOptions) []byte {
+	if opts.ReadOnly && s.Flags&FlagShebang != 0 && s.Flags&FlagNoWrites == 0 {
+		return appendErrorLine(dst, errWriteFlagRO)
+	}
 	sl := e.pool.acquire()
 	defer e.pool.release(sl)
 	st := sl.st
@@ -57,7 +60,11 @@ func (st *state) call(dst []byte, h Host, name string, fn *lua.LFunction, nargs 
 	st.run = r
 	st.lastName = name
 	mark := &st.slot.run
-	seq := mark.begin(function, st.e)
+	kind := kindEval
+	if function {
+		kind = kindFunction
+	}
+	seq := mark.begin(kind, st.e)
 	L.Insert(fn, L.GetTop()-nargs+1)
 	err := L.PCall(nargs, 1, st.errFn)
 	killed := mark.killCause(seq)

@@ -77,6 +77,7 @@ func (st *state) openSandbox() {
 	st.keys, st.argv = L.NewTable(), L.NewTable()
 	genv.RawSetString("KEYS", st.keys) // the same two tables for every run: Run refills them
 	genv.RawSetString("ARGV", st.argv)
+	st.openFunctionEnv()
 }
 
 // protect returns a read-only proxy of t (and of the tables inside it), as Redis's

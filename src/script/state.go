@@ -36,13 +36,18 @@ type state struct {
 	fnGen    uint64
 	errFn    *lua.LFunction
 	coResume *lua.LFunction
-	run      *run // the run in progress, nil between runs
-	runBuf   run
-	chunks   map[string]string // loadstring chunk names as shown -> as given (error suffixes)
-	lastName string
-	rand     lrand48
-	ctx      killCtx
-	broken   bool // a Go panic escaped the interpreter: drop the state instead of reusing it
+	// functions (functions_state.go)
+	fenv, fnAPI, loadAPI *lua.LTable
+	loading              *loading
+	libFns               map[*Function]*lua.LFunction
+	libGen               uint64
+	run                  *run // the run in progress, nil between runs
+	runBuf               run
+	chunks               map[string]string // loadstring chunk names as shown -> as given (error suffixes)
+	lastName             string
+	rand                 lrand48
+	ctx                  killCtx
+	broken               bool // a Go panic escaped the interpreter: drop the state instead of reusing it
 }
 
 func newState(e *Engine, s *slot) *state {
@@ -56,7 +61,7 @@ func newState(e *Engine, s *slot) *state {
 		// overflow". 10,000 frames of 80 bytes, touched only as deep as a script recurses.
 		MinimizeStackMemory: false,
 	})
-	st := &state{e: e, L: L, slot: s, proxy: map[*lua.LTable]*lua.LTable{}, fns: map[*Script]*lua.LFunction{}, chunks: map[string]string{}}
+	st := &state{e: e, L: L, slot: s, proxy: map[*lua.LTable]*lua.LTable{}, fns: map[*Script]*lua.LFunction{}, chunks: map[string]string{}, libFns: map[*Function]*lua.LFunction{}}
 	st.rand.seed(0)
 	st.ctx.mark = &s.run
 	L.SetContext(&st.ctx)

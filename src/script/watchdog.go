@@ -11,12 +11,12 @@ import (
 // runMark is a slot's record of its current run, written by the run and read by the watchdog
 // and Kill (see the package doc, item 3).
 type runMark struct {
-	seq      atomic.Uint64 // odd while a run is in progress; +1 at its start and at its end
-	wrote    atomic.Bool   // the run called a write command (SCRIPT KILL refuses then)
-	function atomic.Bool   // the run is an FCALL (FUNCTION KILL, not SCRIPT KILL)
-	busy     atomic.Bool   // set by the watchdog once the run passed the busy threshold
-	kill     atomic.Uint64 // the seq of a run to stop; killed() compares with seq
-	reason   atomic.Int32  // why it was stopped
+	seq    atomic.Uint64 // odd while a run is in progress; +1 at its start and at its end
+	wrote  atomic.Bool   // the run called a write command (SCRIPT KILL refuses then)
+	kind   atomic.Int32  // runKind: EVAL, FCALL (FUNCTION KILL, not SCRIPT KILL) or a library load
+	busy   atomic.Bool   // set by the watchdog once the run passed the busy threshold
+	kill   atomic.Uint64 // the seq of a run to stop; killed() compares with seq
+	reason atomic.Int32  // why it was stopped
 }
 
 type killReason int32
@@ -25,12 +25,22 @@ const (
 	notKilled killReason = iota
 	killedByUser
 	killedOverMemory
+	killedLoadTimeout
 )
 
-func (m *runMark) begin(function bool, e *Engine) uint64 {
+// runKind says what a run is.
+type runKind int32
+
+const (
+	kindEval runKind = iota
+	kindFunction
+	kindLoad // FUNCTION LOAD's code: never busy, stopped at 500 ms
+)
+
+func (m *runMark) begin(kind runKind, e *Engine) uint64 {
 	m.wrote.Store(false)
 	m.busy.Store(false)
-	m.function.Store(function)
+	m.kind.Store(int32(kind))
 	seq := m.seq.Add(1)
 	if e.dog.parked.Load() {
 		e.dog.wake()
@@ -156,7 +166,12 @@ func (w *watchdog) check() bool {
 			return
 		}
 		wt.ticks++
-		if th := w.e.cfg.BusyThreshold; th > 0 && time.Duration(wt.ticks)*w.e.cfg.Tick >= th {
+		elapsed := time.Duration(wt.ticks) * w.e.cfg.Tick
+		if runKind(s.run.kind.Load()) == kindLoad {
+			if elapsed >= loadTimeoutTicks*time.Millisecond {
+				s.run.stop(seq, killedLoadTimeout)
+			}
+		} else if th := w.e.cfg.BusyThreshold; th > 0 && elapsed >= th {
 			s.run.busy.Store(true)
 		}
 		w.checkMemory(s, wt, seq, &heap)
@@ -194,17 +209,24 @@ func readHeap() (objects, live uint64) {
 	return s[0].Value.Uint64(), s[1].Value.Uint64()
 }
 
-// Busy reports whether a script or function has been running longer than the busy threshold:
-// the command layer then answers other clients' commands on its shards with ErrBusyScript (or
-// ErrBusyFunction when BusyFunction says so), as Redis does.
-func (e *Engine) Busy() bool {
-	busy := false
+// Busy reports whether a script or function has been running longer than the busy threshold.
+func (e *Engine) Busy() bool { return e.BusyReply() != "" }
+
+// BusyReply is the error other clients get while a run is busy: ErrBusyScript for an EVAL,
+// ErrBusyFunction for an FCALL (Redis names the KILL command that applies), "" when none is.
+// The command layer answers with it the commands that touch the busy run's shards.
+func (e *Engine) BusyReply() string {
+	reply := ""
 	e.pool.each(func(s *slot) {
 		if s.run.seq.Load()&1 == 1 && s.run.busy.Load() {
-			busy = true
+			if runKind(s.run.kind.Load()) == kindFunction {
+				reply = ErrBusyFunction
+			} else if reply == "" {
+				reply = ErrBusyScript
+			}
 		}
 	})
-	return busy
+	return reply
 }
 
 // Kill is SCRIPT KILL (function false) and FUNCTION KILL (function true): it stops every busy
@@ -223,7 +245,7 @@ func (e *Engine) Kill(function bool) string {
 		switch {
 		case s.run.wrote.Load():
 			unkillable++
-		case s.run.function.Load() != function:
+		case (runKind(s.run.kind.Load()) == kindFunction) != function:
 			other++
 		default:
 			s.run.stop(seq, killedByUser)
