@@ -179,3 +179,85 @@ func (m *multiGen) dbWideAll() genCmd {
 	forms := [][]string{{"FLUSHDB"}, {"FLUSHALL"}, {"SWAPDB", "0", "1"}, {"SWAPDB", "1", "0"}, {"SELECT", "1"}, {"SELECT", "0"}}
 	return exact(m.pick2(forms)...)
 }
+
+// TestEffectsDifferentialMulti is TestEffectsDifferential's comparison (keyspace notifications in
+// order, the feed rendered as an AOF against Redis's, rdb_changes_since_last_save) over the
+// stream with transactions mixed in: EXEC's commands must be replicated as Redis 7.0.15 writes
+// them (one write alone, several inside MULTI … EXEC, a read-only EXEC not at all) and their
+// events published after EXEC, in order.
+func TestEffectsDifferentialMulti(t *testing.T) {
+	if !haveRedis() {
+		t.Skip("redis-server not on PATH")
+	}
+	seed := *diffSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	for _, classes := range []string{"KEA", "Eg$lshzxn"} {
+		t.Run(classes, func(t *testing.T) { effectsMultiRun(t, seed, classes) })
+	}
+}
+
+func effectsMultiRun(t *testing.T, seed uint64, classes string) {
+	dir := t.TempDir()
+	redis := startRedis(t, "--notify-keyspace-events", classes, "--appendonly", "yes",
+		"--appendfsync", "always", "--aof-use-rdb-preamble", "no", "--dir", dir)
+	hotkv, srv := startHotKV(t, "--notify-keyspace-events", classes)
+	rd := srv.Engine.AttachFeed()
+	defer rd.Close()
+	hSub, rSub := newEventSub(t, hotkv), newEventSub(t, redis)
+	hc, rc := dial(t, hotkv), dial(t, redis)
+	g := &multiGen{gen: newGen(seed, 0, time.Now().Unix())}
+	var feedCmds [][]string
+	lastDB := -1
+	drain := func() {
+		for {
+			es, err := rd.Next()
+			if err != nil {
+				t.Fatalf("feed: %v", err)
+			}
+			if len(es) == 0 {
+				return
+			}
+			feedCmds = appendFeedCommands(t, feedCmds, es, &lastDB)
+		}
+	}
+	for done := 0; done < *effectsOps || g.inMulti; {
+		batch := make([]genCmd, 1+g.r.IntN(30))
+		g.marks = g.marks[:0]
+		for i := range batch {
+			batch[i] = g.next()
+		}
+		done += len(batch)
+		hr, herr := exchange(hc, batch)
+		rr, rerr := exchange(rc, batch)
+		if herr != nil || rerr != nil {
+			t.Fatalf("seed %d: exchange: HotKV %v, Redis %v", seed, herr, rerr)
+		}
+		for i := range batch {
+			if !bytes.Equal(hr[i], rr[i]) && (g.inTx(i) || !sameReply(batch[i], hr[i], rr[i])) {
+				t.Fatalf("seed %d: reply to %s differs: HotKV %s, Redis %s", seed,
+					quoteArgs(batch[i].args), quote(hr[i]), quote(rr[i]))
+			}
+		}
+		drain()
+	}
+	hEvents, rEvents := hSub.finish(t, hc), rSub.finish(t, rc)
+	drain()
+	compareEvents(t, seed, classes, hEvents, rEvents)
+	compareAOF(t, seed, feedCmds, readRedisAOF(t, dir))
+	if h, r := infoField(t, hc, "persistence", "rdb_changes_since_last_save"),
+		infoField(t, rc, "persistence", "rdb_changes_since_last_save"); h != r {
+		t.Errorf("seed %d: rdb_changes_since_last_save: HotKV %s, Redis %s", seed, h, r)
+	}
+	multis := 0
+	for _, c := range feedCmds {
+		if c[0] == "MULTI" {
+			multis++
+		}
+	}
+	if multis == 0 {
+		t.Errorf("seed %d: no MULTI … EXEC block was replicated", seed)
+	}
+	t.Logf("seed %d: %d commands replicated, %d in MULTI blocks' openings", seed, len(feedCmds), multis)
+}

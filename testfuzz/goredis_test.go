@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -170,5 +171,112 @@ func goRedisScan(ctx context.Context, t *testing.T, rdb *redis.Client) {
 		if c != 1 {
 			t.Errorf("Scan returned %q %d times", k, c)
 		}
+	}
+}
+
+// go-redis's transactions against HotKV, in RESP3 and RESP2: TxPipelined (MULTI … EXEC around a
+// pipeline, each command's result in place, an error inside EXEC on its own command only, a
+// queuing error failing the whole EXEC with EXECABORT) and the Watch helper, 20 goroutines
+// incrementing one counter optimistically, retrying on TxFailedErr, losing no increment.
+func TestGoRedisTx(t *testing.T) {
+	hotkv, _ := startHotKV(t)
+	for _, proto := range []int{3, 2} {
+		t.Run("resp"+strconv.Itoa(proto), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			rdb := redis.NewClient(&redis.Options{Addr: hotkv, Protocol: proto, DialTimeout: 5 * time.Second, PoolSize: 25})
+			defer rdb.Close()
+			if err := rdb.FlushAll(ctx).Err(); err != nil {
+				t.Fatalf("FlushAll: %v", err)
+			}
+			goRedisTxPipeline(ctx, t, rdb)
+			goRedisWatch(ctx, t, rdb)
+		})
+	}
+}
+
+func goRedisTxPipeline(ctx context.Context, t *testing.T, rdb *redis.Client) {
+	var set *redis.StatusCmd
+	var incr *redis.IntCmd
+	var get *redis.StringCmd
+	var mget *redis.SliceCmd
+	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		set = p.Set(ctx, "tx:a", "10", 0)
+		incr = p.IncrBy(ctx, "tx:a", 5)
+		p.MSet(ctx, "tx:b", "x", "tx:c", "y")
+		get = p.Get(ctx, "tx:a")
+		mget = p.MGet(ctx, "tx:a", "tx:b", "tx:c", "tx:none")
+		return nil
+	})
+	if err != nil || set.Val() != "OK" || incr.Val() != 15 || get.Val() != "15" ||
+		!reflect.DeepEqual(mget.Val(), []any{"15", "x", "y", nil}) {
+		t.Errorf("TxPipelined: err %v; set %q incr %d get %q mget %v", err, set.Val(), incr.Val(), get.Val(), mget.Val())
+	}
+	var push *redis.IntCmd
+	var after *redis.IntCmd
+	_, err = rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		push = p.LPush(ctx, "tx:a", "v")
+		after = p.Incr(ctx, "tx:a")
+		return nil
+	})
+	if err == nil || !strings.HasPrefix(push.Err().Error(), "WRONGTYPE") || after.Val() != 16 {
+		t.Errorf("TxPipelined with an error in place: err %v; lpush %v; incr %d, %v", err, push.Err(), after.Val(), after.Err())
+	}
+	_, err = rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Incr(ctx, "tx:a")
+		p.Do(ctx, "nosuchcommand", "x")
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "EXECABORT") {
+		t.Errorf("TxPipelined with a queuing error: err %v, want EXECABORT", err)
+	}
+	if got, _ := rdb.Get(ctx, "tx:a").Result(); got != "16" {
+		t.Errorf("after the aborted transaction tx:a = %q, want 16", got)
+	}
+}
+
+func goRedisWatch(ctx context.Context, t *testing.T, rdb *redis.Client) {
+	const workers, each = 20, 25
+	var mu sync.Mutex
+	retries := 0
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				for {
+					err := rdb.Watch(ctx, func(tx *redis.Tx) error {
+						n, err := tx.Get(ctx, "tx:counter").Int()
+						if err != nil && !errors.Is(err, redis.Nil) {
+							return err
+						}
+						_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+							p.Set(ctx, "tx:counter", n+1, 0)
+							return nil
+						})
+						return err
+					}, "tx:counter")
+					if errors.Is(err, redis.TxFailedErr) {
+						mu.Lock()
+						retries++
+						mu.Unlock()
+						continue
+					}
+					if err != nil {
+						t.Errorf("Watch: %v", err)
+						return
+					}
+					break
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if got, err := rdb.Get(ctx, "tx:counter").Int(); err != nil || got != workers*each {
+		t.Errorf("counter = %d, %v; want %d (%d retries)", got, err, workers*each, retries)
+	}
+	if retries == 0 {
+		t.Logf("no Watch retried: the increments did not contend")
 	}
 }

@@ -111,7 +111,7 @@ func localClient(cl *Client) bool {
 
 // CONFIG RESETSTAT
 func configResetStat(c *Ctx) {
-	c.E.resetStats()
+	c.E.resetStats(c.tx != nil) // queued in a transaction: EXEC holds every shard (multi.go)
 	if r, ok := c.E.Config.(configStatResetter); ok {
 		r.ResetStat()
 	}

@@ -203,7 +203,9 @@ func (e *Engine) txShards(cl *Client) (shards []int32, all bool) {
 		cmd := &tx.cmds[i]
 		switch cmd.spec.Scope {
 		case ScopeConn:
-			continue
+			if cmd.spec.Name != "config|resetstat" { // which sums and clears every shard's counters
+				continue
+			}
 		case ScopeKeys:
 			args := tx.args(cmd)
 			tx.keyPos = cmd.spec.keyIndexes(args, tx.keyPos[:0])

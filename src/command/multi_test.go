@@ -1,6 +1,7 @@
 package command
 
 import (
+	"bufio"
 	"fmt"
 	"strconv"
 	"strings"
@@ -289,4 +290,92 @@ func TestMultiTransfers(t *testing.T) {
 	stop.Store(true)
 	rg.Wait()
 	t.Logf("%d transfers, %d consistent reads", transfers, reads.Load())
+}
+
+// Commands that need every shard or lock for themselves (SCAN, SORT with BY, KEYS, DBSIZE,
+// RANDOMKEY, FLUSHALL, INFO, CONFIG RESETSTAT) run inside EXEC under the tokens it holds, without
+// taking them again: each transaction here would hang otherwise.
+func TestMultiSelfLocking(t *testing.T) {
+	e := newTestEngine()
+	tc := newTestConn(t, e)
+	tc.do("RPUSH", "l", "3", "1", "2")
+	tc.do("SET", "w_1", "10")
+	cmds := [][]string{{"SCAN", "0", "COUNT", "100"}, {"SORT", "l"}, {"SORT", "l", "BY", "w_*"},
+		{"SORT", "l", "STORE", "dst"}, {"KEYS", "*"}, {"DBSIZE"}, {"RANDOMKEY"}, {"INFO", "keyspace"},
+		{"CONFIG", "RESETSTAT"}, {"FLUSHALL"}, {"DBSIZE"}}
+	done := make(chan []string, 1)
+	go func() {
+		tc.do("MULTI")
+		for _, c := range cmds {
+			tc.do(c...)
+		}
+		done <- replyElems(t, tc.do("EXEC"))
+	}()
+	select {
+	case got := <-done:
+		if len(got) != len(cmds) || got[1] != "*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n" || got[3] != ":3\r\n" ||
+			got[9] != "+OK\r\n" || got[10] != ":0\r\n" {
+			t.Fatalf("EXEC replies %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("EXEC of self-locking commands did not finish")
+	}
+}
+
+// INFO commandstats and errorstats count a transaction's commands as Redis 7.0.15 does: MULTI
+// and EXEC once each, queued commands when EXEC runs them (failures in place counted as failed
+// calls of their command), queuing errors as rejected calls. The same script runs on a
+// redis-server and in-process; calls, rejected_calls and failed_calls must agree.
+func TestMultiStatsLikeRedis(t *testing.T) {
+	rc, stop := startRedis(t)
+	defer stop()
+	rr := bufio.NewReader(rc)
+	script := [][]string{{"CONFIG", "RESETSTAT"},
+		{"MULTI"}, {"SET", "a", "1"}, {"INCR", "a"}, {"LPUSH", "a", "x"}, {"GET"}, {"EXEC"},
+		{"MULTI"}, {"SET", "a", "1"}, {"LPUSH", "a", "x"}, {"SHUTDOWN"}, {"EXEC"},
+		{"MULTI"}, {"SET", "a", "1"}, {"LPUSH", "a", "x"}, {"INCR", "a"}, {"EXEC"},
+		{"MULTI"}, {"NOSUCH"}, {"DISCARD"}, {"WATCH", "a"}, {"UNWATCH"}, {"EXEC"}, {"DISCARD"},
+		{"WATCH", "a"}, {"SET", "a", "2"}, {"MULTI"}, {"GET", "a"}, {"EXEC"}, {"MULTI"}, {"MULTI"},
+		{"EXEC", "x"}}
+	tc := newTestConn(t, newTestEngine())
+	for _, c := range script {
+		if _, err := rc.Write(encodeCommand(c)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := resptest.ReadRaw(rr); err != nil {
+			t.Fatal(err)
+		}
+		tc.do(c...)
+	}
+	stats := func(info string) map[string]string {
+		out := map[string]string{}
+		for _, l := range strings.Split(info, "\r\n") {
+			name, rest, ok := strings.Cut(l, ":")
+			if !ok || strings.HasPrefix(name, "cmdstat_info") || strings.HasPrefix(name, "cmdstat_config") {
+				continue
+			}
+			var keep []string
+			for _, f := range strings.Split(rest, ",") {
+				if !strings.HasPrefix(f, "usec") {
+					keep = append(keep, f)
+				}
+			}
+			out[name] = strings.Join(keep, ",")
+		}
+		return out
+	}
+	for _, section := range []string{"commandstats", "errorstats"} {
+		if _, err := rc.Write(encodeCommand([]string{"INFO", section})); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := resptest.ReadRaw(rr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := stats(replyText(t, string(raw)))
+		got := stats(replyText(t, tc.do("INFO", section)))
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("INFO %s\n got %v\nwant %v", section, got, want)
+		}
+	}
 }

@@ -59,17 +59,20 @@ func (st *serverStats) countErrorReply(out []byte) {
 	st.countError(string(out[1:end]))
 }
 
-// resetStats clears what CONFIG RESETSTAT clears.
-func (e *Engine) resetStats() {
+// resetStats clears what CONFIG RESETSTAT clears; held says the caller holds every shard
+// already (inside EXEC).
+func (e *Engine) resetStats(held bool) {
 	e.stats.errorReplies.Store(0)
 	e.stats.expiredKeys.Store(0)
 	e.stats.hits.Store(0)
 	e.stats.misses.Store(0)
 	e.stats.rejectedConns.Store(0)
 	e.stats.errorKinds.Clear()
-	e.Group.LockAll()
+	if !held {
+		e.Group.LockAll()
+		defer e.Group.UnlockAll()
+	}
 	e.resetShardStatsLocked()
-	e.Group.UnlockAll()
 	e.stats.errorKindsOff.Store(false)
 	for _, s := range table {
 		s.resetStats()
