@@ -71,6 +71,10 @@ type jsonDecoder struct {
 	p     int
 	depth int
 	tmp   []byte
+	// scratch holds the members of the containers being parsed, so that
+	// each table is created at its final size (gopher-lua's default table
+	// reserves 32 slots per part); it never outgrows the input.
+	scratch []lua.LValue
 }
 
 func (d *jsonDecoder) at(i int) byte {
@@ -149,57 +153,76 @@ func (d *jsonDecoder) value(tok *token, top int) lua.LValue {
 
 func (d *jsonDecoder) object(top int) lua.LValue {
 	d.descend(top, 3)
-	t := d.L.CreateTable(0, 0)
+	mark := len(d.scratch)
 	var tok token
 	d.next(&tok)
-	if tok.typ == tObjEnd {
-		d.depth--
-		return t
+	if tok.typ != tObjEnd {
+		for {
+			if tok.typ != tString {
+				d.throw("object key string", &tok)
+			}
+			key := lua.LString(tok.str)
+			d.next(&tok)
+			if tok.typ != tColon {
+				d.throw("colon", &tok)
+			}
+			d.next(&tok)
+			v := d.value(&tok, top+2)
+			d.scratch = append(d.scratch, key, v)
+			d.next(&tok)
+			if tok.typ == tObjEnd {
+				break
+			}
+			if tok.typ != tComma {
+				d.throw("comma or object end", &tok)
+			}
+			d.next(&tok)
+		}
 	}
-	for {
-		if tok.typ != tString {
-			d.throw("object key string", &tok)
-		}
-		key := tok.str
-		d.next(&tok)
-		if tok.typ != tColon {
-			d.throw("colon", &tok)
-		}
-		d.next(&tok)
-		t.RawSetString(key, d.value(&tok, top+2))
-		d.next(&tok)
-		if tok.typ == tObjEnd {
-			d.depth--
-			return t
-		}
-		if tok.typ != tComma {
-			d.throw("comma or object end", &tok)
-		}
-		d.next(&tok)
+	d.depth--
+	members := d.scratch[mark:]
+	t := d.L.CreateTable(0, len(members)/2)
+	for i := 0; i < len(members); i += 2 {
+		t.RawSetString(string(members[i].(lua.LString)), members[i+1])
 	}
+	clear(members)
+	d.scratch = d.scratch[:mark]
+	return t
 }
 
 func (d *jsonDecoder) array(top int) lua.LValue {
 	d.descend(top, 2)
-	t := d.L.CreateTable(0, 0)
+	mark := len(d.scratch)
 	var tok token
 	d.next(&tok)
-	if tok.typ == tArrEnd {
-		d.depth--
-		return t
-	}
-	for i := 1; ; i++ {
-		t.RawSetInt(i, d.value(&tok, top+1))
-		d.next(&tok)
-		if tok.typ == tArrEnd {
-			d.depth--
-			return t
+	if tok.typ != tArrEnd {
+		for {
+			v := d.value(&tok, top+1)
+			d.scratch = append(d.scratch, v)
+			d.next(&tok)
+			if tok.typ == tArrEnd {
+				break
+			}
+			if tok.typ != tComma {
+				d.throw("comma or array end", &tok)
+			}
+			d.next(&tok)
 		}
-		if tok.typ != tComma {
-			d.throw("comma or array end", &tok)
-		}
-		d.next(&tok)
 	}
+	d.depth--
+	return d.arrayFrom(mark)
+}
+
+// arrayFrom makes a table of the scratch values from mark on, and drops them.
+func (d *jsonDecoder) arrayFrom(mark int) *lua.LTable {
+	elems := d.scratch[mark:]
+	t := d.L.CreateTable(len(elems), 0)
+	for i, v := range elems {
+		t.RawSetInt(i+1, v)
+	}
+	clear(elems)
+	d.scratch = d.scratch[:mark]
+	return t
 }
 
 // next is json_next_token.

@@ -15,6 +15,10 @@ type mpDecoder struct {
 	p   int
 	top int
 	err mpErr
+	// scratch holds the members of the containers being decoded, so that
+	// each table is created at its final size; it never holds more values
+	// than the input has bytes.
+	scratch []lua.LValue
 }
 
 type mpErr int
@@ -166,9 +170,13 @@ func (d *mpDecoder) str(hdr int, n uint64) lua.LValue {
 // container decodes n array elements or map pairs. Nothing is reserved
 // for n: a count larger than the input runs out of bytes first.
 func (d *mpDecoder) container(array bool, n uint64) lua.LValue {
-	t := d.L.CreateTable(0, 0)
 	d.top++
 	defer func() { d.top-- }()
+	mark := len(d.scratch)
+	defer func() {
+		clear(d.scratch[mark:])
+		d.scratch = d.scratch[:mark]
+	}()
 	if array {
 		if d.top+1 > maxCStack {
 			stackOverflow(d.L, "in function mp_decode_to_lua_array")
@@ -180,7 +188,12 @@ func (d *mpDecoder) container(array bool, n uint64) lua.LValue {
 			if d.err != mpOK {
 				return nil
 			}
-			t.RawSetInt(int(i), v)
+			d.scratch = append(d.scratch, v)
+		}
+		elems := d.scratch[mark:]
+		t := d.L.CreateTable(len(elems), 0)
+		for i, v := range elems {
+			t.RawSetInt(i+1, v)
 		}
 		return t
 	}
@@ -203,7 +216,12 @@ func (d *mpDecoder) container(array bool, n uint64) lua.LValue {
 				d.L.Error(lua.LString("table index is NaN"), 0)
 			}
 		}
-		t.RawSet(k, v)
+		d.scratch = append(d.scratch, k, v)
+	}
+	members := d.scratch[mark:]
+	t := d.L.CreateTable(0, len(members)/2)
+	for i := 0; i < len(members); i += 2 {
+		t.RawSet(members[i], members[i+1])
 	}
 	return t
 }
