@@ -107,8 +107,9 @@ func (st *state) pushAggregate(L *lua.LState, kind byte, line, rest []byte, dept
 	switch kind {
 	case '|': // attributes: parse and drop, then the reply they describe
 		for i := 0; i < 2*n && ok; i++ {
-			rest, ok = st.pushReply(L, rest, depth+1)
-			L.Pop(1)
+			if rest, ok = st.pushReply(L, rest, depth+1); ok {
+				L.Pop(1)
+			}
 		}
 		if !ok {
 			return nil, false

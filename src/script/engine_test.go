@@ -243,3 +243,33 @@ func TestFunctionsConcurrent(t *testing.T) {
 	close(stop)
 	changer.Wait()
 }
+
+// panicHost panics inside Call.
+type panicHost struct{ *memHost }
+
+func (panicHost) Call([][]byte, int, Repl, []byte) []byte { panic("host bug") }
+
+// TestHostPanicPropagates: a panic in the Host reaches Run's caller (whose panic handling
+// closes the client), the slot is given back and the engine keeps serving.
+func TestHostPanicPropagates(t *testing.T) {
+	e := New(Config{})
+	defer e.Close()
+	s, _ := e.Compile([]byte("local ok = pcall(redis.call, 'GET', 'k') return 1"))
+	func() {
+		defer func() {
+			if p := recover(); p != "host bug" {
+				t.Errorf("recovered %v", p)
+			}
+		}()
+		e.Run(nil, panicHost{newMemHost()}, s, nil, nil, RunOptions{Proto: 2})
+		t.Error("Run returned")
+	}()
+	if got := string(e.Run(nil, newMemHost(), s, nil, nil, RunOptions{Proto: 2})); got != ":1\r\n" {
+		t.Errorf("after the panic: %q", got)
+	}
+	e.pool.each(func(sl *slot) {
+		if sl.used.Load() {
+			t.Error("a slot is still taken")
+		}
+	})
+}

@@ -274,6 +274,7 @@ func (e *Engine) FCall(dst []byte, h Host, name []byte, keys, args [][]byte, opt
 	sl := e.pool.acquire()
 	defer e.pool.release(sl)
 	st := sl.st
+	defer st.rethrow()
 	fn, errReply := st.functionFor(f)
 	if errReply != "" {
 		return appendErrorLine(dst, errReply)

@@ -69,7 +69,7 @@ func (st *state) redisCall(L *lua.LState, raise bool) int {
 		r.wrote = true
 		st.slot.run.wrote.Store(true)
 	}
-	r.reply = r.host.Call(r.args, r.proto, r.repl, r.reply[:0])
+	r.reply = st.hostCall(r)
 	if len(r.reply) == 0 {
 		return st.fail(L, raise, "-ERR the command gave no reply")
 	}
@@ -82,6 +82,19 @@ func (st *state) redisCall(L *lua.LState, raise bool) int {
 		L.Error(L.Get(-1), 1)
 	}
 	return 1
+}
+
+// hostCall runs the command through the Host. A panic in the Host is not the script's error:
+// it is kept, the interpreter unwinds, and Run panics again with it once the state is given
+// back, so the command layer's own panic handling (close the client, log) sees it.
+func (st *state) hostCall(r *run) (reply []byte) {
+	defer func() {
+		if p := recover(); p != nil {
+			st.hostPanic = p
+			st.L.RaiseError("host panic")
+		}
+	}()
+	return r.host.Call(r.args, r.proto, r.repl, r.reply[:0])
 }
 
 // buildArgs converts the Lua arguments into r.args (slices of r.argBuf): strings as they are,

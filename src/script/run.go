@@ -30,6 +30,7 @@ func (e *Engine) Run(dst []byte, h Host, s *Script, keys, args [][]byte, opts Ru
 	sl := e.pool.acquire()
 	defer e.pool.release(sl)
 	st := sl.st
+	defer st.rethrow()
 	st.setArray(st.keys, keys)
 	st.setArray(st.argv, args)
 	fn := st.function(s)
@@ -77,6 +78,15 @@ func (st *state) call(dst []byte, h Host, name string, fn *lua.LFunction, nargs 
 	}
 	L.SetTop(0)
 	return dst
+}
+
+// rethrow panics with the Host's panic, if redis.call caught one; the state is dropped.
+func (st *state) rethrow() {
+	if p := st.hostPanic; p != nil {
+		st.hostPanic = nil
+		st.broken = true
+		panic(p)
+	}
 }
 
 // errorHandler is __redis__err__handler: it turns what a script raised into Redis's error

@@ -48,6 +48,7 @@ type state struct {
 	rand                 lrand48
 	ctx                  killCtx
 	broken               bool // a Go panic escaped the interpreter: drop the state instead of reusing it
+	hostPanic            any  // a panic of the Host inside redis.call, re-raised by Run (rethrow)
 }
 
 func newState(e *Engine, s *slot) *state {
