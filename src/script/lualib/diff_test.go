@@ -68,13 +68,18 @@ func loadDiffCases(t *testing.T) (map[string][]diffCase, []string) {
 // runGopher runs one snippet in a fresh state, as EVAL runs it in Redis
 // (chunk name user_script), and returns "S:" and the string, or "E:" and
 // the error message.
-func runGopher(code string) string {
+func runGopher(code string, argv ...string) string {
 	// Lua 5.1 lets a C function hold 8000 stack slots and nests Lua calls
 	// 200 deep in C but 20000 in Lua; gopher-lua's defaults are smaller,
 	// so the engine (and this test) raise them.
 	L := lua.NewState(lua.Options{CallStackSize: 20000, RegistrySize: 1024 * 20, RegistryMaxSize: 1024 * 1024, MinimizeStackMemory: true})
 	defer L.Close()
 	OpenReadOnly(L)
+	args := L.NewTable()
+	for i, a := range argv {
+		args.RawSetInt(i+1, lua.LString(a))
+	}
+	L.SetGlobal("ARGV", args)
 	fn, err := L.Load(strings.NewReader(prelude+code), "user_script")
 	if err != nil {
 		return "E:" + err.Error()
@@ -162,9 +167,14 @@ type redisConn struct {
 	r *bufio.Reader
 }
 
-func startRedis(t *testing.T) *redisConn {
+func lookRedis() (string, bool) {
 	path, err := exec.LookPath("redis-server")
-	if err != nil {
+	return path, err == nil
+}
+
+func startRedis(t *testing.T) *redisConn {
+	path, ok := lookRedis()
+	if !ok {
 		if *update {
 			t.Fatal("-update needs redis-server on PATH")
 		}
@@ -250,11 +260,11 @@ func (r *redisConn) do0(t *testing.T) {
 
 // eval runs a snippet on a freshly reset Lua VM (SCRIPT FLUSH recreates it
 // in Redis 7.0), so that cjson settings one snippet changes do not leak.
-func (r *redisConn) eval(t *testing.T, code string) string {
+func (r *redisConn) eval(t *testing.T, code string, argv ...string) string {
 	if k, p := r.do(t, "SCRIPT", "FLUSH"); k != '+' {
 		t.Fatalf("SCRIPT FLUSH: %c%s", k, p)
 	}
-	return redisResult(r.do(t, "EVAL", code, "0"))
+	return redisResult(r.do(t, append([]string{"EVAL", code, "0"}, argv...)...))
 }
 
 func clip(s string) string {
