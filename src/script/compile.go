@@ -38,19 +38,22 @@ func hexSum(sum [20]byte) string {
 }
 
 // compileLua compiles src under chunk name; a syntax error becomes Redis's "Error compiling
-// script" reply.
+// script" reply. The proto is the concat wrapper (concat.go): state.instantiate turns it into
+// the script's function.
 func compileLua(src []byte, chunk string) (*lua.FunctionProto, string) {
 	tree, err := parse.Parse(bytes.NewReader(src), chunk)
 	if err != nil {
 		return nil, errCompilePrefix + syntaxMessage(err, src, chunk)
 	}
-	proto, err := lua.Compile(tree, chunk)
+	proto, err := lua.Compile(wrapChunk(tree), chunk)
 	if err != nil {
 		return nil, errCompilePrefix + chunk + ": " + oneLine(err.Error())
 	}
 	// Lua 5.1 gives a main chunk no "arg" table; gopher-lua builds one on every call (a table
-	// and a map: most of a small script's allocations).
+	// and a map: most of a small script's allocations). The script is the wrapper's one
+	// nested function (concat.go).
 	proto.IsVarArg &^= lua.VarArgNeedsArg
+	proto.FunctionPrototypes[0].IsVarArg &^= lua.VarArgNeedsArg
 	return proto, ""
 }
 

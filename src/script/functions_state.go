@@ -84,8 +84,7 @@ func (st *state) loadLibrary(lib *Library, h Host) ([]loadedFn, string) {
 		st.loading = nil
 		st.fnMode(false)
 	}()
-	fn := L.NewFunctionFromProto(lib.proto)
-	fn.Env = st.fenv
+	fn := st.instantiate(lib.proto, st.fenv)
 	r := &st.runBuf
 	*r = run{host: h, name: lib.Name, proto: 2, args: r.args[:0], argBuf: r.argBuf[:0], reply: r.reply[:0]}
 	st.run = r

@@ -53,6 +53,7 @@ func (st *state) openSandbox() {
 	genv.RawSetString("redis", st.redisTable())
 	openLualib(L, genv)
 	st.errFn = L.NewFunction(st.errorHandler)
+	st.concatFn = L.NewFunction(st.concat)
 	genv.RawSetString("__redis__err__handler", st.errFn)
 
 	for _, name := range []string{"string", "table", "math", "coroutine", "redis", "bit", "cjson", "cmsgpack", "struct"} {
@@ -425,9 +426,7 @@ func (st *state) baseLoadString(L *lua.LState) int {
 		clear(st.chunks)
 	}
 	st.chunks[display] = chunk
-	fn := L.NewFunctionFromProto(proto)
-	fn.Env = L.Env
-	L.Push(fn)
+	L.Push(st.instantiate(proto, L.Env))
 	return 1
 }
 

@@ -36,6 +36,7 @@ type state struct {
 	fnGen    uint64
 	errFn    *lua.LFunction
 	coResume *lua.LFunction
+	concatFn *lua.LFunction // (concat), concat.go
 	// functions (functions_state.go)
 	fenv, fnAPI, loadAPI *lua.LTable
 	loading              *loading
@@ -82,8 +83,7 @@ func (st *state) function(s *Script) *lua.LFunction {
 	if len(st.fns) >= 4096 {
 		clear(st.fns)
 	}
-	fn := st.L.NewFunctionFromProto(s.proto)
-	fn.Env = st.L.Env
+	fn := st.instantiate(s.proto, st.L.Env)
 	st.fns[s] = fn
 	return fn
 }
@@ -120,3 +120,17 @@ func (c *killCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
 type killError struct{}
 
 func (killError) Error() string { return "Script killed" }
+
+// instantiate runs the concat wrapper of proto (concat.go) under env and returns the function it
+// yields: the chunk itself, with (concat) as its upvalue.
+func (st *state) instantiate(proto *lua.FunctionProto, env *lua.LTable) *lua.LFunction {
+	L := st.L
+	outer := L.NewFunctionFromProto(proto)
+	outer.Env = env
+	L.Push(outer)
+	L.Push(st.concatFn)
+	L.Call(1, 1)
+	fn := L.Get(-1).(*lua.LFunction)
+	L.Pop(1)
+	return fn
+}
