@@ -116,6 +116,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.prefillExpect, "prefill-expect", "", "what every reply to --prefill-command must be (default: inferred)")
 	fs.BoolVar(&cfg.allowMisses, "allow-misses", false, "count misses (a null, a null element, 0 for an integer, an empty array) as successes")
 	fs.StringVar(&cfg.ratio, "ratio", "", "weights of the --command flags, as a:b:c (default equal)")
+	fs.BoolVar(&cfg.inOrder, "in-order", false, "every connection sends the --command schedule from its first command, in order\n"+
+		"(a sequence: --command MULTI --command ... --command EXEC with --pipeline a multiple of its length)")
 	fs.IntVar(&cfg.resp, "resp", 2, "protocol: 2, or 3 (HELLO 3 on every connection)")
 	fs.StringVar(&cfg.jsonPath, "json", "", "write the result to this JSON file")
 	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "fail when no reply arrives for this long")

@@ -38,6 +38,7 @@ type config struct {
 	prefillExpect   string
 	allowMisses     bool
 	ratio           string
+	inOrder         bool // every connection starts the schedule at its first command (--in-order)
 	resp            int
 	jsonPath        string
 	timeout         time.Duration // fail when no reply arrives for this long
@@ -58,6 +59,7 @@ type phase struct {
 	tpls     []*template
 	order    []uint8
 	pipeline int
+	inOrder  bool // every connection starts at order[0]
 	keys     func(i int) (keySource, error)
 	quota    func(i int) int64 // per connection; negative until stop
 	duration time.Duration
@@ -180,7 +182,7 @@ func prefillPhase(cfg *config) phase {
 func mainPhase(cfg *config, tpls []*template, order []uint8, conns int) phase {
 	seq := &sequence{n: cfg.keys, wrap: true}
 	p := phase{
-		name: "run", tpls: tpls, order: order, pipeline: cfg.pipeline, duration: cfg.duration,
+		name: "run", tpls: tpls, order: order, pipeline: cfg.pipeline, duration: cfg.duration, inOrder: cfg.inOrder,
 		keys: func(i int) (keySource, error) {
 			return newKeySource(cfg.dist, cfg.keys, cfg.zipfS, seq, cfg.seed, i)
 		},
@@ -283,7 +285,8 @@ func runPhase(cfg *config, clients []*client, p phase) (phaseResult, error) {
 }
 
 // newWorkers sets up one worker per connection, each starting at its own place in the --ratio
-// schedule so that the connections' batches mix the commands alike.
+// schedule so that the connections' batches mix the commands alike, or all at its start with
+// --in-order (a sequence such as MULTI, SET, INCR, EXEC must be sent from its first command).
 func newWorkers(cfg *config, clients []*client, p phase, stop *atomic.Bool) ([]*worker, error) {
 	workers := make([]*worker, len(clients))
 	data := makeData(cfg.dataSize, cfg.seed)
@@ -295,6 +298,9 @@ func newWorkers(cfg *config, clients []*client, p phase, stop *atomic.Bool) ([]*
 		e := expander{keys: keys, data: data, width: cfg.keyWidth, rng: randStream(cfg.seed, i)}
 		w := newWorker(cl.conn, cl.rd, p.tpls, p.order, p.pipeline, e)
 		w.quota, w.stop, w.pos = p.quota(i), stop, i%len(p.order)
+		if p.inOrder {
+			w.pos = 0
+		}
 		workers[i] = w
 	}
 	return workers, nil
