@@ -15,9 +15,13 @@ type histogram [64]int
 func Count(b []byte) (uint64, bool) {
 	var h histogram
 	if b[4] == Dense {
-		body := b[HeaderSize:]
-		for i := range Registers {
-			h[denseGet(body, i)]++
+		body := b[HeaderSize:DenseSize]
+		for j := 0; j+3 <= len(body); j += 3 {
+			r := unpack4(body[j], body[j+1], body[j+2])
+			h[r[0]]++
+			h[r[1]]++
+			h[r[2]]++
+			h[r[3]]++
 		}
 		return h.estimate(), true
 	}

@@ -57,8 +57,8 @@ func SelfTest() string {
 	relErr := 1.04 / math.Sqrt(Registers)
 	for j := uint64(1); j <= 100000; j++ {
 		binary.LittleEndian.PutUint64(ele[:], j)
-		sparse, _, _ = Add(sparse, ele[:], 3000)
-		dense, _, _ = Add(dense, ele[:], 3000)
+		sparse, _, _ = Add(sparse, ele[:], Fixed(3000))
+		dense, _, _ = Add(dense, ele[:], Fixed(3000))
 		if j%1000 != 0 && j > 10 {
 			continue
 		}

@@ -113,15 +113,16 @@ func murmur64A(key []byte, seed uint64) uint64 {
 }
 
 // Add adds ele to the HLL b (which passed Check) and returns the bytes, which may have moved
-// (a sparse value grows, or turns dense past maxSparse bytes). changed says whether a register
-// rose; ok is false for a corrupted sparse body.
-func Add(b, ele []byte, maxSparse int) (out []byte, changed, ok bool) {
+// (a sparse value grows, or turns dense past maxSparse() bytes, hll-sparse-max-bytes, which is
+// called only when a sparse value would grow). changed says whether a register rose; ok is false
+// for a corrupted sparse body.
+func Add(b, ele []byte, maxSparse func() int) (out []byte, changed, ok bool) {
 	index, count := hashElement(ele)
 	return SetRegister(b, index, count, maxSparse)
 }
 
 // SetRegister raises register index of b to count if it is lower, as Add does.
-func SetRegister(b []byte, index int, count uint8, maxSparse int) (out []byte, changed, ok bool) {
+func SetRegister(b []byte, index int, count uint8, maxSparse func() int) (out []byte, changed, ok bool) {
 	if b[4] == Dense {
 		return b, denseSet(b[HeaderSize:], index, count), true
 	}
@@ -138,6 +139,11 @@ func denseGet(regs []byte, i int) uint8 {
 		v |= uint(regs[byt+1]) << (8 - fb)
 	}
 	return uint8(v & regMax)
+}
+
+// unpack4 returns the four registers three dense bytes hold (denseGet's layout, four at a time).
+func unpack4(b0, b1, b2 byte) [4]uint8 {
+	return [4]uint8{b0 & regMax, (b0>>6 | b1<<2) & regMax, (b1>>4 | b2<<4) & regMax, b2 >> 2}
 }
 
 func denseSet(regs []byte, i int, v uint8) bool {
@@ -168,9 +174,13 @@ func ReadRegisters(b []byte, regs *[Registers]uint8) bool {
 // false for a corrupted sparse body.
 func MaxInto(regs *[Registers]uint8, b []byte) bool {
 	if b[4] == Dense {
-		body := b[HeaderSize:]
-		for i := range regs {
-			regs[i] = max(regs[i], denseGet(body, i))
+		body := b[HeaderSize:DenseSize]
+		for i, j := 0, 0; j+3 <= len(body); i, j = i+4, j+3 {
+			r := unpack4(body[j], body[j+1], body[j+2])
+			regs[i] = max(regs[i], r[0])
+			regs[i+1] = max(regs[i+1], r[1])
+			regs[i+2] = max(regs[i+2], r[2])
+			regs[i+3] = max(regs[i+3], r[3])
 		}
 		return true
 	}
@@ -193,3 +203,6 @@ func MaxInto(regs *[Registers]uint8, b []byte) bool {
 	}
 	return i == Registers
 }
+
+// Fixed returns a limit for Add that is always n.
+func Fixed(n int) func() int { return func() int { return n } }

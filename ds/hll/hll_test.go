@@ -21,7 +21,7 @@ func TestAddAgainstRegisters(t *testing.T) {
 			idx, cnt := hashElement(ele)
 			up := cnt > ref[idx]
 			ref[idx] = max(ref[idx], cnt)
-			nb, changed, ok := Add(b, ele, maxSparse)
+			nb, changed, ok := Add(b, ele, Fixed(maxSparse))
 			if !ok || changed != up {
 				t.Fatalf("maxSparse %d add %d: changed %v ok %v, reference rose %v", maxSparse, i, changed, ok, up)
 			}
@@ -51,7 +51,7 @@ func TestSparseCoversRegisters(t *testing.T) {
 	var ele [8]byte
 	for range 2000 {
 		binary.LittleEndian.PutUint64(ele[:], r.Uint64())
-		b, _, _ = Add(b, ele[:], 1<<20)
+		b, _, _ = Add(b, ele[:], Fixed(1<<20))
 	}
 	if Encoding(b) != Sparse {
 		t.Fatal("2000 elements made the HLL dense with no size limit")
@@ -105,7 +105,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(d)
 	b := New()
 	for i := range 300 {
-		b, _, _ = Add(b, []byte(strconv.Itoa(i)), 3000)
+		b, _, _ = Add(b, []byte(strconv.Itoa(i)), Fixed(3000))
 	}
 	f.Add(b)
 	f.Add([]byte("HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x7f"))
@@ -136,12 +136,28 @@ func FuzzDecode(f *testing.F) {
 			t.Fatal("a reader changed the value")
 		}
 		for i := range 20 {
-			nb, _, ok := Add(b, []byte{byte(i), byte(len(b))}, 3000)
+			nb, _, ok := Add(b, []byte{byte(i), byte(len(b))}, Fixed(3000))
 			if !ok {
 				break
 			}
 			b = nb
 		}
-		SetRegister(b, int(orig[len(orig)-1])<<6%Registers, 40, 3000)
+		SetRegister(b, int(orig[len(orig)-1])<<6%Registers, 40, Fixed(3000))
 	})
+}
+
+func TestUnpackMatchesDenseGet(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	body := make([]byte, DenseSize-HeaderSize)
+	for i := range body {
+		body[i] = byte(r.Uint32())
+	}
+	for j := 0; j < len(body); j += 3 {
+		u := unpack4(body[j], body[j+1], body[j+2])
+		for k := range 4 {
+			if want := denseGet(body, j/3*4+k); u[k] != want {
+				t.Fatalf("register %d: unpack4 %d, denseGet %d", j/3*4+k, u[k], want)
+			}
+		}
+	}
 }

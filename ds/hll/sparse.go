@@ -47,8 +47,8 @@ func putZeros(dst []byte, run int) int {
 
 // sparseSet is Redis's hllSparseSet: it finds the opcode covering register index, splits it
 // around the new value (at most XZERO-VAL-XZERO), merges equal VALs next to the change, and turns
-// the HLL dense when a value passes 32 or the body would outgrow maxSparse bytes.
-func sparseSet(b []byte, index int, count uint8, maxSparse int) ([]byte, bool, bool) {
+// the HLL dense when a value passes 32 or the body would outgrow maxSparse() bytes.
+func sparseSet(b []byte, index int, count uint8, maxSparse func() int) ([]byte, bool, bool) {
 	if count > valMaxValue {
 		return promote(b, index, count)
 	}
@@ -102,7 +102,7 @@ func sparseSet(b []byte, index int, count uint8, maxSparse int) ([]byte, bool, b
 		}
 	}
 	delta := n - size
-	if delta > 0 && len(b)+delta > maxSparse {
+	if delta > 0 && len(b)+delta > maxSparse() {
 		return promote(b, index, count)
 	}
 	b = splice(b, p, size, seq[:n])

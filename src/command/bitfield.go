@@ -25,8 +25,8 @@ func bitfield(c *Ctx) { bitfieldGeneric(c, false) }
 func bitfieldRO(c *Ctx) { bitfieldGeneric(c, true) }
 
 // bitfieldGeneric parses every operation first (the first bad one is the reply), then runs them
-// in order. Writes grow the string once, to the farthest bit any of them reaches; each SET and
-// INCRBY counts as a change, even one that FAIL stopped, as in Redis.
+// in order. Writes grow the string once, to the farthest bit any of them reaches (creating the
+// key even when every write then fails, as in Redis, which then reports no change).
 func bitfieldGeneric(c *Ctx, readOnly bool) {
 	ops, maxBit, writes, msg := parseFieldOps(c)
 	if msg != "" {
@@ -43,24 +43,27 @@ func bitfieldGeneric(c *Ctx, readOnly bool) {
 		case e != nil:
 			b = e.Bytes()
 		}
-		replyFieldOps(c, ops, b)
+		replyFieldOps(c, ops, b, false)
 		return
 	}
 	if readOnly {
 		c.Err(ErrBitfieldRO)
 		return
 	}
-	e, _ := bitString(c, key, maxBit)
+	e, grew := bitString(c, key, maxBit)
 	if e == nil {
 		return
 	}
-	replyFieldOps(c, ops, e.Bytes())
-	c.Changed(NotifyString, "setbit", key)
-	c.Dirty(writes)
+	if changes := replyFieldOps(c, ops, e.Bytes(), grew); changes > 0 {
+		c.Changed(NotifyString, "setbit", key)
+		c.Dirty(changes)
+	}
 }
 
-// replyFieldOps runs ops over b, which holds every bit a write reaches, and replies their results.
-func replyFieldOps(c *Ctx, ops []fieldOp, b []byte) {
+// replyFieldOps runs ops over b, which holds every bit a write reaches, and replies their
+// results. It returns the changes, as Redis 7 counts them: every write that was not stopped by
+// FAIL when the string was created or grew, else those that changed their field.
+func replyFieldOps(c *Ctx, ops []fieldOp, b []byte, grew bool) (changes int) {
 	c.ArrayLen(len(ops))
 	for _, op := range ops {
 		old := op.field.Get(b, op.off)
@@ -81,8 +84,12 @@ func replyFieldOps(c *Ctx, ops []fieldOp, b []byte) {
 			ret = nv
 		}
 		op.field.Set(b, op.off, nv)
+		if grew || nv != old {
+			changes++
+		}
 		c.Int(ret)
 	}
+	return changes
 }
 
 // parseFieldOps parses BITFIELD's operations. It returns them, the highest bit a write reaches,

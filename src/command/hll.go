@@ -18,9 +18,16 @@ var hllCommands = []*Spec{
 	{Name: "pfselftest", Arity: 1, Flags: Admin, Run: pfselftest},
 }
 
-// hllSparseMax is hll-sparse-max-bytes, read only when a sparse HLL may grow.
-func hllSparseMax(c *Ctx) int {
-	return int(min(c.E.configInt("hll-sparse-max-bytes", 3000), keyspace.MaxString))
+// hllSparseLimit returns hll-sparse-max-bytes as ds/hll asks for it: read from the
+// configuration once per call, and only when a sparse HLL would grow (the read allocates).
+func hllSparseLimit(c *Ctx) func() int {
+	n := -1
+	return func() int {
+		if n < 0 {
+			n = int(min(c.E.configInt("hll-sparse-max-bytes", 3000), keyspace.MaxString))
+		}
+		return n
+	}
 }
 
 // hllOf checks that e (a live entry) holds an HLL, replying Redis's WRONGTYPE errors if not.
@@ -55,12 +62,9 @@ func pfadd(c *Ctx) {
 		return
 	}
 	e.Enc = EncRaw
-	b, maxSparse := e.Bytes(), 0
+	b, limit := e.Bytes(), hllSparseLimit(c)
 	for _, ele := range c.Args[2:] {
-		if hll.Encoding(b) == hll.Sparse && maxSparse == 0 {
-			maxSparse = hllSparseMax(c)
-		}
-		nb, up, ok := hll.Add(b, ele, maxSparse)
+		nb, up, ok := hll.Add(b, ele, limit)
 		if !ok {
 			e.SetBytes(b) // what was added before stays, unannounced, as in Redis
 			c.Err(ErrHLLInvalid)
@@ -168,15 +172,12 @@ func pfmerge(c *Ctx) {
 			return
 		}
 	}
-	maxSparse := 0
+	limit := hllSparseLimit(c)
 	for i, v := range regs {
 		if v == 0 {
 			continue
 		}
-		if hll.Encoding(b) == hll.Sparse && maxSparse == 0 {
-			maxSparse = hllSparseMax(c)
-		}
-		b, _, _ = hll.SetRegister(b, i, v, maxSparse) // the sources' check covered b's body
+		b, _, _ = hll.SetRegister(b, i, v, limit) // the sources' check covered b's body
 	}
 	hll.Invalidate(b)
 	e.SetBytes(b)
