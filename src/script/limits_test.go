@@ -34,6 +34,19 @@ func waitBusy(t *testing.T, e *Engine) {
 	}
 }
 
+// waitRedisBusy polls the reference server until it answers BUSY (its script passed the
+// threshold), so a loaded machine cannot make the test ask too early.
+func waitRedisBusy(t *testing.T, admin *conn) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.HasPrefix(string(admin.do(t, "PING")), "-BUSY") {
+		if time.Now().After(deadline) {
+			t.Fatal("redis-server never became busy")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func waitReply(t *testing.T, out <-chan string) string {
 	t.Helper()
 	select {
@@ -72,7 +85,7 @@ func TestKillMatchesRedis(t *testing.T) {
 			r, _ := runner.doBytes([][]byte{[]byte("EVAL"), []byte(body), []byte("0")})
 			done <- r
 		}()
-		time.Sleep(300 * time.Millisecond)
+		waitRedisBusy(t, admin)
 		killWant := admin.do(t, "SCRIPT", "KILL")
 		evalWant := <-done
 
@@ -303,7 +316,7 @@ func TestFunctionKillMatchesRedis(t *testing.T) {
 		r, _ := runner.doBytes([][]byte{[]byte("FCALL"), []byte("spin"), []byte("0")})
 		done <- r
 	}()
-	time.Sleep(300 * time.Millisecond)
+	waitRedisBusy(t, admin)
 	want := [][]byte{admin.do(t, "GET", "x"), admin.do(t, "SCRIPT", "KILL"), admin.do(t, "FUNCTION", "KILL")}
 	want = append(want, <-done)
 	admin.do(t, "FUNCTION", "FLUSH")

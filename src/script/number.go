@@ -126,6 +126,9 @@ func init() {
 // strRep is string.rep bounded by lua-max-memory: a crafted count fails with Lua's memory error
 // instead of asking Go for gigabytes at once.
 func (st *state) strRep(L *lua.LState) int {
+	if n, ok := L.Get(1).(lua.LNumber); ok {
+		L.Replace(1, lua.LString(formatNumber(float64(n))))
+	}
 	s := L.CheckString(1)
 	n := L.CheckInt(2)
 	if n <= 0 || len(s) == 0 {

@@ -102,6 +102,9 @@ func (st *state) errorHandler(L *lua.LState) int {
 				s = v.String()
 			}
 		}
+		if _, isStr := v.(lua.LString); isStr {
+			s = luaMessage(s)
+		}
 		t = L.NewTable()
 		t.RawSetString("err", lua.LString("ERR "+s))
 	}

@@ -165,6 +165,11 @@ func (st *state) overrideLibs(g *lua.LTable) {
 	str.RawSetString("__index", lua.LNil) // gopher-lua's string metatable trick; not in Lua's
 	str.RawSetString("rep", L.NewFunction(st.strRep))
 	str.RawSetString("format", L.NewFunction(strFormat))
+	for name, positions := range stringArgs {
+		if fn, ok := str.RawGetString(name).(*lua.LFunction); ok && fn.IsG {
+			str.RawSetString(name, L.NewFunction(luaNumbersAsStrings(fn, positions)))
+		}
+	}
 	tab := g.RawGetString("table").(*lua.LTable)
 	tab.RawSetString("concat", L.NewFunction(st.tabConcat))
 	tab.RawSetString("setn", L.NewFunction(func(L *lua.LState) int { L.RaiseError("'setn' is obsolete"); return 0 }))
@@ -304,6 +309,8 @@ func (st *state) basePCall(L *lua.LState) int {
 			if s, ok := t.RawGetString("err").(lua.LString); ok {
 				obj = s
 			}
+		} else if s, ok := obj.(lua.LString); ok {
+			obj = lua.LString(luaMessage(string(s)))
 		}
 		L.Push(lua.LFalse)
 		L.Push(obj)
@@ -514,3 +521,29 @@ func tabForeachi(L *lua.LState) int {
 
 // goToNumber is gopher-lua's tonumber, kept for the bases other than 10 (set in init).
 var goToNumber lua.LGFunction
+
+// stringArgs are the string library's string parameters (1-based): a number given there is
+// converted by Lua with "%.14g", by gopher-lua with Go's formatting, so the sandbox converts it
+// first. string.rep and string.format convert themselves.
+var stringArgs = map[string][]int{
+	"byte": {1}, "find": {1, 2}, "gmatch": {1, 2}, "gsub": {1, 2, 3}, "len": {1}, "lower": {1},
+	"match": {1, 2}, "reverse": {1}, "sub": {1}, "upper": {1},
+}
+
+// luaNumbersAsStrings wraps fn (called as a function: gmatch is a closure with upvalues).
+func luaNumbersAsStrings(fn *lua.LFunction, positions []int) lua.LGFunction {
+	return func(L *lua.LState) int {
+		for _, i := range positions {
+			if n, ok := L.Get(i).(lua.LNumber); ok {
+				L.Replace(i, lua.LString(formatNumber(float64(n))))
+			}
+		}
+		if len(fn.Upvalues) == 0 {
+			return fn.GFunction(L) // in this frame: its errors name the function as called
+		}
+		top := L.GetTop()
+		L.Insert(fn, 1)
+		L.Call(top, lua.MultRet)
+		return L.GetTop()
+	}
+}
