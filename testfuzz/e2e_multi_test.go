@@ -204,3 +204,46 @@ func tryDo(c *rawConn, args ...string) (string, error) {
 	r, err := c.tryReply()
 	return string(r), err
 }
+
+// Clients blocked on keys a transaction fills are served after EXEC, as in Redis: the same
+// blocked command and transaction run on HotKV and redis-server, and the blocked client's reply,
+// EXEC's and the keys' contents afterwards must be equal.
+func TestMultiServesBlocked(t *testing.T) {
+	if !haveRedis() {
+		t.Skip("redis-server not on PATH")
+	}
+	redis := startRedis(t)
+	hotkv, _ := startHotKV(t)
+	cases := []struct {
+		block []string
+		tx    [][]string
+		after [][]string
+	}{
+		{[]string{"BLPOP", "bl", "5"}, [][]string{{"RPUSH", "bl", "x", "y"}, {"LPUSH", "bl", "z"}}, [][]string{{"LRANGE", "bl", "0", "-1"}}},
+		{[]string{"BZPOPMIN", "bz", "5"}, [][]string{{"ZADD", "bz", "2", "b", "1", "a"}, {"ZADD", "bz", "0", "c"}}, [][]string{{"ZRANGE", "bz", "0", "-1"}}},
+		{[]string{"BLMOVE", "src", "dst", "RIGHT", "LEFT", "5"}, [][]string{{"RPUSH", "src", "a", "b"}, {"DEL", "dst"}},
+			[][]string{{"LRANGE", "src", "0", "-1"}, {"LRANGE", "dst", "0", "-1"}}},
+		{[]string{"BLPOP", "gone", "5"}, [][]string{{"RPUSH", "gone", "x"}, {"DEL", "gone"}, {"RPUSH", "gone", "y", "z"}},
+			[][]string{{"LRANGE", "gone", "0", "-1"}}},
+	}
+	for _, c := range cases {
+		var got [2]string
+		for i, addr := range []string{hotkv, redis} {
+			a, b := dial(t, addr), dial(t, addr)
+			a.write(appendCommand(nil, c.block...))
+			time.Sleep(100 * time.Millisecond) // a blocks
+			out := b.do("MULTI")
+			for _, cmd := range c.tx {
+				out += b.do(cmd...)
+			}
+			out += b.do("EXEC") + "| blocked: " + string(a.reply()) + "| after: "
+			for _, cmd := range c.after {
+				out += b.do(cmd...)
+			}
+			got[i] = out
+		}
+		if got[0] != got[1] {
+			t.Errorf("%q then MULTI %q EXEC:\nHotKV %q\nRedis %q", c.block, c.tx, got[0], got[1])
+		}
+	}
+}

@@ -233,7 +233,14 @@ func (e *Engine) runTxLocked(c *Ctx, shards []int32, all bool) {
 	tx.ops, tx.nops, tx.after = tx.ops[:0], 0, tx.after[:0]
 	e.enter(shards, all, tc)
 	defer e.leave(shards, all, tc)
+	base := len(c.Out)
 	c.ArrayLen(len(tx.cmds))
+	// CLIENT REPLY inside the transaction, as Redis: a reply is sent when replies are on as it is
+	// made; EXEC's own header is not when they were off, and nothing is under a SKIP of EXEC.
+	skipped := c.slot.Silent && cl.replyMode != replyOff
+	if c.slot.Silent {
+		c.Out = c.Out[:base]
+	}
 	s := &tx.slot
 	s.Client = cl
 	for i := range tx.cmds {
@@ -246,7 +253,11 @@ func (e *Engine) runTxLocked(c *Ctx, shards []int32, all bool) {
 			e.rememberKeys(cl, s.Args, tx.keyPos)
 		}
 		e.call(tc, s, c.Now)
-		c.Out = append(c.Out, s.Reply...)
+		if !skipped && cl.replyMode != replyOff {
+			c.Out = append(c.Out, s.Reply...)
+			c.slot.Silent = false
+		}
+		cl.forceReply = false
 		if len(s.Effects) > 0 {
 			c.slot.Effects = append(c.slot.Effects, s.Effects...)
 		}

@@ -3,6 +3,8 @@ package command
 import (
 	"bufio"
 	"fmt"
+	"io"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -376,6 +378,99 @@ func TestMultiStatsLikeRedis(t *testing.T) {
 		got := stats(replyText(t, tc.do("INFO", section)))
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("INFO %s\n got %v\nwant %v", section, got, want)
+		}
+	}
+}
+
+// CLIENT REPLY OFF, ON and SKIP around and inside a transaction answer what Redis 7.0.15 sends
+// (EXEC's header without the replies after OFF, SKIP inside EXEC skipping the command after it):
+// each script runs on a redis-server and in-process, and the bytes must be equal.
+func TestMultiReplyModesLikeRedis(t *testing.T) {
+	addr, stop := startRedisAddr(t)
+	defer stop()
+	scripts := [][]string{
+		{"MULTI", "CLIENT REPLY OFF", "SET a 1", "EXEC", "PING", "CLIENT REPLY ON", "PING"},
+		{"MULTI", "CLIENT REPLY SKIP", "SET a 1", "GET a", "EXEC", "PING", "PING"},
+		{"CLIENT REPLY SKIP", "MULTI", "SET a 1", "EXEC", "PING"},
+		{"MULTI", "SET a 2", "EXEC", "CLIENT REPLY SKIP", "EXEC", "PING"},
+		{"CLIENT REPLY OFF", "MULTI", "SET a 1", "EXEC", "CLIENT REPLY ON", "PING"},
+		{"CLIENT REPLY OFF", "MULTI", "SET a 1", "CLIENT REPLY ON", "GET a", "EXEC", "PING"},
+		{"MULTI", "CLIENT REPLY OFF", "SET a 3", "CLIENT REPLY ON", "GET a", "EXEC", "PING"},
+	}
+	for _, script := range scripts {
+		var req []byte
+		for _, line := range script {
+			req = append(req, encodeCommand(strings.Fields(line))...)
+		}
+		req = append(req, encodeCommand([]string{"CLIENT", "REPLY", "ON"})...) // ends every script with +OK
+		rc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rc.Write(req); err != nil {
+			t.Fatal(err)
+		}
+		rc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		want, _ := io.ReadAll(rc)
+		rc.Close()
+		got, err := newTestConn(t, newTestEngine()).send(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%q:\n got %q\nwant %q", script, got, want)
+		}
+	}
+}
+
+// An EXEC refused before it runs (NOAUTH, wrong arity, RESP2 subscribed mode) replies Redis's
+// "EXECABORT Transaction discarded because of: …" and ends the transaction: the scripts run on
+// a redis-server with requirepass and in-process, and the bytes must be equal.
+func TestExecRefusedLikeRedis(t *testing.T) {
+	addr, stop := startRedisAddr(t)
+	defer stop()
+	admin, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if _, err := admin.Write(encodeCommand([]string{"CONFIG", "SET", "requirepass", "pw"})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resptest.ReadRaw(bufio.NewReader(admin)); err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEngine()
+	st := *e.Settings()
+	st.RequirePass = "pw"
+	e.SetSettings(st)
+	scripts := [][]string{
+		{"EXEC", "MULTI", "AUTH pw", "EXEC"},
+		{"AUTH pw", "MULTI", "SET a 1", "EXEC x", "EXEC"},
+		{"AUTH pw", "WATCH a", "EXEC x", "MULTI", "EXEC"},
+		{"AUTH pw", "SUBSCRIBE ch", "EXEC", "MULTI", "UNSUBSCRIBE ch", "EXEC"},
+	}
+	for _, script := range scripts {
+		var req []byte
+		for _, line := range script {
+			req = append(req, encodeCommand(strings.Fields(line))...)
+		}
+		rc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rc.Write(req); err != nil {
+			t.Fatal(err)
+		}
+		rc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		want, _ := io.ReadAll(rc)
+		rc.Close()
+		got, err := newTestConn(t, e).send(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%q:\n got %q\nwant %q", script, got, want)
 		}
 	}
 }
