@@ -279,6 +279,7 @@ func (e *Engine) FCall(dst []byte, h Host, name []byte, keys, args [][]byte, opt
 	if errReply != "" {
 		return appendErrorLine(dst, errReply)
 	}
+	sl.run.fn.Store(f)
 	L := st.L
 	L.Push(st.luaArray(keys))
 	L.Push(st.luaArray(args))

@@ -360,3 +360,29 @@ func TestFunctionLoadTimeout(t *testing.T) {
 		t.Error("a library was registered")
 	}
 }
+
+// TestRunning: FUNCTION STATS's data names the function in progress and its duration.
+func TestRunning(t *testing.T) {
+	e := New(Config{BusyThreshold: 50 * time.Millisecond, Tick: 5 * time.Millisecond})
+	defer e.Close()
+	if _, errReply := e.FunctionLoad(nil, []byte("#!lua name=l\nredis.register_function('spin', function() while true do end end)"), false); errReply != "" {
+		t.Fatal(errReply)
+	}
+	if libs, fns := e.FunctionCounts(); libs != 1 || fns != 1 {
+		t.Errorf("counts %d %d", libs, fns)
+	}
+	out := make(chan string, 1)
+	go func() { out <- string(e.FCall(nil, newMemHost(), []byte("SPIN"), nil, nil, RunOptions{Proto: 2})) }()
+	waitBusy(t, e)
+	r := e.Running()
+	if len(r) != 1 || r[0].Function == nil || r[0].Function.Name != "spin" || r[0].Script != nil || !r[0].Busy || r[0].Duration < 50*time.Millisecond {
+		t.Errorf("Running() = %+v", r)
+	}
+	if k := e.Kill(true); k != "" {
+		t.Fatal(k)
+	}
+	waitReply(t, out)
+	if r := e.Running(); len(r) != 0 {
+		t.Errorf("after the kill: %+v", r)
+	}
+}

@@ -34,6 +34,7 @@ func (e *Engine) Run(dst []byte, h Host, s *Script, keys, args [][]byte, opts Ru
 	st.setArray(st.keys, keys)
 	st.setArray(st.argv, args)
 	fn := st.function(s)
+	sl.run.script.Store(s)
 	return st.call(dst, h, s.SHA, fn, 0, opts, s.Flags, false)
 }
 

@@ -17,6 +17,9 @@ type runMark struct {
 	busy   atomic.Bool   // set by the watchdog once the run passed the busy threshold
 	kill   atomic.Uint64 // the seq of a run to stop; killed() compares with seq
 	reason atomic.Int32  // why it was stopped
+	ticks  atomic.Int64  // watchdog ticks the run has been seen running (FUNCTION STATS)
+	script atomic.Pointer[Script]
+	fn     atomic.Pointer[Function]
 }
 
 type killReason int32
@@ -163,9 +166,11 @@ func (w *watchdog) check() bool {
 		wt := w.seen[s]
 		if wt == nil || wt.seq != seq {
 			w.seen[s] = &watch{seq: seq, heapBase: heap, liveBase: live}
+			s.run.ticks.Store(0)
 			return
 		}
 		wt.ticks++
+		s.run.ticks.Store(int64(wt.ticks))
 		elapsed := time.Duration(wt.ticks) * w.e.cfg.Tick
 		if runKind(s.run.kind.Load()) == kindLoad {
 			if elapsed >= loadTimeoutTicks*time.Millisecond {
@@ -263,4 +268,41 @@ func (e *Engine) Kill(function bool) string {
 		return ErrBusyFunction
 	}
 	return ErrNotBusy
+}
+
+// Running describes a script or function in progress (FUNCTION STATS's running_script).
+type Running struct {
+	Script   *Script       // the EVAL script, or nil
+	Function *Function     // the FCALL function, or nil
+	Duration time.Duration // as the watchdog saw it: a multiple of its tick, 0 in the first
+	Busy     bool
+}
+
+// Running lists the runs in progress (library loads excluded). Redis runs one at a time and
+// FUNCTION STATS shows that one; HotKV may run several, one per core.
+func (e *Engine) Running() []Running {
+	var out []Running
+	e.pool.each(func(s *slot) {
+		seq := s.run.seq.Load()
+		kind := runKind(s.run.kind.Load())
+		if seq&1 == 0 || kind == kindLoad {
+			return
+		}
+		r := Running{Duration: time.Duration(s.run.ticks.Load()) * e.cfg.Tick, Busy: s.run.busy.Load()}
+		if kind == kindFunction {
+			r.Function = s.run.fn.Load()
+		} else {
+			r.Script = s.run.script.Load()
+		}
+		if s.run.seq.Load() == seq { // still the same run: its fields belong together
+			out = append(out, r)
+		}
+	})
+	return out
+}
+
+// FunctionCounts is FUNCTION STATS's engines section: libraries and functions loaded.
+func (e *Engine) FunctionCounts() (libraries, functions int) {
+	set := e.libs.cur.Load()
+	return len(set.libs), len(set.funcs)
 }
