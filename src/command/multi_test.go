@@ -2,9 +2,11 @@ package command
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/net/resp/resptest"
+	"github.com/hotkv/hotkv/pipeline"
 )
 
 // A transaction sent as one pipelined batch: the commands after EXEC are routed once EXEC (a
@@ -383,8 +386,9 @@ func TestMultiStatsLikeRedis(t *testing.T) {
 }
 
 // CLIENT REPLY OFF, ON and SKIP around and inside a transaction answer what Redis 7.0.15 sends
-// (EXEC's header without the replies after OFF, SKIP inside EXEC skipping the command after it):
-// each script runs on a redis-server and in-process, and the bytes must be equal.
+// (EXEC's header without the replies after OFF, SKIP inside EXEC skipping the command after it),
+// and so do connection commands queued in MULTI (SUBSCRIBE, HELLO, SELECT, QUIT): each script
+// runs on a redis-server and in-process, and the bytes must be equal.
 func TestMultiReplyModesLikeRedis(t *testing.T) {
 	addr, stop := startRedisAddr(t)
 	defer stop()
@@ -396,9 +400,17 @@ func TestMultiReplyModesLikeRedis(t *testing.T) {
 		{"CLIENT REPLY OFF", "MULTI", "SET a 1", "EXEC", "CLIENT REPLY ON", "PING"},
 		{"CLIENT REPLY OFF", "MULTI", "SET a 1", "CLIENT REPLY ON", "GET a", "EXEC", "PING"},
 		{"MULTI", "CLIENT REPLY OFF", "SET a 3", "CLIENT REPLY ON", "GET a", "EXEC", "PING"},
+		// Connection commands queued: SUBSCRIBE, HELLO, a bad SELECT, QUIT.
+		{"MULTI", "SUBSCRIBE ch", "PING", "EXEC", "PING", "UNSUBSCRIBE ch"},
+		{"MULTI", "HELLO 3", "GET a", "EXEC", "GET a", "HELLO 2"},
+		{"MULTI", "SELECT 99", "SELECT x", "GET a", "EXEC"},
+		{"WATCH a", "MULTI", "DEL a", "SET a 5", "EXEC", "GET a"},
+		{"MULTI", "EXEC", "EXEC", "MULTI", "QUIT", "PING"},
 	}
+	e := newTestEngine()
+	ids := regexp.MustCompile(`\$2\r\nid\r\n:[0-9]+`)
 	for _, script := range scripts {
-		var req []byte
+		req := encodeCommand([]string{"FLUSHALL"})
 		for _, line := range script {
 			req = append(req, encodeCommand(strings.Fields(line))...)
 		}
@@ -413,10 +425,11 @@ func TestMultiReplyModesLikeRedis(t *testing.T) {
 		rc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
 		want, _ := io.ReadAll(rc)
 		rc.Close()
-		got, err := newTestConn(t, newTestEngine()).send(req)
-		if err != nil {
+		got, err := newTestConn(t, e).send(req)
+		if err != nil && !errors.Is(err, pipeline.ErrClose) {
 			t.Fatal(err)
 		}
+		got, want = ids.ReplaceAll(got, []byte("id")), ids.ReplaceAll(want, []byte("id"))
 		if string(got) != string(want) {
 			t.Errorf("%q:\n got %q\nwant %q", script, got, want)
 		}
@@ -472,5 +485,32 @@ func TestExecRefusedLikeRedis(t *testing.T) {
 		if string(got) != string(want) {
 			t.Errorf("%q:\n got %q\nwant %q", script, got, want)
 		}
+	}
+}
+
+// Invariant 8 inside EXEC: a queued command that panics answers its error in place, the rest of
+// the transaction runs, its client is marked for closing, and EXEC's tokens are released.
+func TestPanicInsideExec(t *testing.T) {
+	e := newTestEngine()
+	bad, good := newTestConn(t, e), newTestConn(t, e)
+	boom := &Spec{Name: "boom", Arity: 2, FirstKey: 1, LastKey: 1, Step: 1, Run: func(c *Ctx) { panic("boom") }}
+	bad.do("MULTI")
+	bad.do("SET", "k", "1")
+	// Queued as route queues a command (boom is in no table, so it cannot be sent).
+	s := &pipeline.Slot{Args: [][]byte{[]byte("boom"), []byte("k2")}}
+	e.queue(bad.client, boom, s)
+	bad.do("INCR", "k")
+	got := within(t, "EXEC with a panicking command", func() string { return bad.do("EXEC") })
+	want := "*3\r\n+OK\r\n-" + ErrInternal + "\r\n:2\r\n"
+	if got != want {
+		t.Fatalf("EXEC = %q, want %q", got, want)
+	}
+	if !bad.client.closeAfter {
+		t.Fatal("the client whose command panicked was not marked for closing")
+	}
+	if got := within(t, "commands on EXEC's shards after the panic", func() string {
+		return good.do("INCR", "k") + good.do("SET", "k2", "x")
+	}); got != ":3\r\n+OK\r\n" {
+		t.Fatalf("after the panic: %q", got)
 	}
 }
