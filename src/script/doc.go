@@ -22,6 +22,8 @@
 //	FUNCTION FLUSH           FunctionFlush()
 //	FUNCTION LIST ...        FunctionList(pattern or nil): render as renderList in functions_test.go
 //	FUNCTION KILL            Kill(true)
+//	FUNCTION DUMP            FunctionDump()
+//	FUNCTION RESTORE p [pol] ParseRestorePolicy(pol), FunctionRestore(h, p, policy): "" -> +OK
 //	FUNCTION STATS           Running() (running_script) and FunctionCounts() (engines.LUA)
 //	FCALL, FCALL_RO          FCall(dst, h, name, keys, args, opts)
 //	another client's command while a run is busy: BusyReply() != "" -> -BusyReply()
@@ -95,5 +97,7 @@
 //   - error({}) returns "ERR unknown error" where Redis 7.0.15 crashes.
 //   - Several scripts run at once, one per core; SCRIPT KILL stops every busy one that did not
 //     write, Running lists them all.
-//   - FUNCTION DUMP / RESTORE payloads are not implemented yet (they need Redis's LZF).
+//   - FUNCTION DUMP writes library code uncompressed where Redis may LZF-compress it (both
+//     sides restore either); with several colliding libraries RESTORE names the first of the
+//     payload, Redis the first in its hash order.
 package script

@@ -135,26 +135,40 @@ func (e *Engine) FunctionLoad(h Host, code []byte, replace bool) (name string, e
 	if _, exists := e.libs.cur.Load().libs[name]; exists && !replace {
 		return "", "ERR Library '" + name + "' already exists"
 	}
+	lib, errReply := e.compileLibrary(h, code)
+	if errReply != "" {
+		return "", errReply
+	}
+	return name, e.libs.register(lib, replace)
+}
+
+// compileLibrary compiles and runs library code (in some state) and returns the library with
+// its functions, not yet registered.
+func (e *Engine) compileLibrary(h Host, code []byte) (*Library, string) {
+	name, errReply := parseLibraryHeader(code)
+	if errReply != "" {
+		return nil, errReply
+	}
 	src := append([]byte("--"), code[2:]...) // the header becomes a comment; lines stay
 	proto, errReply := compileLua(src, libChunk)
 	if errReply != "" {
-		return "", errCompilingFunc + strings.TrimPrefix(errReply, errCompilePrefix)
+		return nil, errCompilingFunc + strings.TrimPrefix(errReply, errCompilePrefix)
 	}
 	lib := &Library{Name: name, Code: bytes.Clone(code), proto: proto}
 	sl := e.pool.acquire()
 	fns, errReply := sl.st.loadLibrary(lib, h)
 	e.pool.release(sl)
 	if errReply != "" {
-		return "", errReply
+		return nil, errReply
 	}
 	if len(fns) == 0 {
-		return "", errLibNoFuncs
+		return nil, errLibNoFuncs
 	}
 	for _, f := range fns {
 		lib.Functions = append(lib.Functions, f.info)
 	}
 	slices.SortFunc(lib.Functions, func(a, b *Function) int { return strings.Compare(a.Name, b.Name) })
-	return name, e.libs.register(lib, replace)
+	return lib, ""
 }
 
 // register adds lib, replacing the library of the same name when replace is set; a function
