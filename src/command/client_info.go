@@ -182,7 +182,7 @@ func appendClientLine(dst []byte, v *clientView, now int64) []byte {
 		num(f, 0)
 	}
 	num("omem", cl.push.size.Load()) // pushes waiting for the connection (push.go)
-	num("tot-mem", int64(clientBaseMem+v.argvMem+len(v.name)))
+	num("tot-mem", int64(clientBaseMem+v.argvMem+len(v.name))+v.multiMem)
 	str("events", "r")
 	str("cmd", v.cmd)
 	str("user", v.user)
