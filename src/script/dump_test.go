@@ -34,8 +34,8 @@ func TestDumpRestoreDifferential(t *testing.T) {
 		t.Fatalf("DUMP: %q", raw)
 	}
 	redisPayload := []byte(v.Str)
-	if !bytes.Contains(redisPayload, []byte{0xC3}) {
-		t.Log("Redis did not compress the large library; the LZF path is not exercised")
+	if !bytes.Contains(redisPayload, []byte{rdbOpFunction2, 0xC3}) {
+		t.Fatalf("Redis did not LZF-compress the large library, so the LZF path would go untested: %q", redisPayload)
 	}
 
 	e := New(Config{})

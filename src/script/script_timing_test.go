@@ -59,8 +59,9 @@ func BenchmarkEvalSHAParallel(b *testing.B) {
 	})
 }
 
-// BenchmarkLoop measures the interpreter's cost per instruction with the kill check gopher-lua
-// makes before each one (our killCtx) and without any context (gopher-lua's plain loop).
+// BenchmarkLoop measures the interpreter's cost per loop iteration (a FORLOOP and an ADD) with
+// the kill check gopher-lua makes before each instruction (our killCtx) and without any context
+// (gopher-lua's plain loop, which no kill could stop).
 func BenchmarkLoop(b *testing.B) {
 	const body = "local n = 0 for i = 1, 100000 do n = n + i end return n"
 	for _, withCtx := range []bool{true, false} {
@@ -78,7 +79,7 @@ func BenchmarkLoop(b *testing.B) {
 			for b.Loop() {
 				dst = e.Run(dst[:0], h, s, nil, nil, RunOptions{Proto: 2})
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/100000/3, "ns/instr")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/100000, "ns/iteration")
 			sl = e.pool.acquire()
 			sl.st.L.SetContext(&sl.st.ctx)
 			e.pool.release(sl)
@@ -115,4 +116,40 @@ func BenchmarkConcat(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "ns/concat")
 	})
+}
+
+// BenchmarkPool compares taking and giving back a state: the engine's slots (the P's own slot
+// first) against a sync.Pool of the same states, at -cpu 1 and 2.
+func BenchmarkPool(b *testing.B) {
+	b.Run("slots", func(b *testing.B) {
+		e := New(Config{})
+		defer e.Close()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				e.pool.release(e.pool.acquire())
+			}
+		})
+	})
+	b.Run("sync.Pool", func(b *testing.B) {
+		e := New(Config{})
+		defer e.Close()
+		p := sync.Pool{New: func() any { return e.pool.grow() }}
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				p.Put(p.Get())
+			}
+		})
+	})
+}
+
+// BenchmarkNewState is the cost of building one interpreter state with its sandbox: what a pool
+// that drops states (sync.Pool at every GC) would pay again.
+func BenchmarkNewState(b *testing.B) {
+	e := New(Config{})
+	defer e.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		st := newState(e, &slot{})
+		st.L.Close()
+	}
 }
