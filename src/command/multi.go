@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/hotkv/hotkv/pipeline"
 )
@@ -69,6 +70,7 @@ type txState struct {
 	opsDB  int // the database of the first op (the feed entry's)
 	lastDB int
 	after  []byte // the client's own tracking invalidations, sent after EXEC's reply
+	runs   uint32 // EXECs run, for sampling their commands' durations (timeSample)
 }
 
 // txCmd is one queued command: its spec and the range of its arguments in offs (pairs).
@@ -243,6 +245,10 @@ func (e *Engine) runTxLocked(c *Ctx, shards []int32, all bool) {
 	}
 	s := &tx.slot
 	s.Client = cl
+	// As for work items, one EXEC in timeSample measures its commands' durations and charges
+	// them timeSample times over.
+	tx.runs++
+	timed := tx.runs%timeSample == 0
 	for i := range tx.cmds {
 		cmd := &tx.cmds[i]
 		s.Args, s.Cmd = tx.args(cmd), cmd.spec
@@ -252,7 +258,13 @@ func (e *Engine) runTxLocked(c *Ctx, shards []int32, all bool) {
 			tx.keyPos = cmd.spec.keyIndexes(s.Args, tx.keyPos[:0])
 			e.rememberKeys(cl, s.Args, tx.keyPos)
 		}
-		e.call(tc, s, c.Now)
+		if timed {
+			start := time.Now()
+			e.call(tc, s, c.Now)
+			cmd.spec.stats.nsec.Add(int64(time.Since(start)) * timeSample)
+		} else {
+			e.call(tc, s, c.Now)
+		}
 		if !skipped && cl.replyMode != replyOff {
 			c.Out = append(c.Out, s.Reply...)
 			c.slot.Silent = false

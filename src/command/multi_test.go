@@ -514,3 +514,47 @@ func TestPanicInsideExec(t *testing.T) {
 		t.Fatalf("after the panic: %q", got)
 	}
 }
+
+// A client that disconnects drops its watches: the shard registries are empty again and Touch
+// is back to its one load.
+func TestDisconnectUnwatches(t *testing.T) {
+	e := newTestEngine()
+	tc := newTestConn(t, e)
+	tc.do("WATCH", "a", "b", "c", "d", "e", "f")
+	tc.do("SELECT", "3")
+	tc.do("WATCH", "a")
+	if n := e.watching.Load(); n != 7 {
+		t.Fatalf("%d watches registered, want 7", n)
+	}
+	e.RemoveClient(tc.client)
+	if n := e.watching.Load(); n != 0 {
+		t.Fatalf("%d watches left after the client went", n)
+	}
+	for i := range e.Group.Shards {
+		if n := len(e.data(int32(i)).watch.keys); n != 0 {
+			t.Fatalf("shard %d still holds %d watched keys", i, n)
+		}
+	}
+}
+
+// The queued commands' durations reach INFO commandstats (sampled, as for other commands).
+func TestMultiCommandTime(t *testing.T) {
+	e := newTestEngine()
+	tc := newTestConn(t, e)
+	tc.do("CONFIG", "RESETSTAT") // command statistics live in the table, shared by every engine
+	for range 2 * timeSample {
+		tc.do("MULTI")
+		tc.do("SET", "k", "v")
+		tc.do("EXEC")
+	}
+	info := replyText(t, tc.do("INFO", "commandstats"))
+	for _, l := range strings.Split(info, "\r\n") {
+		if strings.HasPrefix(l, "cmdstat_set:") {
+			if strings.Contains(l, ",usec=0,") || !strings.Contains(l, "calls=64,") {
+				t.Fatalf("SET inside EXEC: %s", l)
+			}
+			return
+		}
+	}
+	t.Fatalf("no cmdstat_set in %q", info)
+}
