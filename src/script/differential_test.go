@@ -76,23 +76,36 @@ func TestDifferentialScripts(t *testing.T) {
 	if len(cases) == 0 {
 		t.Fatal("no cases")
 	}
-	redisAddr(t)
 	e := New(Config{})
 	defer e.Close()
+	if os.Getenv("HOTKV_SCRIPT_REPLAY") != "" || tryRedis() == "" {
+		replayScripts(t, e, cases) // testdata/scripts.golden, recorded from redis-server
+		return
+	}
+	rec := newTranscript()
 	callers := map[int]*conn{2: dial(t, 2), 3: dial(t, 3)}
 	for _, c := range cases {
 		for _, proto := range []int{2, 3} {
-			t.Run(c.name+"/resp"+strconv.Itoa(proto), func(t *testing.T) {
+			name := c.name + "/resp" + strconv.Itoa(proto)
+			t.Run(name, func(t *testing.T) {
 				want := evalOnRedis(t, callers[proto], c)
-				got := evalInEngine(t, e, callers[proto], c, proto)
-				if c.unordered {
-					want, got = canonical(t, want), canonical(t, got)
-				}
-				if !bytes.Equal(want, got) {
-					t.Errorf("script:\n%s\nredis:  %q\nengine: %q", c.body, want, got)
-				}
+				got := evalInEngine(t, e, callers[proto], c, proto, rec.start(name, c, want))
+				compareReplies(t, c, want, got)
 			})
 		}
+	}
+	if *update {
+		rec.write(t, goldenPath)
+	}
+}
+
+func compareReplies(t *testing.T, c diffCase, want, got []byte) {
+	t.Helper()
+	if c.unordered {
+		want, got = canonical(t, want), canonical(t, got)
+	}
+	if !bytes.Equal(want, got) {
+		t.Errorf("script:\n%s\nredis:  %q\nengine: %q", c.body, want, got)
 	}
 }
 
@@ -113,9 +126,10 @@ func evalOnRedis(t *testing.T, cn *conn, c diffCase) []byte {
 	return cn.do(t, append(args, c.args...)...)
 }
 
-func evalInEngine(t *testing.T, e *Engine, cn *conn, c diffCase, proto int) []byte {
+func evalInEngine(t *testing.T, e *Engine, cn *conn, c diffCase, proto int, run *transcriptRun) []byte {
 	reset(t, cn, c)
-	h := newRedisHost(t)
+	h := &recordingHost{redisHost: newRedisHost(t), run: run}
+	defer h.saveCommands()
 	s, errReply := e.Compile([]byte(c.body))
 	if errReply != "" {
 		return appendErrorLine(nil, errReply)

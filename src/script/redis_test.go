@@ -38,6 +38,14 @@ func TestMain(m *testing.M) {
 // redisAddr starts (once) the reference server and returns its address, or skips t.
 func redisAddr(t testing.TB) string {
 	t.Helper()
+	if tryRedis() == "" {
+		t.Skipf("no reference redis-server: %v", live.err)
+	}
+	return live.addr
+}
+
+// tryRedis starts (once) the reference server and returns its address, "" without one.
+func tryRedis() string {
 	live.once.Do(func() {
 		path, err := exec.LookPath("redis-server")
 		if err != nil {
@@ -69,9 +77,6 @@ func redisAddr(t testing.TB) string {
 		}
 		live.err = fmt.Errorf("no free port for redis-server")
 	})
-	if live.addr == "" {
-		t.Skipf("no reference redis-server: %v", live.err)
-	}
 	return live.addr
 }
 
