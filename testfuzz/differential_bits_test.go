@@ -121,3 +121,29 @@ func hllCompare(t *testing.T, seed uint64, pair [2]*rawConn, args ...string) {
 		t.Fatalf("seed %d: %q:\n  HotKV %s\n  Redis %s", seed, args, quote(h), quote(rd))
 	}
 }
+
+// TestHLLSparseLimitAgainstRedis sets hll-sparse-max-bytes with CONFIG SET on both servers and
+// grows a sparse HLL an element at a time: the value must turn dense at the same add, with the
+// same bytes, at every limit (0 never lets a sparse value grow; 3000 is the default).
+func TestHLLSparseLimitAgainstRedis(t *testing.T) {
+	redis := startRedis(t)
+	hotkv, _ := startHotKV(t)
+	pair := [2]*rawConn{dial(t, hotkv), dial(t, redis)}
+	for _, limit := range []string{"0", "30", "100", "500", "3000"} {
+		for _, c := range pair {
+			if r := c.do("CONFIG", "SET", "hll-sparse-max-bytes", limit); r != "+OK\r\n" {
+				t.Fatalf("CONFIG SET on %s: %s", c.addr, quote(r))
+			}
+		}
+		key := "lim" + limit
+		for i := range 1200 {
+			hllCompare(t, 0, pair, "PFADD", key, "e"+strconv.Itoa(i))
+			if i%7 == 0 || i < 40 {
+				hllCompare(t, 0, pair, "PFDEBUG", "ENCODING", key)
+				hllCompare(t, 0, pair, "GET", key)
+			}
+		}
+		hllCompare(t, 0, pair, "PFCOUNT", key)
+		hllCompare(t, 0, pair, "GET", key)
+	}
+}

@@ -1,6 +1,7 @@
 package hll
 
 import (
+	"encoding/binary"
 	"math"
 )
 
@@ -38,8 +39,14 @@ func Count(b []byte) (uint64, bool) {
 // CountRegisters returns the estimated cardinality of a set of raw registers (a union).
 func CountRegisters(regs *[Registers]uint8) uint64 {
 	var h histogram
-	for _, v := range regs {
-		h[v&63]++
+	for i := 0; i < Registers; i += 8 {
+		if binary.LittleEndian.Uint64(regs[i:]) == 0 { // most registers of a small union are zero
+			h[0] += 8
+			continue
+		}
+		for _, v := range regs[i : i+8] {
+			h[v&63]++
+		}
 	}
 	return h.estimate()
 }

@@ -74,7 +74,10 @@ func fieldOpRef(m *bitModel, signed bool, width, off int, set bool, arg int64, o
 		}
 	}
 	nv := new(big.Int).Add(old, big.NewInt(arg))
-	if set {
+	switch {
+	case set && !signed: // an unsigned field takes the value's 64 bits as unsigned: -1 is 2^64-1
+		nv = new(big.Int).SetUint64(uint64(arg))
+	case set:
 		nv = big.NewInt(arg)
 	}
 	out := nv

@@ -38,6 +38,7 @@ type Settings struct {
 	TrackingTableMaxKeys int64
 	// NotifyKeyspaceEvents are notify-keyspace-events' classes (Class bits).
 	NotifyKeyspaceEvents int64
+	HllSparseMaxBytes    int64 // hll-sparse-max-bytes: a larger sparse HLL turns dense
 }
 
 // DefaultSettings are Redis 7.0.15's defaults.
@@ -46,7 +47,8 @@ func DefaultSettings() Settings {
 		ProtectedMode: true, ListMaxListpackSize: -2, HashMaxListpackEntries: 512,
 		HashMaxListpackValue: 64, SetMaxIntsetEntries: 512, SetMaxListpackEntries: 128,
 		SetMaxListpackValue: 64, ZSetMaxListpackEntries: 128, ZSetMaxListpackValue: 64,
-		PubSubOutputLimit: OutputLimit{Hard: 32 << 20, Soft: 8 << 20, SoftSeconds: 60}, TrackingTableMaxKeys: 1_000_000}
+		PubSubOutputLimit: OutputLimit{Hard: 32 << 20, Soft: 8 << 20, SoftSeconds: 60}, TrackingTableMaxKeys: 1_000_000,
+		HllSparseMaxBytes: 3000}
 }
 
 // ConfigStore is the run-time configuration behind CONFIG (src/config implements it).

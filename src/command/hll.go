@@ -18,16 +18,9 @@ var hllCommands = []*Spec{
 	{Name: "pfselftest", Arity: 1, Flags: Admin, Run: pfselftest},
 }
 
-// hllSparseLimit returns hll-sparse-max-bytes as ds/hll asks for it: read from the
-// configuration once per call, and only when a sparse HLL would grow (the read allocates).
+// hllSparseLimit returns hll-sparse-max-bytes as ds/hll asks for it.
 func hllSparseLimit(c *Ctx) func() int {
-	n := -1
-	return func() int {
-		if n < 0 {
-			n = int(min(c.E.configInt("hll-sparse-max-bytes", 3000), keyspace.MaxString))
-		}
-		return n
-	}
+	return func() int { return int(min(c.E.Settings().HllSparseMaxBytes, keyspace.MaxString)) }
 }
 
 // hllOf checks that e (a live entry) holds an HLL, replying Redis's WRONGTYPE errors if not.

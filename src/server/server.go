@@ -97,6 +97,7 @@ func settings(cfg *config.Store) command.Settings {
 		ZSetMaxListpackValue:   cfg.Int("zset-max-listpack-value"),
 		LazyfreeLazyExpire:     cfg.Bool("lazyfree-lazy-expire"),
 		NotifyKeyspaceEvents:   cfg.Int("notify-keyspace-events"),
+		HllSparseMaxBytes:      cfg.Int("hll-sparse-max-bytes"),
 		PubSubOutputLimit: command.OutputLimit{Hard: int64(lim.Hard), Soft: int64(lim.Soft),
 			SoftSeconds: int64(lim.Seconds)},
 	}
@@ -107,7 +108,8 @@ var settingNames = []string{"requirepass", "proto-max-bulk-len", "client-query-b
 	"maxclients", "protected-mode", "list-max-listpack-size", "hash-max-listpack-entries",
 	"hash-max-listpack-value", "set-max-intset-entries", "set-max-listpack-entries",
 	"set-max-listpack-value", "zset-max-listpack-entries", "zset-max-listpack-value",
-	"lazyfree-lazy-expire", "notify-keyspace-events", "client-output-buffer-limit"}
+	"lazyfree-lazy-expire", "notify-keyspace-events", "client-output-buffer-limit",
+	"hll-sparse-max-bytes"}
 
 // Listen binds the configured addresses.
 func (s *Server) Listen() error {
