@@ -65,7 +65,16 @@ type Engine struct {
 	libs    libraries
 	dog     watchdog
 	closeMu sync.Once
+	busyNs  atomic.Int64 // BusyThreshold, changed by CONFIG SET (SetBusyThreshold)
+	maxMem  atomic.Int64 // MaxMemory, changed by CONFIG SET (SetMaxMemory)
 }
+
+// SetBusyThreshold changes busy-reply-threshold (lua-time-limit) for the runs in progress too;
+// 0 or negative disables the busy state.
+func (e *Engine) SetBusyThreshold(d time.Duration) { e.busyNs.Store(int64(d)) }
+
+// SetMaxMemory changes lua-max-memory; 0 or negative disables the cap.
+func (e *Engine) SetMaxMemory(n int64) { e.maxMem.Store(n) }
 
 // New builds an engine and starts its watchdog goroutine; Close stops it.
 func New(cfg Config) *Engine {
@@ -79,6 +88,8 @@ func New(cfg Config) *Engine {
 		cfg.Tick = defaultTick
 	}
 	e := &Engine{cfg: cfg, scripts: xsync.NewMapOf[[20]byte, *Script]()}
+	e.SetBusyThreshold(cfg.BusyThreshold)
+	e.SetMaxMemory(cfg.MaxMemory)
 	e.pool.init(e)
 	e.libs.init()
 	e.dog.start(e)

@@ -386,3 +386,35 @@ func TestRunning(t *testing.T) {
 		t.Errorf("after the kill: %+v", r)
 	}
 }
+
+// TestSetLimits: CONFIG SET of busy-reply-threshold and lua-max-memory applies to a run in
+// progress.
+func TestSetLimits(t *testing.T) {
+	e := New(Config{Tick: 5 * time.Millisecond}) // 5 s threshold, 256 MB cap
+	defer e.Close()
+	out := runAsync(e, newMemHost(), "while true do end")
+	time.Sleep(50 * time.Millisecond)
+	if e.Busy() {
+		t.Fatal("busy before the threshold")
+	}
+	e.SetBusyThreshold(20 * time.Millisecond)
+	waitBusy(t, e)
+	if k := e.Kill(false); k != "" {
+		t.Fatal(k)
+	}
+	waitReply(t, out)
+
+	e.SetMaxMemory(16 << 20)
+	r := waitReply(t, runAsync(e, newMemHost(), "local t = {} while true do t[#t + 1] = {} end"))
+	if !strings.HasPrefix(r, "-"+errOutOfMemory) {
+		t.Errorf("at a 16 MB cap: %q", r)
+	}
+	e.SetBusyThreshold(0)
+	out = runAsync(e, newMemHost(), "while true do end")
+	time.Sleep(100 * time.Millisecond)
+	if e.Busy() || e.Kill(false) != ErrNotBusy {
+		t.Error("busy with the threshold at 0")
+	}
+	forceStop(e)
+	waitReply(t, out)
+}

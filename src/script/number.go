@@ -172,10 +172,10 @@ func (st *state) tabConcat(L *lua.LState) int {
 }
 
 func (e *Engine) memCap() int64 {
-	if e.cfg.MaxMemory < 0 {
-		return math.MaxInt64
+	if n := e.maxMem.Load(); n > 0 {
+		return n
 	}
-	return e.cfg.MaxMemory
+	return math.MaxInt64
 }
 
 // lrand48 is Redis's redisLrand48 (the 48-bit generator of POSIX lrand48), so math.random

@@ -176,7 +176,7 @@ func (w *watchdog) check() bool {
 			if elapsed >= loadTimeoutTicks*time.Millisecond {
 				s.run.stop(seq, killedLoadTimeout)
 			}
-		} else if th := w.e.cfg.BusyThreshold; th > 0 && elapsed >= th {
+		} else if th := time.Duration(w.e.busyNs.Load()); th > 0 && elapsed >= th {
 			s.run.busy.Store(true)
 		}
 		w.checkMemory(s, wt, seq, &heap)
@@ -188,7 +188,7 @@ func (w *watchdog) check() bool {
 // seen and a collection confirms the growth is live. The heap is the whole process's: a run
 // beside another run that allocates may be charged for both; the cap bounds the sum.
 func (w *watchdog) checkMemory(s *slot, wt *watch, seq uint64, heap *uint64) {
-	capBytes := w.e.cfg.MaxMemory
+	capBytes := w.e.maxMem.Load()
 	if capBytes <= 0 || *heap < wt.heapBase+uint64(capBytes) {
 		return
 	}
