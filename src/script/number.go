@@ -69,7 +69,23 @@ func strFormat(L *lua.LState) int {
 		if i >= len(f) {
 			break
 		}
+		if arg > L.GetTop() {
+			L.ArgError(arg, "no value")
+		}
 		switch f[i] {
+		case 'd', 'i', 'o', 'u', 'x', 'X', 'e', 'E', 'f', 'g', 'G', 'c':
+			// Lua converts a numeric string (luaL_checknumber); gopher-lua hands it to Go's fmt.
+			switch v := L.Get(arg).(type) {
+			case lua.LNumber:
+			case lua.LString:
+				n, ok := strToNumber(string(v))
+				if !ok {
+					L.ArgError(arg, "number expected, got string")
+				}
+				L.Replace(arg, lua.LNumber(n))
+			default:
+				L.ArgError(arg, "number expected, got "+v.Type().String())
+			}
 		case 's':
 			if n, ok := L.Get(arg).(lua.LNumber); ok {
 				L.Replace(arg, lua.LString(formatNumber(float64(n))))
