@@ -176,15 +176,17 @@ func TestSandboxHoldsAcrossRuns(t *testing.T) {
 		"setmetatable(_G, {})", "getmetatable('').__index = {}", "KEYS[1] = 'evil'",
 		"local mt = getmetatable(_G) mt.__index = nil", "table.insert = print",
 		"loadstring('redis = nil')()", "_G.tostring = nil", "coroutine.create = nil",
+		"KEYS[100] = 'leak'", "KEYS.x = 'leak'", "ARGV[1] = 'leak'", "setmetatable(KEYS, {__index = function() return 'leak' end})",
+		"KEYS[2] = 'leak'", "KEYS[1] = nil",
 	} {
 		s, errReply := e.Compile([]byte(attack))
 		if errReply != "" {
 			t.Fatal(errReply)
 		}
 		e.Run(nil, h, s, [][]byte{[]byte("k")}, nil, RunOptions{Proto: 2})
-		check, _ := e.Compile([]byte("return {type(redis.call), type(string.rep), type(table.insert), type(tostring), tostring(rawget(_G, 'x')), KEYS[1], ('a'):rep(2)}"))
+		check, _ := e.Compile([]byte("return {type(redis.call), type(string.rep), type(table.insert), type(tostring), tostring(rawget(_G, 'x')), KEYS[1], ('a'):rep(2), tostring(KEYS[100]), tostring(KEYS.x), tostring(ARGV[1]), tostring(KEYS[2]), #KEYS}"))
 		got := string(e.Run(nil, h, check, [][]byte{[]byte("k")}, nil, RunOptions{Proto: 2}))
-		want := "*7\r\n$8\r\nfunction\r\n$8\r\nfunction\r\n$8\r\nfunction\r\n$8\r\nfunction\r\n$3\r\nnil\r\n$1\r\nk\r\n$2\r\naa\r\n"
+		want := "*12\r\n$8\r\nfunction\r\n$8\r\nfunction\r\n$8\r\nfunction\r\n$8\r\nfunction\r\n$3\r\nnil\r\n$1\r\nk\r\n$2\r\naa\r\n$3\r\nnil\r\n$3\r\nnil\r\n$3\r\nnil\r\n$3\r\nnil\r\n:1\r\n"
 		if got != want {
 			t.Errorf("after %q: %q", attack, got)
 		}

@@ -35,7 +35,27 @@ func (e *Engine) Run(dst []byte, h Host, s *Script, keys, args [][]byte, opts Ru
 	st.setArray(st.argv, args)
 	fn := st.function(s)
 	sl.run.script.Store(s)
-	return st.call(dst, h, s.SHA, fn, 0, opts, s.Flags, false)
+	dst = st.call(dst, h, s.SHA, fn, 0, opts, s.Flags, false)
+	st.keys = st.scrub(st.keys, "KEYS", len(keys))
+	st.argv = st.scrub(st.argv, "ARGV", len(args))
+	return dst
+}
+
+// scrub returns t if the script left it as Run filled it (n entries at 1..n, no metatable),
+// else a fresh table in its place: KEYS and ARGV are reused, and nothing a script adds to them
+// (KEYS[100] = x, KEYS.k = x, a metatable) may reach the next script.
+func (st *state) scrub(t *lua.LTable, name string, n int) *lua.LTable {
+	// Entries past n: Next from key n (a key boxed once, so the check allocates nothing).
+	var after lua.LValue = lua.LNil
+	if n > 0 {
+		after = boxedInt(n)
+	}
+	if next, _ := t.Next(after); next == lua.LNil && t.Metatable == lua.LNil && t.Len() == n {
+		return t
+	}
+	fresh := st.L.NewTable()
+	st.genv.RawSetString(name, fresh)
+	return fresh
 }
 
 // setArray fills t with vals as Lua strings, reusing t (Redis makes a new table per call; a
@@ -189,4 +209,19 @@ func positionOf(s string) (chunk, line string, ok bool) {
 		}
 	}
 	return s[:j], s[j+1 : i], true
+}
+
+var boxedInts = func() (b [64]lua.LValue) {
+	for i := range b {
+		b[i] = lua.LNumber(i)
+	}
+	return b
+}()
+
+// boxedInt is lua.LNumber(i) as an LValue, without allocating for small i.
+func boxedInt(i int) lua.LValue {
+	if i < len(boxedInts) {
+		return boxedInts[i]
+	}
+	return lua.LNumber(i)
 }
