@@ -44,6 +44,12 @@ func (d *mpDecoder) u32() uint64 { return uint64(binary.BigEndian.Uint32([]byte(
 
 func (d *mpDecoder) u64() uint64 { return binary.BigEndian.Uint64([]byte(d.s[d.p+1 : d.p+9])) }
 
+// mpFixed is the whole size of the fixed-size types, by first byte.
+var mpFixed = [256]uint8{
+	0xc0: 1, 0xc2: 1, 0xc3: 1, 0xcc: 2, 0xd0: 2, 0xcd: 3, 0xd1: 3,
+	0xca: 5, 0xce: 5, 0xd2: 5, 0xcb: 9, 0xcf: 9, 0xd3: 9,
+}
+
 // value decodes one object (mp_decode_to_lua_type). On error it returns
 // nil and leaves d.err set.
 func (d *mpDecoder) value() lua.LValue {
@@ -54,34 +60,15 @@ func (d *mpDecoder) value() lua.LValue {
 		stackOverflow(d.L, "too many return values at once; use unpack_one or unpack_limit instead.")
 	}
 	c := d.s[d.p]
-	fixed := func(n int, v lua.LValue) lua.LValue {
+	if n := mpFixed[c]; n > 0 {
 		if !d.need(uint64(n)) {
 			return nil
 		}
-		v2 := v
-		if v2 == nil {
-			v2 = d.scalar(c)
-		}
-		d.p += n
-		return v2
+		v := d.scalar(c)
+		d.p += int(n)
+		return v
 	}
 	switch c {
-	case 0xcc:
-		return fixed(2, nil)
-	case 0xd0:
-		return fixed(2, nil)
-	case 0xcd, 0xd1:
-		return fixed(3, nil)
-	case 0xce, 0xd2, 0xca:
-		return fixed(5, nil)
-	case 0xcf, 0xd3, 0xcb:
-		return fixed(9, nil)
-	case 0xc0:
-		return fixed(1, lua.LNil)
-	case 0xc3:
-		return fixed(1, lua.LTrue)
-	case 0xc2:
-		return fixed(1, lua.LFalse)
 	case 0xd9:
 		if !d.need(2) {
 			return nil
@@ -132,9 +119,15 @@ func (d *mpDecoder) value() lua.LValue {
 	return nil
 }
 
-// scalar decodes the fixed-size number at d.p (its bytes are present).
+// scalar decodes the fixed-size value at d.p (its bytes are present).
 func (d *mpDecoder) scalar(c byte) lua.LValue {
 	switch c {
+	case 0xc0:
+		return lua.LNil
+	case 0xc2:
+		return lua.LFalse
+	case 0xc3:
+		return lua.LTrue
 	case 0xcc:
 		return lua.LNumber(d.s[d.p+1])
 	case 0xd0:
@@ -171,32 +164,42 @@ func (d *mpDecoder) str(hdr int, n uint64) lua.LValue {
 // for n: a count larger than the input runs out of bytes first.
 func (d *mpDecoder) container(array bool, n uint64) lua.LValue {
 	d.top++
-	defer func() { d.top-- }()
 	mark := len(d.scratch)
 	defer func() {
+		d.top--
 		clear(d.scratch[mark:])
 		d.scratch = d.scratch[:mark]
 	}()
 	if array {
-		if d.top+1 > maxCStack {
-			stackOverflow(d.L, "in function mp_decode_to_lua_array")
-		}
-		for i := uint64(1); i <= n; i++ {
-			d.top++
-			v := d.value()
-			d.top--
-			if d.err != mpOK {
-				return nil
-			}
-			d.scratch = append(d.scratch, v)
-		}
-		elems := d.scratch[mark:]
-		t := d.L.CreateTable(len(elems), 0)
-		for i, v := range elems {
-			t.RawSetInt(i+1, v)
-		}
-		return t
+		return d.array(n, mark)
 	}
+	return d.hash(n, mark)
+}
+
+func (d *mpDecoder) array(n uint64, mark int) lua.LValue {
+	if d.top+1 > maxCStack {
+		stackOverflow(d.L, "in function mp_decode_to_lua_array")
+	}
+	for i := uint64(1); i <= n; i++ {
+		d.top++ // the index, pushed before the value
+		v := d.value()
+		d.top--
+		if d.err != mpOK {
+			return nil
+		}
+		d.scratch = append(d.scratch, v)
+	}
+	elems := d.scratch[mark:]
+	t := d.L.CreateTable(len(elems), 0)
+	for i, v := range elems {
+		t.RawSetInt(i+1, v)
+	}
+	return t
+}
+
+// hash decodes map pairs; a nil or NaN key fails as lua_settable does,
+// before the pairs after it are read.
+func (d *mpDecoder) hash(n uint64, mark int) lua.LValue {
 	for ; n > 0; n-- {
 		k := d.value()
 		if d.err != mpOK {

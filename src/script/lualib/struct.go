@@ -232,70 +232,88 @@ func structInt(b string, little, signed bool) float64 {
 
 // unpack(fmt, s [, pos]): the values, then the position after them.
 func structUnpack(L *lua.LState) int {
-	f := newStructFormat(checkString(L, 1))
-	data := checkString(L, 2)
-	ld := uint64(len(data))
+	u := &structUnpacker{f: newStructFormat(checkString(L, 1)), data: checkString(L, 2)}
+	ld := uint64(len(u.data))
 	pos := uint64(optInteger(L, 3, 1))
 	if pos == 0 {
 		argError(L, 3, "offset must be 1 or greater")
 	}
 	pos--
-	var res []lua.LValue
-	for f.more() {
-		opt := f.next()
-		size := f.size(L, opt)
-		pos += f.toAlign(pos, opt, size)
+	for u.f.more() {
+		opt := u.f.next()
+		size := u.f.size(L, opt)
+		pos += u.f.toAlign(pos, opt, size)
 		if size > ld || pos > ld-size {
 			argError(L, 2, "data string too short")
 		}
-		if 2+len(res)+2 > maxCStack {
+		if 2+len(u.res)+2 > maxCStack {
 			stackOverflow(L, "too many results")
 		}
-		switch opt {
-		case 'b', 'B', 'h', 'H', 'l', 'L', 'T', 'i', 'I':
-			v := structInt(data[pos:pos+size], f.little, opt >= 'a')
-			res = append(res, lua.LNumber(v))
-		case 'x':
-		case 'f':
-			v := uint32(readOrder(data[pos:pos+4], f.little))
-			res = append(res, lua.LNumber(math.Float32frombits(v)))
-		case 'd':
-			v := readOrder(data[pos:pos+8], f.little)
-			res = append(res, lua.LNumber(math.Float64frombits(v)))
-		case 'c':
-			if size == 0 {
-				var prev float64
-				ok := false
-				if len(res) > 0 {
-					prev, ok = toNumber(res[len(res)-1])
-				}
-				if !ok {
-					raise(L, "format 'c0' needs a previous size")
-				}
-				size = toUint64(prev)
-				res = res[:len(res)-1]
-				if size > ld || pos > ld-size {
-					argError(L, 2, "data string too short")
-				}
-			}
-			res = append(res, lua.LString(data[pos:pos+size]))
-		case 's':
-			e := strings.IndexByte(data[pos:], 0)
-			if e < 0 {
-				raise(L, "unfinished string in data")
-			}
-			size = uint64(e) + 1
-			res = append(res, lua.LString(data[pos:pos+size-1]))
-		default:
-			f.control(L, opt)
-		}
-		pos += size
+		pos += u.item(L, opt, pos, size)
 	}
-	for _, v := range res {
+	for _, v := range u.res {
 		L.Push(v)
 	}
 	L.Push(lua.LNumber(float64(int64(pos + 1))))
-	return len(res) + 1
+	return len(u.res) + 1
+}
+
+// structUnpacker holds an unpack's input and the values read so far.
+type structUnpacker struct {
+	f    *structFormat
+	data string
+	res  []lua.LValue
+}
+
+// item reads option opt at pos (size bytes are present) and returns the
+// bytes it took.
+func (u *structUnpacker) item(L *lua.LState, opt byte, pos, size uint64) uint64 {
+	switch opt {
+	case 'b', 'B', 'h', 'H', 'l', 'L', 'T', 'i', 'I':
+		v := structInt(u.data[pos:pos+size], u.f.little, opt >= 'a')
+		u.res = append(u.res, lua.LNumber(v))
+	case 'x':
+	case 'f':
+		v := uint32(readOrder(u.data[pos:pos+4], u.f.little))
+		u.res = append(u.res, lua.LNumber(math.Float32frombits(v)))
+	case 'd':
+		v := readOrder(u.data[pos:pos+8], u.f.little)
+		u.res = append(u.res, lua.LNumber(math.Float64frombits(v)))
+	case 'c':
+		if size == 0 {
+			size = u.previousSize(L, pos)
+		}
+		u.res = append(u.res, lua.LString(u.data[pos:pos+size]))
+	case 's':
+		e := strings.IndexByte(u.data[pos:], 0)
+		if e < 0 {
+			raise(L, "unfinished string in data")
+		}
+		size = uint64(e) + 1
+		u.res = append(u.res, lua.LString(u.data[pos:pos+size-1]))
+	default:
+		u.f.control(L, opt)
+	}
+	return size
+}
+
+// previousSize is c0's length: the value read last, which it consumes;
+// it must be a number (or a string that converts) and fit the data.
+func (u *structUnpacker) previousSize(L *lua.LState, pos uint64) uint64 {
+	var prev float64
+	ok := false
+	if len(u.res) > 0 {
+		prev, ok = toNumber(u.res[len(u.res)-1])
+	}
+	if !ok {
+		raise(L, "format 'c0' needs a previous size")
+	}
+	size := toUint64(prev)
+	u.res = u.res[:len(u.res)-1]
+	if ld := uint64(len(u.data)); size > ld || pos > ld-size {
+		argError(L, 2, "data string too short")
+	}
+	return size
 }
 
 func readOrder(b string, little bool) uint64 {
