@@ -101,6 +101,15 @@
 //   - error({}) returns "ERR unknown error" where Redis 7.0.15 crashes.
 //   - Several scripts run at once, one per core; SCRIPT KILL stops every busy one that did not
 //     write, Running lists them all.
+//   - State a script can keep between calls lives per interpreter state, so per core, where
+//     Redis has one Lua state: a library's top-level locals (a counter a function increments),
+//     math.randomseed's sequence, cjson's settings.
+//   - lua-max-memory charges a run for what the whole process allocates while it runs (after a
+//     collection confirms the growth is live): a long script beside clients loading hundreds of
+//     megabytes on other shards can be stopped although it allocated little itself. A precise
+//     measure would walk the script's own values on its goroutine (from killCtx.Done, which
+//     gopher-lua calls there) when the heap check fires.
+//   - NaN signs from the VM's arithmetic (5 % 0 is nan here, -nan in Redis on x86).
 //   - FUNCTION DUMP writes library code uncompressed where Redis may LZF-compress it (both
 //     sides restore either); with several colliding libraries RESTORE names the first of the
 //     payload, Redis the first in its hash order.
