@@ -127,7 +127,9 @@ func TestDifferential(t *testing.T) {
 			for _, c := range cases[f] {
 				want = append(want, r.eval(t, prelude+c.code))
 			}
-			if *update {
+			if !*update {
+				checkGolden(t, golden, want)
+			} else {
 				var b strings.Builder
 				for _, w := range want {
 					b.WriteString(strconv.Quote(w) + "\n")
@@ -137,17 +139,7 @@ func TestDifferential(t *testing.T) {
 				}
 			}
 		} else {
-			b, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("no redis-server and no %s: %v", golden, err)
-			}
-			for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-				s, err := strconv.Unquote(l)
-				if err != nil {
-					t.Fatalf("%s: %v", golden, err)
-				}
-				want = append(want, s)
-			}
+			want = readGolden(t, golden)
 			if len(want) != len(cases[f]) {
 				t.Fatalf("%s has %d results for %d cases: run with -update beside a redis-server", golden, len(want), len(cases[f]))
 			}
@@ -160,6 +152,34 @@ func TestDifferential(t *testing.T) {
 		}
 	}
 	t.Logf("%d snippets compared (live redis: %v)", total, r != nil)
+}
+
+func readGolden(t *testing.T, path string) []string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no redis-server and no %s: %v", path, err)
+	}
+	var want []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		s, err := strconv.Unquote(l)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		want = append(want, s)
+	}
+	return want
+}
+
+// checkGolden reports a golden file that no longer says what the live
+// server says, so that runs without one do not test stale answers.
+func checkGolden(t *testing.T, path string, live []string) {
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("%s missing: run with -update", path)
+		return
+	}
+	if old := readGolden(t, path); strings.Join(old, "\x00") != strings.Join(live, "\x00") {
+		t.Errorf("%s differs from the live redis-server: run with -update", path)
+	}
 }
 
 // redisConn is the least RESP client the test needs.
