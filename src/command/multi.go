@@ -45,6 +45,7 @@ var multiCommands = []*Spec{
 type txState struct {
 	on        bool // between MULTI and EXEC/DISCARD
 	dirtyExec bool // a command was refused while queuing: EXEC aborts
+	mayWait   bool // a queued command may sleep (DEBUG): EXEC must not run on a poller
 	dirtyCAS  atomic.Bool
 	// shown is the number of queued commands plus one while in MULTI, 0 outside (CLIENT LIST
 	// multi= shows shown-1).
@@ -106,6 +107,7 @@ func (e *Engine) queue(cl *Client, spec *Spec, s *pipeline.Slot) {
 		tx.offs = append(tx.offs, int32(start), int32(len(tx.buf)))
 	}
 	tx.cmds = append(tx.cmds, txCmd{spec: spec, from: from, to: int32(len(tx.offs))})
+	tx.mayWait = tx.mayWait || spec.Name == "debug"
 	tx.shown.Store(int32(len(tx.cmds)) + 1)
 	tx.shownMem.Store(int64(tx.queuedBytes()))
 }
@@ -124,7 +126,7 @@ func (tx *txState) args(cmd *txCmd) [][]byte {
 
 // end leaves MULTI and drops the queue, keeping its storage unless it grew large.
 func (tx *txState) end() {
-	tx.on, tx.dirtyExec = false, false
+	tx.on, tx.dirtyExec, tx.mayWait = false, false, false
 	tx.shown.Store(0)
 	tx.shownMem.Store(0)
 	clear(tx.cmds)
@@ -232,6 +234,15 @@ func (e *Engine) runTxLocked(c *Ctx, shards []int32, all bool) {
 	tx := &cl.tx
 	tc := &tx.ctx
 	tc.E, tc.Client, tc.noBlock, tc.tx = e, cl, true, tx
+	// The commands count in the first held shard's counters, as its actor's would (no atomics);
+	// a transaction of connection commands only holds none and counts in the Specs'.
+	tc.stats = nil
+	switch {
+	case all:
+		tc.stats = &e.data(0).stats
+	case len(shards) > 0:
+		tc.stats = &e.data(shards[0]).stats
+	}
 	tx.ops, tx.nops, tx.after = tx.ops[:0], 0, tx.after[:0]
 	e.enter(shards, all, tc)
 	defer e.leave(shards, all, tc)
@@ -261,7 +272,11 @@ func (e *Engine) runTxLocked(c *Ctx, shards []int32, all bool) {
 		if timed {
 			start := time.Now()
 			e.call(tc, s, c.Now)
-			cmd.spec.stats.nsec.Add(int64(time.Since(start)) * timeSample)
+			if d := int64(time.Since(start)) * timeSample; tc.stats != nil {
+				tc.stats.cmds[cmd.spec.id].nsec += d
+			} else {
+				cmd.spec.stats.nsec.Add(d)
+			}
 		} else {
 			e.call(tc, s, c.Now)
 		}
@@ -273,6 +288,9 @@ func (e *Engine) runTxLocked(c *Ctx, shards []int32, all bool) {
 		if len(s.Effects) > 0 {
 			c.slot.Effects = append(c.slot.Effects, s.Effects...)
 		}
+	}
+	if tc.stats != nil {
+		tc.stats.done.Add(int64(len(tx.cmds))) // total_commands_processed
 	}
 	if tx.nops > 0 && tc.fx.ring >= 0 {
 		e.Feed.Append(int(tc.fx.ring), tx.opsDB, tx.wrapped())

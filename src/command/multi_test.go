@@ -558,3 +558,24 @@ func TestMultiCommandTime(t *testing.T) {
 	}
 	t.Fatalf("no cmdstat_set in %q", info)
 }
+
+// EXEC of a transaction holding DEBUG (SLEEP) may wait, so the transport must serve it off the
+// poller (Env.MayBlock), as it does DEBUG itself; other EXECs run inline.
+func TestExecMayBlock(t *testing.T) {
+	e := newTestEngine()
+	tc := newTestConn(t, e)
+	exec := [][]byte{[]byte("EXEC")}
+	tc.do("MULTI")
+	tc.do("SET", "k", "v")
+	if e.mayBlock(tc.client, exec) {
+		t.Fatal("EXEC of SET may block")
+	}
+	tc.do("DEBUG", "SLEEP", "0")
+	if !e.mayBlock(tc.client, exec) {
+		t.Fatal("EXEC of DEBUG SLEEP may not block")
+	}
+	tc.do("EXEC")
+	if e.mayBlock(tc.client, exec) {
+		t.Fatal("EXEC without MULTI may block")
+	}
+}

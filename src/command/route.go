@@ -68,8 +68,9 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 }
 
 // mayBlock reports whether the command in args may wait when it runs: a blocking command, DEBUG
-// (SLEEP), or any command while CLIENT PAUSE is in effect. The transport then serves the batch
-// where waiting does not stall other connections (see pipeline.Env.MayBlock).
+// (SLEEP), EXEC of a transaction holding DEBUG, or any command while CLIENT PAUSE is in effect.
+// The transport then serves the batch where waiting does not stall other connections (see
+// pipeline.Env.MayBlock).
 func (e *Engine) mayBlock(cl *Client, args [][]byte) bool {
 	if e.pause.active.Load() {
 		return true
@@ -80,7 +81,7 @@ func (e *Engine) mayBlock(cl *Client, args [][]byte) bool {
 			return false
 		}
 	}
-	return spec.Flags&Blocking != 0 || spec.Name == "debug"
+	return spec.Flags&Blocking != 0 || spec.Name == "debug" || (spec.Name == "exec" && cl.tx.mayWait)
 }
 
 // routeKeys returns the one shard of the command's keys, or a barrier when they span shards
