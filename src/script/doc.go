@@ -108,9 +108,11 @@
 //     math.randomseed's sequence, cjson's settings.
 //   - lua-max-memory charges a run for what the whole process allocates while it runs (after a
 //     collection confirms the growth is live): a long script beside clients loading hundreds of
-//     megabytes on other shards can be stopped although it allocated little itself. A precise
-//     measure would walk the script's own values on its goroutine (from killCtx.Done, which
-//     gopher-lua calls there) when the heap check fires.
+//     megabytes on other shards can be stopped although it allocated little itself. Tried and
+//     set aside: walking the script's own values on its goroutine (from killCtx.Done) when the
+//     heap check fires; estimated sizes of gopher-lua's values fell short by about 2x, and the
+//     visited set over millions of small tables costs as much heap as the tables (the 64 MB
+//     cap then let the heap grow by 279 MB).
 //   - NaN signs from the VM's arithmetic (5 % 0 is nan here, -nan in Redis on x86).
 //   - FUNCTION DUMP writes library code uncompressed where Redis may LZF-compress it (both
 //     sides restore either); with several colliding libraries RESTORE names the first of the
