@@ -52,14 +52,20 @@ func sparseSet(b []byte, index int, count uint8, maxSparse func() int) ([]byte, 
 	if count > valMaxValue {
 		return promote(b, index, count)
 	}
-	// Step 1: the opcode covering index.
-	p, prev, first, span := HeaderSize, -1, 0, 0
-	var cur op
-	var size int
+	// Step 1: the opcode covering index, by the run lengths alone (the hot loop of a sparse add).
+	p, prev, first, span, size := HeaderSize, -1, 0, 0, 1
 	for p < len(b) {
-		cur, size = opAt(b, p)
-		span = cur.run
-		if index <= first+span-1 {
+		switch c := b[p]; {
+		case c&0x80 != 0:
+			span, size = int(c&3)+1, 1
+		case c&0x40 == 0:
+			span, size = int(c)+1, 1
+		case p+1 < len(b):
+			span, size = int(c&0x3f)<<8|int(b[p+1])+1, 2
+		default:
+			span, size = int(c&0x3f)<<8+1, 2 // cut by the end: see opAt
+		}
+		if index < first+span {
 			break
 		}
 		prev = p
@@ -69,6 +75,7 @@ func sparseSet(b []byte, index int, count uint8, maxSparse func() int) ([]byte, 
 	if span == 0 || p >= len(b) {
 		return b, false, false
 	}
+	cur, _ := opAt(b, p)
 	// Step 2: the trivial updates, in place.
 	switch {
 	case cur.val != 0 && cur.val >= count:

@@ -224,3 +224,30 @@ func boolInt01(b bool) int {
 	}
 	return 0
 }
+
+// TestBitsPastEntryLimit: with proto-max-bulk-len above an Entry's 4 GB (keyspace.MaxString),
+// offsets are bounded by the Entry instead, so no command can ask for a longer string: SETBIT
+// answers Redis's offset error, and a BITFIELD whose last field would end past it answers the
+// string-size error without creating the key (Redis would allocate the 4 GB).
+func TestBitsPastEntryLimit(t *testing.T) {
+	e := newTestEngine()
+	s := *e.Settings()
+	s.ProtoMaxBulkLen = 1 << 40
+	e.SetSettings(s)
+	tc := newTestConn(t, e)
+	const lastByte = 4294967294 // keyspace.MaxString-1
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"SETBIT", "k", strconv.Itoa((lastByte + 1) * 8), "1"}, "-" + ErrBitOffset + "\r\n"},
+		{[]string{"GETBIT", "k", strconv.Itoa((lastByte + 1) * 8)}, "-" + ErrBitOffset + "\r\n"},
+		{[]string{"BITFIELD", "k", "SET", "i64", strconv.Itoa(lastByte*8 + 1), "1"}, "-" + ErrStringMax + "\r\n"},
+		{[]string{"EXISTS", "k"}, ":0\r\n"},
+		{[]string{"GETBIT", "k", strconv.Itoa(lastByte * 8)}, ":0\r\n"},
+	} {
+		if got := tc.do(c.args...); got != c.want {
+			t.Errorf("%q: %q, want %q", c.args, got, c.want)
+		}
+	}
+}

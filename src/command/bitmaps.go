@@ -30,7 +30,7 @@ func parseBitOffset(c *Ctx, arg []byte, width int) (uint64, bool) {
 	if hash {
 		n *= int64(width)
 	}
-	if !ok || n < 0 || n>>3 >= c.E.Settings().ProtoMaxBulkLen {
+	if !ok || n < 0 || n>>3 >= maxStringLen(c) { // proto-max-bulk-len, within an Entry's 4 GB
 		return 0, false
 	}
 	return uint64(n), true
@@ -42,6 +42,9 @@ func parseBitOffset(c *Ctx, arg []byte, width int) (uint64, bool) {
 func bitString(c *Ctx, key []byte, maxBit uint64) (e *keyspace.Entry, grew bool) {
 	ks, e := c.FindIn(key)
 	switch {
+	case maxBit>>3 >= keyspace.MaxString && (e == nil || e.Kind == keyspace.KindString):
+		c.Err(ErrStringMax) // BITFIELD's last field past an Entry's 4 GB (proto-max-bulk-len >= 4 GB)
+		return nil, false
 	case e == nil:
 		e = addString(c, ks, key)
 		grew = true
