@@ -72,7 +72,6 @@ type txState struct {
 	lastDB int
 	after  []byte // the client's own tracking invalidations, sent after EXEC's reply
 	runs   uint32 // EXECs run, for sampling their commands' durations (timeSample)
-
 }
 
 // txCmd is one queued command: its spec and the range of its arguments in offs (pairs).
