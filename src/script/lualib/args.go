@@ -177,3 +177,31 @@ func checkOption(L *lua.LState, n int, options []string) int {
 func stackOverflow(L *lua.LState, msg string) {
 	raise(L, "stack overflow (%s)", msg)
 }
+
+// maxEncoded caps what an encoder builds (cjson.encode, cmsgpack.pack).
+// Redis builds whatever a script asks for; here a table that holds itself
+// a thousand times (cmsgpack packs 16 levels of it) or a sparse array of
+// two billion nulls would take the process's memory, so past the cap the
+// call fails with Lua's out-of-memory text.
+var maxEncoded = 512 << 20
+
+// encodeGuard is checked before each element an encoder writes: the
+// output cap, and every 1024 elements the state's context, so that the
+// engine's script kill reaches a long encode as it reaches the Lua VM.
+type encodeGuard struct {
+	L *lua.LState
+	n int
+}
+
+func (g *encodeGuard) check(size int) {
+	if size > maxEncoded {
+		raise(g.L, "not enough memory")
+	}
+	g.n++
+	if g.n&1023 != 0 {
+		return
+	}
+	if ctx := g.L.Context(); ctx != nil && ctx.Err() != nil {
+		g.L.RaiseError("%s", ctx.Err().Error())
+	}
+}

@@ -28,10 +28,11 @@ const maxKeptBuffer = 64 << 10
 // encoder would hold (the argument, and a key and value or a value per
 // level) for its lua_checkstack.
 type jsonEncoder struct {
-	L    *lua.LState
-	cfg  *jsonConfig
-	null *lua.LUserData
-	buf  []byte
+	L     *lua.LState
+	cfg   *jsonConfig
+	null  *lua.LUserData
+	buf   []byte
+	guard encodeGuard
 }
 
 // encode(value)
@@ -39,7 +40,7 @@ func jsonEncode(L *lua.LState, cfg *jsonConfig) int {
 	if L.GetTop() != 1 {
 		argError(L, 1, "expected 1 argument")
 	}
-	e := &jsonEncoder{L: L, cfg: cfg, null: Null(L)}
+	e := &jsonEncoder{L: L, cfg: cfg, null: Null(L), guard: encodeGuard{L: L}}
 	if cfg.keepBuffer != 0 {
 		e.buf = cfg.buf[:0]
 	}
@@ -141,20 +142,13 @@ func (e *jsonEncoder) arrayLength(t *lua.LTable) int32 {
 	return max
 }
 
-// maxEncoded caps what encode builds. Only a script that turned the
-// sparse-array check off (ratio 0) can ask for more, with one key near
-// 2^31 meaning two billion nulls; Redis would try to allocate them.
-var maxEncoded = 512 << 20
-
 func (e *jsonEncoder) array(t *lua.LTable, n int32, depth, top int) {
 	e.buf = append(e.buf, '[')
 	for i := int32(1); i <= n; i++ {
 		if i > 1 {
 			e.buf = append(e.buf, ',')
 		}
-		if len(e.buf) > maxEncoded {
-			raise(e.L, "not enough memory")
-		}
+		e.guard.check(len(e.buf))
 		e.value(t.RawGetInt(int(i)), depth, top+1)
 	}
 	e.buf = append(e.buf, ']')
@@ -168,6 +162,7 @@ func (e *jsonEncoder) object(t *lua.LTable, depth, top int) {
 			e.buf = append(e.buf, ',')
 		}
 		first = false
+		e.guard.check(len(e.buf))
 		switch kk := k.(type) {
 		case lua.LNumber:
 			e.buf = append(e.buf, '"')

@@ -37,17 +37,28 @@ func mpPack(L *lua.LState) int {
 	}
 	// Each argument's encoding stays on the C stack until the final
 	// concat, so the stack a value is encoded at grows with i.
-	var buf []byte
+	e := &mpEncoder{guard: encodeGuard{L: L}}
 	for i := 1; i <= nargs; i++ {
-		buf = mpEncode(L, buf, L.Get(i), 0, nargs+i)
+		e.encode(L.Get(i), 0, nargs+i)
 	}
+	buf := e.buf
 	L.Push(lua.LString(buf))
 	return 1
 }
 
-// mpEncode appends v's encoding; top is the Lua stack height the C
-// encoder would have with v on top, for its luaL_checkstack calls.
-func mpEncode(L *lua.LState, buf []byte, v lua.LValue, level, top int) []byte {
+type mpEncoder struct {
+	buf   []byte
+	guard encodeGuard
+}
+
+// encode appends v's encoding; top is the Lua stack height the C encoder
+// would have with v on top, for its luaL_checkstack calls.
+func (e *mpEncoder) encode(v lua.LValue, level, top int) {
+	e.buf = e.value(e.buf, v, level, top)
+}
+
+func (e *mpEncoder) value(buf []byte, v lua.LValue, level, top int) []byte {
+	L := e.guard.L
 	switch x := v.(type) {
 	case lua.LString:
 		return mpAppendBytes(buf, string(x))
@@ -67,7 +78,8 @@ func mpEncode(L *lua.LState, buf []byte, v lua.LValue, level, top int) []byte {
 			mpCheckStack(L, top, 1, "in function mp_encode_lua_table_as_array")
 			buf = mpAppendHeader(buf, 0x90, 0xdc, uint64(n))
 			for j := 1; j <= n; j++ {
-				buf = mpEncode(L, buf, x.RawGetInt(j), level+1, top+1)
+				e.guard.check(len(buf))
+				buf = e.value(buf, x.RawGetInt(j), level+1, top+1)
 			}
 			return buf
 		}
@@ -78,8 +90,9 @@ func mpEncode(L *lua.LState, buf []byte, v lua.LValue, level, top int) []byte {
 		}
 		buf = mpAppendHeader(buf, 0x80, 0xde, uint64(n))
 		for k, val := x.Next(lua.LNil); k != lua.LNil; k, val = x.Next(k) {
-			buf = mpEncode(L, buf, k, level+1, top+3)
-			buf = mpEncode(L, buf, val, level+1, top+2)
+			e.guard.check(len(buf))
+			buf = e.value(buf, k, level+1, top+3)
+			buf = e.value(buf, val, level+1, top+2)
 		}
 		return buf
 	}
