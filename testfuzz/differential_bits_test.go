@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -145,5 +147,75 @@ func TestHLLSparseLimitAgainstRedis(t *testing.T) {
 		}
 		hllCompare(t, 0, pair, "PFCOUNT", key)
 		hllCompare(t, 0, pair, "GET", key)
+	}
+}
+
+// TestBitsEffectsAgainstRedis runs a fixed script of the cases whose effects are easy to get
+// wrong, one command at a time, on HotKV (its write-effect feed attached) and on redis-server
+// writing its AOF, both with notify-keyspace-events KEA: the replies, the notifications, the
+// replicated commands (in order, whole) and rdb_changes_since_last_save must be equal. Among
+// them: SETBIT that changes nothing (not replicated), BITFIELD of GETs only (not replicated) and
+// with writes (replicated as itself), a FAIL'd BITFIELD (creates the key, replicates nothing),
+// BITOP of an empty result, PFADD that raises nothing, PFCOUNT of one key (readonly, but writes
+// its cache: replicated as PFCOUNT) and of several, PFDEBUG TODENSE and GETREG converting.
+func TestBitsEffectsAgainstRedis(t *testing.T) {
+	dir := t.TempDir()
+	redis := startRedis(t, "--notify-keyspace-events", "KEA", "--appendonly", "yes",
+		"--appendfsync", "always", "--aof-use-rdb-preamble", "no", "--dir", dir)
+	hotkv, srv := startHotKV(t, "--notify-keyspace-events", "KEA")
+	rd := srv.Engine.AttachFeed()
+	defer rd.Close()
+	hSub, rSub := newEventSub(t, hotkv), newEventSub(t, redis)
+	hc, rc := dial(t, hotkv), dial(t, redis)
+	script := [][]string{
+		{"SETBIT", "b", "7", "1"}, {"SETBIT", "b", "7", "1"}, {"SETBIT", "b", "7", "0"}, {"SETBIT", "b", "40", "0"},
+		{"GETBIT", "b", "7"}, {"BITCOUNT", "b"}, {"BITPOS", "b", "1"},
+		{"BITFIELD", "f", "GET", "u8", "0"}, {"BITFIELD", "f", "SET", "u8", "0", "9", "GET", "u4", "0"},
+		{"BITFIELD", "f", "SET", "u8", "0", "9"}, {"BITFIELD", "f", "OVERFLOW", "FAIL", "INCRBY", "u8", "0", "300"},
+		{"BITFIELD", "g", "OVERFLOW", "FAIL", "SET", "u8", "0", "300"}, {"BITFIELD_RO", "f", "GET", "u8", "0"},
+		{"BITFIELD", "f", "INCRBY", "i5", "3", "100", "OVERFLOW", "SAT", "INCRBY", "i5", "3", "100"},
+		{"BITOP", "AND", "d", "b", "f"}, {"BITOP", "AND", "d", "nokey"}, {"BITOP", "AND", "d", "nokey"},
+		{"BITOP", "NOT", "d2", "b"}, {"SET", "e", "v", "PXAT", "4102444800000"}, {"BITOP", "OR", "e", "b"}, {"TTL", "e"},
+		{"PFADD", "h", "a", "b", "c"}, {"PFADD", "h", "a"}, {"PFADD", "h"}, {"PFADD", "h2"},
+		{"PFCOUNT", "h"}, {"PFCOUNT", "h"}, {"PFADD", "h", "z"}, {"PFCOUNT", "h", "h2"}, {"PFCOUNT", "h"},
+		{"PFMERGE", "m", "h", "h2"}, {"PFMERGE", "m"}, {"PFDEBUG", "ENCODING", "m"}, {"PFDEBUG", "TODENSE", "m"},
+		{"PFDEBUG", "TODENSE", "m"}, {"PFADD", "h3", "x"}, {"PFDEBUG", "GETREG", "h3"}, {"PFDEBUG", "GETREG", "h3"},
+		{"PFCOUNT", "m"}, {"SET", "bad", "HYLL"}, {"PFADD", "bad", "a"}, {"PFCOUNT", "bad"},
+	}
+	var feedCmds [][]string
+	lastDB := -1
+	for _, args := range script {
+		h, r := hc.do(args...), rc.do(args...)
+		if h != r {
+			t.Fatalf("%q: HotKV %s, Redis %s", args, quote(h), quote(r))
+		}
+		for {
+			es, err := rd.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(es) == 0 {
+				break
+			}
+			feedCmds = appendFeedCommands(t, feedCmds, es, &lastDB)
+		}
+	}
+	hEvents, rEvents := hSub.finish(t, hc), rSub.finish(t, rc)
+	compareEvents(t, 0, "KEA", hEvents, rEvents)
+	aof := readRedisAOF(t, dir)
+	render := func(cmds [][]string) []string {
+		var out []string
+		for _, c := range cmds {
+			out = append(out, strings.Join(c, " "))
+		}
+		return out
+	}
+	if h, r := render(feedCmds), render(aof); !slices.Equal(h, r) {
+		t.Errorf("replicated commands differ:\n  HotKV %q\n  Redis %q", h, r)
+	}
+	t.Logf("%d commands replicated, %d notifications", len(aof), len(rEvents))
+	if h, r := infoField(t, hc, "persistence", "rdb_changes_since_last_save"),
+		infoField(t, rc, "persistence", "rdb_changes_since_last_save"); h != r {
+		t.Errorf("rdb_changes_since_last_save: HotKV %s, Redis %s", h, r)
 	}
 }
