@@ -60,6 +60,7 @@ func tryRedis() string {
 			}
 			cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
 				"--appendonly", "no", "--daemonize", "no", "--loglevel", "warning")
+			dieWithTest(cmd)
 			if err := cmd.Start(); err != nil {
 				live.err = err
 				return

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package script
+
+import "os/exec"
+
+func dieWithTest(*exec.Cmd) {}
