@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math/rand"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestCacheAgainstMap: random Compile, Lookup, Exists and Flush against a map of bodies as the
@@ -269,6 +271,76 @@ func TestHostPanicPropagates(t *testing.T) {
 	if got := string(e.Run(nil, newMemHost(), s, nil, nil, RunOptions{Proto: 2})); got != ":1\r\n" {
 		t.Errorf("after the panic: %q", got)
 	}
+	e.pool.each(func(sl *slot) {
+		if sl.used.Load() {
+			t.Error("a slot is still taken")
+		}
+	})
+}
+
+// TestEverythingAtOnce runs EVALs, FCALLs, kills, flushes, function loads and restores from
+// several goroutines together (under -race): every reply is one a lone call could give, and
+// the engine ends with no slot taken.
+func TestEverythingAtOnce(t *testing.T) {
+	e := New(Config{BusyThreshold: 5 * time.Millisecond, Tick: time.Millisecond})
+	defer e.Close()
+	lib := []byte("#!lua name=l\nredis.register_function('f', function(keys) return redis.call('INCR', keys[1]) end)")
+	if _, errReply := e.FunctionLoad(nil, lib, false); errReply != "" {
+		t.Fatal(errReply)
+	}
+	dump := e.FunctionDump()
+	deadline := time.Now().Add(time.Second)
+	var wg sync.WaitGroup
+	worker := func(fn func(h *memHost, i int)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := newMemHost()
+			for i := 0; time.Now().Before(deadline); i++ {
+				fn(h, i)
+			}
+		}()
+	}
+	worker(func(h *memHost, i int) { // EVAL, some of them long
+		body := "return redis.call('INCR', KEYS[1])"
+		if i%50 == 0 {
+			body = "local n = 0 for i = 1, 2e5 do n = n + 1 end return n"
+		}
+		s, errReply := e.Compile([]byte(body))
+		if errReply != "" {
+			t.Error(errReply)
+			return
+		}
+		got := string(e.Run(nil, h, s, [][]byte{[]byte("k")}, nil, RunOptions{Proto: 2}))
+		if !strings.HasPrefix(got, ":") && !strings.HasPrefix(got, "-ERR Script killed by user") {
+			t.Errorf("EVAL: %q", got)
+		}
+	})
+	worker(func(h *memHost, i int) { // FCALL
+		got := string(e.FCall(nil, h, []byte("f"), [][]byte{[]byte("k")}, nil, RunOptions{Proto: 2}))
+		if !strings.HasPrefix(got, ":") && got != "-ERR Function not found\r\n" && !strings.HasPrefix(got, "-ERR Script killed by user") {
+			t.Errorf("FCALL: %q", got)
+		}
+	})
+	worker(func(_ *memHost, i int) { // admin
+		switch i % 4 {
+		case 0:
+			switch k := e.Kill(false); k {
+			case "", ErrNotBusy, ErrBusyFunction:
+			default:
+				t.Errorf("SCRIPT KILL: %q", k)
+			}
+		case 1:
+			e.Flush()
+		case 2:
+			e.FunctionRestore(nil, dump, RestoreReplace)
+		default:
+			e.Running()
+			e.BusyReply()
+		}
+		time.Sleep(time.Millisecond)
+	})
+	wg.Wait()
 	e.pool.each(func(sl *slot) {
 		if sl.used.Load() {
 			t.Error("a slot is still taken")
