@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hotkv/hotkv/net/resp"
@@ -248,6 +249,53 @@ func TestBitsPastEntryLimit(t *testing.T) {
 	} {
 		if got := tc.do(c.args...); got != c.want {
 			t.Errorf("%q: %q, want %q", c.args, got, c.want)
+		}
+	}
+}
+
+// TestSharedBitReadsBesideWrites runs the shared bitmap reads on two connections while a third
+// sets bits and appends: every reply is well formed and BITCOUNT never goes back (bits are only
+// ever set), under -race no read writes shared state, and each read ran as shared work.
+func TestSharedBitReadsBesideWrites(t *testing.T) {
+	e := newTestEngine()
+	w := newTestConn(t, e)
+	w.do("SETBIT", "b", "0", "1")
+	var reads []byte
+	for _, args := range [][]string{{"GETBIT", "b", "0"}, {"BITCOUNT", "b"}, {"BITPOS", "b", "1"},
+		{"BITFIELD_RO", "b", "GET", "u1", "0"}} {
+		reads = append(reads, encodeCommand(args)...)
+	}
+	const rounds = 300
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := newTestConn(t, e)
+			last := 0
+			for range rounds {
+				out, err := r.send(reads)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				var n int
+				if _, err := fmt.Sscanf(string(out), ":1\r\n:%d\r\n:0\r\n*1\r\n:1\r\n", &n); err != nil || n < last {
+					t.Errorf("replies %q after BITCOUNT %d", out, last)
+					return
+				}
+				last = n
+			}
+		}()
+	}
+	for i := range rounds {
+		w.do("SETBIT", "b", strconv.Itoa(1+i*3), "1")
+		w.do("APPEND", "b", "\x00")
+	}
+	wg.Wait()
+	for _, name := range []string{"getbit", "bitcount", "bitpos", "bitfield_ro"} {
+		if calls, _, _ := e.readerCalls(lookup([]byte(name))); calls == 0 {
+			t.Errorf("%s never ran as shared work", name)
 		}
 	}
 }

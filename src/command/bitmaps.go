@@ -7,15 +7,17 @@ import (
 )
 
 // Bitmaps are string values seen as bits (ds/bitmap): GET, SETRANGE, APPEND and STRLEN see the
-// same bytes. Like Redis, a bit write leaves the value raw-encoded.
+// same bytes. Like Redis, a bit write leaves the value raw-encoded. The reads (GETBIT, BITCOUNT,
+// BITPOS, BITFIELD_RO) only read through FindRead, so they are shared (docs/decisions.md, "Shared
+// reads"; TestSharedBitReadsBesideWrites).
 var bitmapCommands = []*Spec{
 	{Name: "setbit", Arity: 4, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Run: setbit},
-	{Name: "getbit", Arity: 3, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: getbit},
-	{Name: "bitcount", Arity: -2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: bitcount},
-	{Name: "bitpos", Arity: -3, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: bitpos},
+	{Name: "getbit", Arity: 3, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: getbit, shared: true},
+	{Name: "bitcount", Arity: -2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: bitcount, shared: true},
+	{Name: "bitpos", Arity: -3, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: bitpos, shared: true},
 	{Name: "bitop", Arity: -4, Flags: Write | DenyOOM, FirstKey: 2, LastKey: -1, Step: 1, Run: bitop},
 	{Name: "bitfield", Arity: -2, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Run: bitfield},
-	{Name: "bitfield_ro", Arity: -2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: bitfieldRO},
+	{Name: "bitfield_ro", Arity: -2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: bitfieldRO, shared: true},
 }
 
 // parseBitOffset is Redis's getBitOffsetFromArgument: a non-negative integer whose byte is below
