@@ -579,3 +579,49 @@ func TestExecMayBlock(t *testing.T) {
 		t.Fatal("EXEC without MULTI may block")
 	}
 }
+
+// WATCH and the active expiry (the cron's deletions, which Redis's activeExpireCycle signals as
+// modifications): a key alive when watched and deleted by the cycle fails EXEC; a key already
+// expired when watched and then deleted by the cycle does not (Redis's watchedKey.expired), but
+// a later write to it does. The same three steps on redis-server 7.0.15, waiting 600 ms for its
+// cycle instead of calling it, answered *-1, *1 +PONG and *-1.
+func TestWatchActiveExpiry(t *testing.T) {
+	e := newTestEngine()
+	a, b := newTestConn(t, e), newTestConn(t, e)
+	expireAll := func() {
+		for range 20 {
+			e.ActiveExpire(10 * time.Millisecond)
+		}
+	}
+	a.do("SET", "k", "v", "PX", "30")
+	a.do("WATCH", "k")
+	time.Sleep(50 * time.Millisecond)
+	expireAll()
+	if got := a.do("EXISTS", "k"); got != ":0\r\n" {
+		t.Fatalf("EXISTS after the cycle = %q", got)
+	}
+	a.do("MULTI")
+	a.do("PING")
+	if got := a.do("EXEC"); got != "*-1\r\n" {
+		t.Fatalf("EXEC after the cycle deleted a watched live key = %q", got)
+	}
+	a.do("SET", "k", "v", "PX", "1")
+	time.Sleep(10 * time.Millisecond)
+	a.do("WATCH", "k") // present, expired: watched as expired
+	expireAll()
+	a.do("MULTI")
+	a.do("PING")
+	if got := a.do("EXEC"); got != "*1\r\n+PONG\r\n" {
+		t.Fatalf("EXEC after the cycle deleted a key expired when watched = %q", got)
+	}
+	a.do("SET", "k", "v", "PX", "1")
+	time.Sleep(10 * time.Millisecond)
+	a.do("WATCH", "k")
+	expireAll()
+	b.do("SET", "k", "new")
+	a.do("MULTI")
+	a.do("PING")
+	if got := a.do("EXEC"); got != "*-1\r\n" {
+		t.Fatalf("EXEC after a write to a key watched expired = %q", got)
+	}
+}
