@@ -165,6 +165,10 @@ func (g *Group) Lock(ids []int32) {
 	}
 }
 
+// TryLock takes shard id's token if it is free (a script adding a shard below those it holds,
+// which must not wait for it: src/command/scripting.go). Unlock releases it.
+func (g *Group) TryLock(id int32) bool { return g.Shards[id].tryLock() }
+
 // Unlock releases what Lock took.
 func (g *Group) Unlock(ids []int32) {
 	for i := len(ids) - 1; i >= 0; i-- {

@@ -39,6 +39,12 @@ type Settings struct {
 	// NotifyKeyspaceEvents are notify-keyspace-events' classes (Class bits).
 	NotifyKeyspaceEvents int64
 	HllSparseMaxBytes    int64 // hll-sparse-max-bytes: a larger sparse HLL turns dense
+
+	// Scripts (scripting.go): busy-reply-threshold in milliseconds, lua-max-memory in bytes
+	// (HotKV's), lua-strict-keys (HotKV's: a script's undeclared key is an error).
+	BusyReplyThreshold int64
+	LuaMaxMemory       int64
+	LuaStrictKeys      bool
 }
 
 // DefaultSettings are Redis 7.0.15's defaults.
@@ -48,7 +54,7 @@ func DefaultSettings() Settings {
 		HashMaxListpackValue: 64, SetMaxIntsetEntries: 512, SetMaxListpackEntries: 128,
 		SetMaxListpackValue: 64, ZSetMaxListpackEntries: 128, ZSetMaxListpackValue: 64,
 		PubSubOutputLimit: OutputLimit{Hard: 32 << 20, Soft: 8 << 20, SoftSeconds: 60}, TrackingTableMaxKeys: 1_000_000,
-		HllSparseMaxBytes: 3000}
+		HllSparseMaxBytes: 3000, BusyReplyThreshold: 5000, LuaMaxMemory: 256 << 20}
 }
 
 // ConfigStore is the run-time configuration behind CONFIG (src/config implements it).
@@ -115,6 +121,8 @@ type Engine struct {
 	info     infoState     // INFO's ids, peak memory and ops sampler (info_metrics.go)
 	reclaim  reclaimState  // collection after mass deletion (reclaim.go)
 	readers  []readerState // per P, for shared work (shared.go)
+	// scripting is the Lua engine and the scripts' locking state (scripting.go).
+	scripting scriptingState
 }
 
 // Options configure a new Engine.
@@ -148,6 +156,7 @@ func NewEngine(o Options) *Engine {
 		return d
 	})
 	e.readers = newReaders(e.Group.Readers())
+	e.initScripting()
 	e.Feed = feed.New(len(e.Group.Shards), feedRingBytes)
 	e.PubSub = pubsub.New()
 	e.track.init()
@@ -169,6 +178,7 @@ func (e *Engine) SetSettings(s Settings) {
 	lim := s.PubSubOutputLimit
 	e.outputLimit.Store(&lim)
 	e.track.maxKeys.Store(s.TrackingTableMaxKeys)
+	e.applyScriptSettings(&s)
 }
 
 // Settings returns the current hot-path configuration.

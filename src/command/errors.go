@@ -162,4 +162,16 @@ const (
 	ErrFunctionUnknown  = "ERR Unknown argument %s"
 	ErrLibraryNotFound  = "ERR Library not found"
 	ErrNotBusy          = "NOTBUSY No scripts in execution right now."
+
+	// Scripts and functions (scripting.go, functions.go).
+	ErrNumKeysGreater     = "ERR Number of keys can't be greater than number of args"
+	ErrNumKeysNegative    = "ERR Number of keys can't be negative"
+	ErrBadNumKeys         = "ERR Bad number of keys provided"
+	ErrFunctionNotFound   = "ERR Function not found"
+	ErrScriptFlushArg     = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
+	ErrFunctionLoadOption = "ERR Unknown option given: %s"
+	// HotKV's own: a script's key that was not declared in KEYS (docs/decisions.md "Scripts").
+	ErrScriptStrictKeys   = "ERR Script attempted to access a key not declared in KEYS (lua-strict-keys yes)"
+	ErrScriptUndeclaredTx = "ERR Script inside MULTI attempted to access an undeclared key on a shard the transaction does not hold: declare it in KEYS"
+	ErrScriptUndeclared   = "ERR Script attempted to access an undeclared key after writing, and its shard was busy: declare it in KEYS (this script runs under every shard from now on)"
 )

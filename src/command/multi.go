@@ -72,6 +72,11 @@ type txState struct {
 	lastDB int
 	after  []byte // the client's own tracking invalidations, sent after EXEC's reply
 	runs   uint32 // EXECs run, for sampling their commands' durations (timeSample)
+
+	// held and heldAll are the shards EXEC holds while it runs the queued commands, for the
+	// scripts among them (scripting.go).
+	held    []int32
+	heldAll bool
 }
 
 // txCmd is one queued command: its spec and the range of its arguments in offs (pairs).
@@ -107,7 +112,7 @@ func (e *Engine) queue(cl *Client, spec *Spec, s *pipeline.Slot) {
 		tx.offs = append(tx.offs, int32(start), int32(len(tx.buf)))
 	}
 	tx.cmds = append(tx.cmds, txCmd{spec: spec, from: from, to: int32(len(tx.offs))})
-	tx.mayWait = tx.mayWait || spec.Name == "debug"
+	tx.mayWait = tx.mayWait || spec.Name == "debug" || runsScript(spec)
 	tx.shown.Store(int32(len(tx.cmds)) + 1)
 	tx.shownMem.Store(int64(tx.queuedBytes()))
 }
@@ -205,7 +210,11 @@ func (e *Engine) txShards(cl *Client) (shards []int32, all bool) {
 	shards = cl.watchShards(tx.shards[:0])
 	for i := range tx.cmds {
 		cmd := &tx.cmds[i]
-		switch cmd.spec.Scope {
+		scope := cmd.spec.Scope
+		if runsScript(cmd.spec) { // EVAL, FCALL: their declared keys' shards (scripting.go)
+			scope = ScopeKeys
+		}
+		switch scope {
 		case ScopeConn:
 			if cmd.spec.Name != "config|resetstat" { // which sums and clears every shard's counters
 				continue
@@ -243,6 +252,7 @@ func (e *Engine) runTxLocked(c *Ctx, shards []int32, all bool) {
 	case len(shards) > 0:
 		tc.stats = &e.data(shards[0]).stats
 	}
+	tx.held, tx.heldAll = shards, all
 	tx.ops, tx.nops, tx.after = tx.ops[:0], 0, tx.after[:0]
 	e.enter(shards, all, tc)
 	defer e.leave(shards, all, tc)

@@ -32,6 +32,12 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 		e.refuse(cl, s, spec, fmt.Sprintf(ErrSubscribedMode, spec.Name))
 		return
 	}
+	if e.scripting.running.Load() > 0 { // BUSY while a script runs past its threshold (scripting.go)
+		if msg := e.scriptBusy(spec, s.Args, cl.keyPos); msg != "" {
+			e.refuse(cl, s, spec, msg)
+			return
+		}
+	}
 	e.pause.wait(spec)
 	s.Cmd = spec
 	if cl.lastSpec != spec { // pipelines repeat a command: publish for CLIENT LIST only on change
@@ -81,7 +87,8 @@ func (e *Engine) mayBlock(cl *Client, args [][]byte) bool {
 			return false
 		}
 	}
-	return spec.Flags&Blocking != 0 || spec.Name == "debug" || (spec.Name == "exec" && cl.tx.mayWait)
+	return spec.Flags&Blocking != 0 || spec.Name == "debug" || (spec.Name == "exec" && cl.tx.mayWait) ||
+		runsScript(spec) // a script may run until SCRIPT KILL, which must reach the server
 }
 
 // routeKeys returns the one shard of the command's keys, or a barrier when they span shards

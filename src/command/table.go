@@ -22,6 +22,8 @@ var families = [][]*Spec{
 	sortCommands,
 	pubsubCommands,
 	multiCommands,
+	scriptingCommands,
+	functionCommands,
 }
 
 // table maps lower-case command names to their specs. It is built in init so that handlers may

@@ -16,6 +16,7 @@ var hotkvOnly = map[string]bool{
 	"threads": true, "sched-batch": true, "metrics-port": true, "compression": true, "compression-threshold": true,
 	"set-max-listpack-entries": true, "set-max-listpack-value": true,
 	"gc-percent": true, "gc-memory-limit": true, "gc-idle": true,
+	"lua-max-memory": true, "lua-strict-keys": true,
 }
 
 func readGoldenDefaults(t *testing.T) map[string]string {

@@ -224,6 +224,10 @@ var table = []*directive{
 	num("metrics-port", "", mod, 0, 65535, "0", 0),
 	yesno("compression", "", mod, false),
 	unum("compression-threshold", "", mod, 0, longMax, "512", numMemory),
+	// Scripts (src/command/scripting.go): how far the heap may grow during one run, and
+	// whether a script's undeclared keys are an error.
+	unum("lua-max-memory", "", mod, 0, longMax, "268435456", numMemory),
+	yesno("lua-strict-keys", "", mod, false),
 	// Redis 7.2's names for set listpacks, accepted ahead of time.
 	unum("set-max-listpack-entries", "", mod, 0, longMax, "128", 0),
 	unum("set-max-listpack-value", "", mod, 0, longMax, "64", numMemory),

@@ -98,6 +98,9 @@ func settings(cfg *config.Store) command.Settings {
 		LazyfreeLazyExpire:     cfg.Bool("lazyfree-lazy-expire"),
 		NotifyKeyspaceEvents:   cfg.Int("notify-keyspace-events"),
 		HllSparseMaxBytes:      cfg.Int("hll-sparse-max-bytes"),
+		BusyReplyThreshold:     cfg.Int("busy-reply-threshold"),
+		LuaMaxMemory:           cfg.Int("lua-max-memory"),
+		LuaStrictKeys:          cfg.Bool("lua-strict-keys"),
 		PubSubOutputLimit: command.OutputLimit{Hard: int64(lim.Hard), Soft: int64(lim.Soft),
 			SoftSeconds: int64(lim.Seconds)},
 	}
@@ -109,7 +112,7 @@ var settingNames = []string{"requirepass", "proto-max-bulk-len", "client-query-b
 	"hash-max-listpack-value", "set-max-intset-entries", "set-max-listpack-entries",
 	"set-max-listpack-value", "zset-max-listpack-entries", "zset-max-listpack-value",
 	"lazyfree-lazy-expire", "notify-keyspace-events", "client-output-buffer-limit",
-	"hll-sparse-max-bytes"}
+	"hll-sparse-max-bytes", "busy-reply-threshold", "lua-max-memory", "lua-strict-keys"}
 
 // Listen binds the configured addresses.
 func (s *Server) Listen() error {

@@ -1,0 +1,395 @@
+package command
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hotkv/hotkv/net/resp/resptest"
+	"github.com/hotkv/hotkv/src/script"
+)
+
+// keysOnShards returns n keys named prefix<i>, each on a different shard, in the order of
+// their shards when ascending (else as found).
+func keysOnShards(e *Engine, prefix string, n int) []string {
+	var names []string
+	seen := map[int32]bool{}
+	for i := 0; len(names) < n; i++ {
+		k := prefix + strconv.Itoa(i)
+		if sh := e.shardOf([]byte(k)); !seen[sh] {
+			seen[sh] = true
+			names = append(names, k)
+		}
+	}
+	return names
+}
+
+// transferScript reads both accounts before it writes either: a run that must add a shard
+// does so before its first write, and is rerun under every shard if it cannot.
+const transferScript = `local n = tonumber(ARGV[3])
+local from, to = %[1]s, %[2]s
+if tonumber(redis.call('GET', from)) + tonumber(redis.call('GET', to)) < 0 then return -1 end
+local a = redis.call('DECRBY', from, n)
+redis.call('INCRBY', to, n)
+return a`
+
+// transfers moves money between accounts on different shards by EVAL from several clients
+// while readers sum every account, with a reader script and with MGET: the total never
+// changes. declared says whether the transfer script names its keys in KEYS; with undeclared
+// keys the runs add shards as they go, and restart under every shard when a try fails (before
+// any write: the script reads both accounts first).
+func transfers(t *testing.T, declared bool) {
+	e := newTestEngine()
+	defer e.Close()
+	const accounts, start = 8, 1000
+	names := keysOnShards(e, "acct:", accounts)
+	setup := newTestConn(t, e)
+	for _, k := range names {
+		setup.do("SET", k, strconv.Itoa(start))
+	}
+	body := fmt.Sprintf(transferScript, "ARGV[1]", "ARGV[2]")
+	if declared {
+		body = fmt.Sprintf(transferScript, "KEYS[1]", "KEYS[2]")
+	}
+	sha := replyText(t, setup.do("SCRIPT", "LOAD", body))
+	sum := `local t = 0 for _, k in ipairs(ARGV) do t = t + tonumber(redis.call('GET', k)) end return t`
+	total := 100_000
+	if txRace {
+		total = 10_000
+	}
+	const writers, readers = 4, 2
+	var wg sync.WaitGroup
+	var stop atomic.Bool
+	var reads atomic.Int64
+	for w := range writers {
+		tc := newTestConn(t, e)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var req []byte
+			for i := range total / writers {
+				from, to := names[(i+w)%accounts], names[(i*3+w+1)%accounts]
+				if from == to {
+					to = names[(i+w+1)%accounts]
+				}
+				if declared {
+					req = encodeCommand([]string{"EVALSHA", sha, "2", from, to, "", "", "7"})
+				} else {
+					req = encodeCommand([]string{"EVALSHA", sha, "0", from, to, "7"})
+				}
+				out, err := tc.send(req)
+				if err != nil || len(out) == 0 || out[0] != ':' {
+					t.Errorf("transfer %q: %v", out, err)
+					return
+				}
+			}
+		}()
+	}
+	var rg sync.WaitGroup
+	for r := range readers {
+		tc := newTestConn(t, e)
+		rg.Add(1)
+		go func() {
+			defer rg.Done()
+			for !stop.Load() {
+				var raw string
+				if r == 0 {
+					args := append([]string{"EVAL", sum, "0"}, names...)
+					raw = tc.do(args...)
+				} else {
+					raw = tc.do(append([]string{"MGET"}, names...)...)
+				}
+				n := 0
+				if strings.HasPrefix(raw, ":") {
+					n, _ = strconv.Atoi(strings.TrimSpace(raw[1:]))
+				} else {
+					for _, v := range replyStrings(t, raw) {
+						x, _ := strconv.Atoi(v)
+						n += x
+					}
+				}
+				if n != accounts*start {
+					t.Errorf("reader %d: total %d, want %d (%q)", r, n, accounts*start, raw)
+					return
+				}
+				reads.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	stop.Store(true)
+	rg.Wait()
+	t.Logf("%d transfers, %d consistent reads, %d scripts marked wide", total, reads.Load(),
+		e.scripting.wideN.Load())
+}
+
+func TestScriptTransfers(t *testing.T)           { transfers(t, true) }
+func TestScriptUndeclaredTransfers(t *testing.T) { transfers(t, false) }
+
+// holdShard locks the shard of key from the test, as another client's command would, until
+// the returned func is called.
+func holdShard(e *Engine, key string) func() {
+	id := []int32{e.shardOf([]byte(key))}
+	e.Group.Lock(id)
+	return func() { e.Group.Unlock(id) }
+}
+
+// A script that reads an undeclared key on a busy shard below the ones it holds, before it
+// wrote, is rerun under every shard once that shard is free; a pcall that catches the abort
+// cannot make a write of the aborted run happen: the counter is incremented once.
+func TestScriptRestartBeforeWrite(t *testing.T) {
+	e := newTestEngine()
+	defer e.Close()
+	ks := keysOnShards(e, "r:", 8)
+	low, high := ks[0], ks[0]
+	for _, k := range ks {
+		if e.shardOf([]byte(k)) < e.shardOf([]byte(low)) {
+			low = k
+		}
+		if e.shardOf([]byte(k)) > e.shardOf([]byte(high)) {
+			high = k
+		}
+	}
+	tc := newTestConn(t, e)
+	tc.do("SET", low, "lowvalue")
+	body := `local ok, v = pcall(redis.call, 'GET', ARGV[1]); redis.call('INCR', KEYS[1]); return v`
+	unlock := holdShard(e, low)
+	done := make(chan string)
+	go func() { done <- tc.do("EVAL", body, "1", high, low) }()
+	select {
+	case got := <-done:
+		t.Fatalf("the script ran while its undeclared key's shard was held: %q", got)
+	case <-time.After(50 * time.Millisecond):
+	}
+	unlock()
+	if got := <-done; got != "$8\r\nlowvalue\r\n" {
+		t.Fatalf("reply %q", got)
+	}
+	other := newTestConn(t, e)
+	if got := other.do("GET", high); got != "$1\r\n1\r\n" {
+		t.Errorf("counter %q, want 1: a write of the aborted run survived", got)
+	}
+	sha := replyText(t, other.do("SCRIPT", "LOAD", body))
+	if !e.scripting.isWide(sha) {
+		t.Errorf("the script was not marked wide")
+	}
+}
+
+// After a write, an undeclared key on a busy lower shard fails the command with a clear error
+// (no undo log) and marks the script wide: its next run takes every shard and succeeds.
+func TestScriptUndeclaredAfterWrite(t *testing.T) {
+	e := newTestEngine()
+	defer e.Close()
+	ks := keysOnShards(e, "w:", 8)
+	low, high := ks[0], ks[0]
+	for _, k := range ks {
+		if e.shardOf([]byte(k)) < e.shardOf([]byte(low)) {
+			low = k
+		}
+		if e.shardOf([]byte(k)) > e.shardOf([]byte(high)) {
+			high = k
+		}
+	}
+	tc := newTestConn(t, e)
+	body := `redis.call('INCR', KEYS[1]); return redis.call('GET', ARGV[1])`
+	unlock := holdShard(e, low)
+	got := tc.do("EVAL", body, "1", high, low)
+	unlock()
+	if !strings.HasPrefix(got, "-"+ErrScriptUndeclared) {
+		t.Fatalf("reply %q, want %q", got, ErrScriptUndeclared)
+	}
+	unlock = holdShard(e, low)
+	done := make(chan string)
+	go func() { done <- tc.do("EVAL", body, "1", high, low) }()
+	select {
+	case got := <-done:
+		t.Fatalf("a wide script ran while a shard was held: %q", got)
+	case <-time.After(50 * time.Millisecond):
+	}
+	unlock()
+	if got := <-done; got != "$-1\r\n" {
+		t.Errorf("wide run: %q", got)
+	}
+	if got := tc.do("GET", high); got != "$1\r\n2\r\n" {
+		t.Errorf("counter %q, want 2", got)
+	}
+}
+
+// lua-strict-keys yes: an undeclared key is an error, declared ones work.
+func TestScriptStrictKeys(t *testing.T) {
+	e := newTestEngine()
+	defer e.Close()
+	s := *e.Settings()
+	s.LuaStrictKeys = true
+	e.SetSettings(s)
+	tc := newTestConn(t, e)
+	if got := tc.do("EVAL", "return redis.call('SET', KEYS[1], 'v')", "1", "a"); got != "+OK\r\n" {
+		t.Errorf("declared: %q", got)
+	}
+	ks := keysOnShards(e, "s:", 2)
+	got := tc.do("EVAL", "return redis.call('GET', ARGV[1])", "1", ks[0], ks[1])
+	if !strings.HasPrefix(got, "-"+ErrScriptStrictKeys) {
+		t.Errorf("undeclared: %q", got)
+	}
+	if got := tc.do("EVAL", "return redis.call('DBSIZE')", "0"); got != ":1\r\n" {
+		t.Errorf("DBSIZE: %q", got)
+	}
+}
+
+// A script's writes reach the feed as one entry, MULTI … EXEC around two or more, as Redis 7.0
+// propagates a script (checked against its AOF in testfuzz/differential_scripting_test.go);
+// redis.set_repl(redis.REPL_NONE) leaves a command out; EVAL inside EXEC joins EXEC's entry.
+func TestScriptFeed(t *testing.T) {
+	e := newTestEngine()
+	defer e.Close()
+	rd := e.AttachFeed()
+	defer rd.Close()
+	tc := newTestConn(t, e)
+	feed := func() string {
+		var out []string
+		es, err := rd.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, en := range es {
+			vs, err := resptest.ParseAll(en.Cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var parts []string
+			for _, v := range vs {
+				args, _ := v.Strings()
+				parts = append(parts, strings.Join(args, " "))
+			}
+			out = append(out, fmt.Sprintf("db%d: %s", en.DB, strings.Join(parts, "; ")))
+		}
+		return fmt.Sprint(out)
+	}
+	cases := []struct {
+		cmds [][]string
+		want string
+	}{
+		{[][]string{{"EVAL", "return redis.call('SET', KEYS[1], '1')", "1", "a"}}, "[db0: SET a 1]"},
+		{[][]string{{"EVAL", "return redis.call('GET', KEYS[1])", "1", "a"}}, "[]"},
+		{[][]string{{"EVAL", "redis.call('SET', 'a', '2'); return redis.call('INCR', 'b')", "0"}},
+			"[db0: MULTI; SET a 2; INCR b; EXEC]"},
+		{[][]string{{"EVAL", "redis.call('SET', 'x', '1'); redis.call('SELECT', 2); return redis.call('SET', 'y', '2')", "0"}},
+			"[db0: MULTI; SET x 1; SELECT 2; SET y 2; SELECT 0; EXEC]"},
+		{[][]string{{"EVAL", "redis.set_repl(redis.REPL_NONE); redis.call('SET', 'n', '1'); redis.set_repl(redis.REPL_ALL); return redis.call('SET', 'm', '1')", "0"}},
+			"[db0: SET m 1]"},
+		{[][]string{{"EVAL", "return redis.call('SET', KEYS[1], 'v', 'EX', '100')", "1", "ex"}}, ""},
+		{[][]string{{"MULTI"}, {"SET", "t", "1"}, {"EVAL", "return redis.call('INCR', KEYS[1])", "1", "t"}, {"EXEC"}},
+			"[db0: MULTI; SET t 1; INCR t; EXEC]"},
+	}
+	for _, c := range cases {
+		for _, cmd := range c.cmds {
+			tc.do(cmd...)
+		}
+		got := feed()
+		if c.want == "" { // SET … EX propagates as SET … PXAT with the time of the run
+			if !strings.HasPrefix(got, "[db0: SET ex v PXAT ") {
+				t.Errorf("%q: feed %s", c.cmds, got)
+			}
+			continue
+		}
+		if got != c.want {
+			t.Errorf("%q: feed %s, want %s", c.cmds, got, c.want)
+		}
+	}
+}
+
+// A script's keyspace events are published after its reply, in the order its commands raised
+// them, on the connection's slot.
+func TestScriptEvents(t *testing.T) {
+	e := newNotifyAllEngine()
+	defer e.Close()
+	sub := newTestConn(t, e)
+	sub.do("PSUBSCRIBE", "__keyevent@0__:*")
+	tc := newTestConn(t, e)
+	tc.do("EVAL", "redis.call('SET', 'a', '1'); redis.call('LPUSH', 'l', 'x'); return redis.call('DEL', 'a')", "0")
+	out := sub.do("PING")
+	var events []string
+	for _, r := range splitReplies(t, []byte(out)) {
+		if el := replyStrings(t, r); len(el) == 4 && el[0] == "pmessage" {
+			events = append(events, el[2]+" "+el[3])
+		}
+	}
+	want := "[__keyevent@0__:set a __keyevent@0__:lpush l __keyevent@0__:del a]"
+	if got := fmt.Sprint(events); got != want {
+		t.Errorf("events %s, want %s", got, want)
+	}
+}
+
+// A script past busy-reply-threshold: a client touching its shard gets BUSY, one on another
+// shard and connection commands are served, FUNCTION STATS shows it, SCRIPT KILL ends it.
+func TestScriptBusyKill(t *testing.T) {
+	e := newTestEngine()
+	defer e.Close()
+	s := *e.Settings()
+	s.BusyReplyThreshold = 20
+	e.SetSettings(s)
+	ks := keysOnShards(e, "b:", 2)
+	tc := newTestConn(t, e)
+	done := make(chan string)
+	go func() { done <- tc.do("EVAL", "while true do end", "1", ks[0]) }()
+	other := newTestConn(t, e)
+	deadline := time.Now().Add(10 * time.Second)
+	for !e.Scripts().Busy() {
+		if time.Now().After(deadline) {
+			t.Fatal("the script never became busy")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := other.do("GET", ks[0]); got != "-"+script.ErrBusyScript+"\r\n" {
+		t.Errorf("GET on the script's shard: %q", got)
+	}
+	if got := other.do("GET", ks[1]); got != "$-1\r\n" {
+		t.Errorf("GET on another shard: %q", got)
+	}
+	if got := other.do("PING"); got != "+PONG\r\n" {
+		t.Errorf("PING: %q", got)
+	}
+	if got := other.do("FUNCTION", "KILL"); got != "-"+script.ErrBusyScript+"\r\n" {
+		t.Errorf("FUNCTION KILL: %q", got)
+	}
+	stats := other.do("FUNCTION", "STATS")
+	if !strings.Contains(stats, "while true do end") {
+		t.Errorf("FUNCTION STATS does not show the command: %q", stats)
+	}
+	if got := other.do("SCRIPT", "KILL"); got != "+OK\r\n" {
+		t.Errorf("SCRIPT KILL: %q", got)
+	}
+	select {
+	case got := <-done:
+		if !strings.HasPrefix(got, "-ERR Script killed by user with SCRIPT KILL...") {
+			t.Errorf("killed script replied %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("SCRIPT KILL did not end the script")
+	}
+	if got := other.do("GET", ks[0]); got != "$-1\r\n" {
+		t.Errorf("GET after the kill: %q", got)
+	}
+	if got := other.do("SCRIPT", "KILL"); got != "-"+script.ErrNotBusy+"\r\n" {
+		t.Errorf("SCRIPT KILL when idle: %q", got)
+	}
+}
+
+// CONFIG SET of the scripting parameters reaches the engine (lua-time-limit is the old name).
+func TestScriptConfig(t *testing.T) {
+	e := newTestEngine()
+	defer e.Close()
+	s := *e.Settings()
+	if s.BusyReplyThreshold != 5000 || s.LuaMaxMemory != 256<<20 || s.LuaStrictKeys {
+		t.Errorf("defaults %d %d %v", s.BusyReplyThreshold, s.LuaMaxMemory, s.LuaStrictKeys)
+	}
+	s.LuaStrictKeys = true
+	e.SetSettings(s)
+	if !e.scripting.strict.Load() {
+		t.Errorf("lua-strict-keys not applied")
+	}
+}
