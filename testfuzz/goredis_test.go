@@ -280,3 +280,55 @@ func goRedisWatch(ctx context.Context, t *testing.T, rdb *redis.Client) {
 		t.Logf("no Watch retried: the increments did not contend")
 	}
 }
+
+// go-redis's Script: Run sends EVALSHA, gets NOSCRIPT the first time, then sends EVAL; later runs
+// hit the cache with EVALSHA. Load, Exists and RunRO (EVALSHA_RO) too, in RESP3 and RESP2.
+func TestGoRedisScript(t *testing.T) {
+	hotkv, _ := startHotKV(t)
+	for _, proto := range []int{3, 2} {
+		t.Run("resp"+strconv.Itoa(proto), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			rdb := redis.NewClient(&redis.Options{Addr: hotkv, Protocol: proto, DialTimeout: 5 * time.Second})
+			defer rdb.Close()
+			if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+				t.Fatalf("ScriptFlush: %v", err)
+			}
+			rdb.Del(ctx, "gs:counter")
+			incr := redis.NewScript(`return redis.call('INCRBY', KEYS[1], ARGV[1])`)
+			if ok, err := incr.Exists(ctx, rdb).Result(); err != nil || ok[0] {
+				t.Fatalf("Exists before the first run: %v %v", ok, err)
+			}
+			if err := rdb.EvalSha(ctx, incr.Hash(), []string{"gs:counter"}, 1).Err(); err == nil ||
+				!strings.HasPrefix(err.Error(), "NOSCRIPT") {
+				t.Fatalf("EVALSHA before the first run: %v", err)
+			}
+			for i := 1; i <= 3; i++ {
+				n, err := incr.Run(ctx, rdb, []string{"gs:counter"}, 5).Int()
+				if err != nil || n != 5*i {
+					t.Fatalf("Run %d: %d %v", i, n, err)
+				}
+			}
+			if ok, err := incr.Exists(ctx, rdb).Result(); err != nil || !ok[0] {
+				t.Fatalf("Exists after Run: %v %v", ok, err)
+			}
+			get := redis.NewScript(`return redis.call('GET', KEYS[1])`)
+			if err := get.Load(ctx, rdb).Err(); err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			if v, err := get.RunRO(ctx, rdb, []string{"gs:counter"}).Text(); err != nil || v != "15" {
+				t.Fatalf("RunRO: %q %v", v, err)
+			}
+			fail := redis.NewScript(`return redis.call('INCR', KEYS[1])`)
+			rdb.Set(ctx, "gs:str", "abc", 0)
+			if err := fail.Run(ctx, rdb, []string{"gs:str"}).Err(); err == nil ||
+				!strings.HasPrefix(err.Error(), "ERR value is not an integer or out of range script: ") {
+				t.Fatalf("script error: %v", err)
+			}
+			tbl, err := redis.NewScript(`return {1, 'two', {3}}`).Run(ctx, rdb, nil).Slice()
+			if err != nil || fmt.Sprint(tbl) != "[1 two [3]]" {
+				t.Fatalf("table reply: %v %v", tbl, err)
+			}
+		})
+	}
+}
