@@ -244,12 +244,17 @@ func infoMemory(w *infoWriter, c *Ctx) {
 	w.uint("allocator_active", m.active)
 	w.uint("allocator_resident", m.resident)
 	sized("total_system_memory", hostFacts.totalMemory)
-	// HotKV has no Lua engine yet: the scripting fields are zero.
+	// The Lua engine's memory is the Go heap's (gopher-lua has no allocator of its own): its
+	// fields stay zero; the counts are the engine's (scripting.go).
+	scripts, libs, fns := c.E.scriptCounts()
 	w.int("used_memory_lua", 0)
 	w.int("used_memory_vm_eval", 0)
 	w.str("used_memory_lua_human", "0B")
-	w.zeros("used_memory_scripts_eval", "number_of_cached_scripts", "number_of_functions",
-		"number_of_libraries", "used_memory_vm_functions")
+	w.zeros("used_memory_scripts_eval")
+	w.int("number_of_cached_scripts", int64(scripts))
+	w.int("number_of_functions", int64(fns))
+	w.int("number_of_libraries", int64(libs))
+	w.zeros("used_memory_vm_functions")
 	sized("used_memory_vm_total", 0)
 	w.zeros("used_memory_functions")
 	sized("used_memory_scripts", 0)

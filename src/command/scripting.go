@@ -143,6 +143,17 @@ func (e *Engine) applyScriptSettings(s *Settings) {
 	lua.SetMaxMemory(mem)
 }
 
+// scriptCounts are INFO's number_of_cached_scripts, number_of_libraries and
+// number_of_functions; zero while no script has run (the engine starts on first use).
+func (e *Engine) scriptCounts() (scripts, libs, fns int) {
+	lua := e.scripting.lua.Load()
+	if lua == nil {
+		return 0, 0, 0
+	}
+	libs, fns = lua.FunctionCounts()
+	return lua.Len(), libs, fns
+}
+
 // Close stops what the engine started beside the shards: the Lua engine's watchdog.
 func (e *Engine) Close() {
 	if lua := e.scripting.lua.Load(); lua != nil {

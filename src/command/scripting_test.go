@@ -393,3 +393,21 @@ func TestScriptConfig(t *testing.T) {
 		t.Errorf("lua-strict-keys not applied")
 	}
 }
+
+// INFO memory counts the cached scripts and the loaded libraries and functions, as Redis 7.0.15
+// does after the same commands (number_of_cached_scripts:2, number_of_functions:2,
+// number_of_libraries:1 there).
+func TestScriptInfo(t *testing.T) {
+	e := newTestEngine()
+	defer e.Close()
+	tc := newTestConn(t, e)
+	tc.do("SCRIPT", "LOAD", "return 1")
+	tc.do("EVAL", "return 2", "0")
+	tc.do("FUNCTION", "LOAD", "#!lua name=infolib\nredis.register_function('a', function() return 1 end)\nredis.register_function('b', function() return 1 end)")
+	info := replyText(t, tc.do("INFO", "memory"))
+	for _, want := range []string{"number_of_cached_scripts:2\r\n", "number_of_functions:2\r\n", "number_of_libraries:1\r\n"} {
+		if !strings.Contains(info, want) {
+			t.Errorf("INFO memory lacks %q", want)
+		}
+	}
+}
