@@ -1,6 +1,7 @@
 package testfuzz
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -85,8 +86,9 @@ func TestScriptEffectsLikeRedis(t *testing.T) {
 // another key and PING are served, SCRIPT KILL (also through the network while the script's
 // connection waits) ends it with Redis's error, and the key is served again. redis-server is
 // run through the same steps where HotKV must answer as it does (BUSY text, KILL, the killed
-// script's reply).
+// script's reply); then the same for a looping FCALL, FUNCTION STATS included.
 func TestScriptBusyKillE2E(t *testing.T) {
+	var replies []string
 	for _, name := range []string{"redis", "hotkv"} {
 		t.Run(name, func(t *testing.T) {
 			var addr string
@@ -125,8 +127,33 @@ func TestScriptBusyKillE2E(t *testing.T) {
 			if got := other.do("GET", "k"); got != "$-1\r\n" {
 				t.Errorf("GET after the kill: %q", got)
 			}
+			replies = append(replies, busyFunction(t, addr, runner, other))
 		})
 	}
+	if replies[0] != replies[1] {
+		t.Errorf("busy FCALL: Redis %q\nHotKV %q", replies[0], replies[1])
+	}
+	t.Logf("busy FCALL, equal: %q", replies[1])
+}
+
+var durationMS = regexp.MustCompile(`duration_ms\r\n:[0-9]+`)
+
+// busyFunction runs a looping FCALL on runner until it is busy and returns what other then got
+// for FUNCTION STATS (its duration zeroed), SCRIPT KILL and FUNCTION KILL, and the FCALL's reply.
+func busyFunction(t *testing.T, addr string, runner, other *rawConn) string {
+	other.do("FUNCTION", "LOAD", "REPLACE", "#!lua name=lp\nredis.register_function('loop', function() while true do end end)")
+	runner.write(appendCommand(nil, "FCALL", "loop", "1", "k"))
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.HasPrefix(other.do("SCRIPT", "KILL"), "-BUSY") {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the function never became busy", addr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stats := durationMS.ReplaceAllString(other.do("FUNCTION", "STATS"), "duration_ms\r\n:0")
+	kill := other.do("SCRIPT", "KILL")
+	fkill := other.do("FUNCTION", "KILL")
+	return stats + kill + fkill + string(runner.reply())
 }
 
 // inDatabases drops an AOF's SELECTs, prefixing every other command with the database it runs in.

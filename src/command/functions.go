@@ -201,6 +201,12 @@ func functionKill(c *Ctx) { killGeneric(c, true) }
 
 // FUNCTION STATS
 func functionStats(c *Ctx) {
+	for _, r := range c.E.Scripts().Running() {
+		if r.Script != nil && r.Busy { // Redis 7.0.15 answers BUSY while an EVAL is busy
+			c.Err(script.ErrBusyScript)
+			return
+		}
+	}
 	c.MapLen(2)
 	c.BulkString("running_script")
 	if !c.E.appendRunning(c) {
@@ -217,23 +223,23 @@ func functionStats(c *Ctx) {
 	c.Int(int64(fns))
 }
 
-// appendRunning appends FUNCTION STATS's running_script for the first run in progress: its name,
-// its command and how long it has run, as the watchdog measured it.
+// appendRunning appends FUNCTION STATS's running_script for the first function in progress:
+// its name, its command and how long it has run, as the watchdog measured it. EVAL scripts are
+// not shown (Redis answers BUSY while one is busy, and cannot show one that is not).
 func (e *Engine) appendRunning(c *Ctx) bool {
-	runs := e.Scripts().Running()
-	if len(runs) == 0 {
-		return false
+	var r script.Running
+	for _, run := range e.Scripts().Running() {
+		if run.Function != nil {
+			r = run
+			break
+		}
 	}
-	r := runs[0]
-	var name string
-	if r.Function != nil {
-		name = r.Function.Name
-	} else {
-		name = "f_" + r.Script.SHA // Redis's name for an EVAL script's function
+	if r.Function == nil {
+		return false
 	}
 	c.MapLen(3)
 	c.BulkString("name")
-	c.BulkString(name)
+	c.BulkString(r.Function.Name)
 	c.BulkString("command")
 	c.Out = append(c.Out, e.runningCommand(r)...)
 	c.BulkString("duration_ms")

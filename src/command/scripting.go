@@ -161,15 +161,10 @@ func (e *Engine) Close() {
 	}
 }
 
-// runningCommand is the command (RESP array) of a run in progress of r's script or function:
-// FUNCTION STATS's command.
+// runningCommand is the command (RESP array) of a run in progress of r's function: FUNCTION
+// STATS's command.
 func (e *Engine) runningCommand(r script.Running) []byte {
-	id := ""
-	if r.Function != nil {
-		id = "f:" + r.Function.Name
-	} else {
-		id = r.Script.SHA
-	}
+	id := "f:" + r.Function.Name
 	sc := &e.scripting
 	sc.mu.Lock()
 	defer sc.mu.Unlock()

@@ -325,7 +325,8 @@ func TestScriptEvents(t *testing.T) {
 }
 
 // A script past busy-reply-threshold: a client touching its shard gets BUSY, one on another
-// shard and connection commands are served, FUNCTION STATS shows it, SCRIPT KILL ends it.
+// shard and connection commands are served, FUNCTION STATS answers BUSY (as Redis 7.0.15),
+// SCRIPT KILL ends it.
 func TestScriptBusyKill(t *testing.T) {
 	e := newTestEngine()
 	defer e.Close()
@@ -356,9 +357,8 @@ func TestScriptBusyKill(t *testing.T) {
 	if got := other.do("FUNCTION", "KILL"); got != "-"+script.ErrBusyScript+"\r\n" {
 		t.Errorf("FUNCTION KILL: %q", got)
 	}
-	stats := other.do("FUNCTION", "STATS")
-	if !strings.Contains(stats, "while true do end") {
-		t.Errorf("FUNCTION STATS does not show the command: %q", stats)
+	if got := other.do("FUNCTION", "STATS"); got != "-"+script.ErrBusyScript+"\r\n" {
+		t.Errorf("FUNCTION STATS during a busy EVAL: %q", got)
 	}
 	if got := other.do("SCRIPT", "KILL"); got != "+OK\r\n" {
 		t.Errorf("SCRIPT KILL: %q", got)
