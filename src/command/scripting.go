@@ -2,6 +2,7 @@ package command
 
 import (
 	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -24,11 +25,11 @@ import (
 //     Ctx (scriptRun.ctx), without locking, when its keys' shards are held.
 //  2. A key on a shard not held (undeclared): above every held shard, the run waits for its
 //     token while holding the others (ordered, as LockAll); below, it tries the token. A run
-//     only adds tokens and lets them all go at its end (strict two-phase locking). A try that
-//     fails before the run wrote anything aborts the run (the engine unwinds on the Host's
-//     panic) and reruns it under every shard, and the SHA is marked wide. After a write it
-//     fails the command with errScriptUndeclared (no undo log yet) and marks the SHA wide, so
-//     the next run cannot meet it. Commands with no keys or that need every shard (DBSIZE,
+//     only adds tokens and lets them all go at its end (strict two-phase locking). A try is
+//     retried for a bounded time (tryFor); one that still fails before the run wrote anything
+//     aborts the run (the engine unwinds on the Host's panic) and reruns it under every shard,
+//     and the SHA is marked wide. After a write it fails the command with ErrScriptUndeclared
+//     (no undo log yet) and marks the SHA wide, so the next run cannot meet it. Commands with no keys or that need every shard (DBSIZE,
 //     KEYS, SCAN, FLUSHALL) take the remaining shards the same way. lua-strict-keys makes any
 //     undeclared key an error instead.
 //  3. Inside EXEC the run uses the tokens EXEC holds (txShards counted its declared keys) and
@@ -556,7 +557,7 @@ func (r *scriptRun) needShard(id int32, key bool) string {
 	case id > r.maxID:
 		r.one[0] = id
 		r.e.Group.Lock(r.one[:])
-	case r.e.Group.TryLock(id):
+	case r.tryFor(id, r.wrote):
 	case !r.wrote:
 		r.abort = true
 		panic(errRestart{})
@@ -566,6 +567,39 @@ func (r *scriptRun) needShard(id int32, key bool) string {
 	}
 	r.add(id)
 	return ""
+}
+
+// Tries of a shard below the held ones: holders that never wait while holding (shard actors,
+// Group.Lock's barriers) let go within microseconds, so a run retries before it gives up; one
+// that must wait for a token this run holds (LockAll, another script adding shards) never
+// lets go, so the retries are bounded. Before a write giving up costs a rerun under every
+// shard; after one, the command's failure: that bound is longer.
+const (
+	tryBeforeWrite = 200 * time.Microsecond
+	tryAfterWrite  = 10 * time.Millisecond
+)
+
+// tryFor tries shard id's token until it gets it or the bound for the run's state has passed.
+func (r *scriptRun) tryFor(id int32, wrote bool) bool {
+	if r.e.Group.TryLock(id) {
+		return true
+	}
+	bound := tryBeforeWrite
+	if wrote {
+		bound = tryAfterWrite
+	}
+	deadline := time.Now().Add(bound)
+	for i := 0; time.Now().Before(deadline); i++ {
+		if i < 64 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(20 * time.Microsecond)
+		}
+		if r.e.Group.TryLock(id) {
+			return true
+		}
+	}
+	return false
 }
 
 // Allowed is script.Host's redis.acl_check_cmd: HotKV's one user may run everything.

@@ -411,3 +411,31 @@ func TestScriptInfo(t *testing.T) {
 		}
 	}
 }
+
+// After a write, a busy lower shard that its holder lets go within tryAfterWrite is taken: the
+// command succeeds (here the test holds it for 2 ms).
+func TestScriptUndeclaredRetried(t *testing.T) {
+	e := newTestEngine()
+	defer e.Close()
+	ks := keysOnShards(e, "q:", 8)
+	low, high := ks[0], ks[0]
+	for _, k := range ks {
+		if e.shardOf([]byte(k)) < e.shardOf([]byte(low)) {
+			low = k
+		}
+		if e.shardOf([]byte(k)) > e.shardOf([]byte(high)) {
+			high = k
+		}
+	}
+	tc := newTestConn(t, e)
+	tc.do("SET", low, "v")
+	unlock := holdShard(e, low)
+	go func() {
+		time.Sleep(2 * time.Millisecond)
+		unlock()
+	}()
+	got := tc.do("EVAL", `redis.call('INCR', KEYS[1]); return redis.call('GET', ARGV[1])`, "1", high, low)
+	if got != "$1\r\nv\r\n" {
+		t.Errorf("reply %q", got)
+	}
+}
