@@ -170,6 +170,9 @@ const (
 	ErrFunctionNotFound   = "ERR Function not found"
 	ErrScriptFlushArg     = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
 	ErrFunctionLoadOption = "ERR Unknown option given: %s"
+	ErrScriptDebugArg     = "ERR Use SCRIPT DEBUG YES/SYNC/NO"
+	// HotKV's own: it has no Lua debugger.
+	ErrScriptDebugUnsupported = "ERR SCRIPT DEBUG YES and SYNC are not supported: HotKV has no Lua debugger"
 	// HotKV's own: a script's key that was not declared in KEYS (docs/decisions.md "Scripts").
 	ErrScriptStrictKeys   = "ERR Script attempted to access a key not declared in KEYS (lua-strict-keys yes)"
 	ErrScriptUndeclaredTx = "ERR Script inside MULTI attempted to access an undeclared key on a shard the transaction does not hold: declare it in KEYS"

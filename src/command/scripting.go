@@ -58,6 +58,7 @@ var scriptingCommands = []*Spec{
 		&Spec{Name: "script|kill", Arity: 2, Flags: NoScript | AllowBusy, Scope: ScopeConn, Run: scriptKill},
 		&Spec{Name: "script|flush", Arity: -2, Flags: NoScript, Scope: ScopeConn, Run: scriptFlush},
 		&Spec{Name: "script|load", Arity: 3, Flags: NoScript | Stale, Scope: ScopeConn, Run: scriptLoad},
+		&Spec{Name: "script|debug", Arity: 3, Flags: NoScript, Scope: ScopeConn, Run: scriptDebug},
 	),
 }
 
@@ -679,6 +680,19 @@ func scriptFlush(c *Ctx) {
 	}
 	c.E.Scripts().Flush()
 	c.OK()
+}
+
+// SCRIPT DEBUG YES|SYNC|NO: HotKV has no Lua debugger (Redis's LDB); NO, the default, is
+// accepted.
+func scriptDebug(c *Ctx) {
+	switch a := c.Args[2]; {
+	case strs.EqualFold(a, "NO"):
+		c.OK()
+	case strs.EqualFold(a, "YES"), strs.EqualFold(a, "SYNC"):
+		c.Err(ErrScriptDebugUnsupported)
+	default:
+		c.Err(ErrScriptDebugArg)
+	}
 }
 
 // SCRIPT KILL
