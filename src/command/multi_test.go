@@ -2,9 +2,11 @@ package command
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"regexp"
 	"strconv"
@@ -623,5 +625,160 @@ func TestWatchActiveExpiry(t *testing.T) {
 	a.do("PING")
 	if got := a.do("EXEC"); got != "*-1\r\n" {
 		t.Fatalf("EXEC after a write to a key watched expired = %q", got)
+	}
+}
+
+// txModel is a reference for a client's transaction and WATCH state over string keys: what
+// Redis's multi.c does, written as plainly as possible.
+type txModel struct {
+	vals    map[string]string
+	inMulti bool
+	abort   bool // a queuing error: EXEC replies EXECABORT
+	dirty   bool // a watched key changed
+	watched map[string]bool
+	queued  [][]string
+}
+
+func (m *txModel) write(key string) {
+	if m.watched[key] {
+		m.dirty = true
+	}
+}
+
+// run applies one command of the model's own client and returns its reply.
+func (m *txModel) run(args []string) string {
+	switch args[0] {
+	case "MULTI":
+		if m.inMulti {
+			return "-" + ErrMultiNested + "\r\n"
+		}
+		m.inMulti = true
+		return "+OK\r\n"
+	case "DISCARD":
+		if !m.inMulti {
+			return "-" + ErrDiscardNoMulti + "\r\n"
+		}
+		m.inMulti, m.abort, m.queued, m.dirty, m.watched = false, false, nil, false, map[string]bool{}
+		return "+OK\r\n"
+	case "WATCH":
+		if m.inMulti {
+			return "-" + ErrWatchInMulti + "\r\n"
+		}
+		m.watched[args[1]] = true
+		return "+OK\r\n"
+	case "UNWATCH":
+		if !m.inMulti {
+			m.watched, m.dirty = map[string]bool{}, false
+		} else {
+			m.queued = append(m.queued, args)
+			return "+QUEUED\r\n"
+		}
+		return "+OK\r\n"
+	case "EXEC":
+		if !m.inMulti {
+			return "-" + ErrExecNoMulti + "\r\n"
+		}
+		q, abort, dirty := m.queued, m.abort, m.dirty
+		m.inMulti, m.abort, m.queued, m.dirty, m.watched = false, false, nil, false, map[string]bool{}
+		switch {
+		case abort:
+			return "-" + ErrExecAbort + "\r\n"
+		case dirty:
+			return "*-1\r\n"
+		}
+		out := "*" + strconv.Itoa(len(q)) + "\r\n"
+		for _, c := range q {
+			out += m.apply(c)
+		}
+		return out
+	}
+	if len(args) == 1 && args[0] != "PING" { // GET or INCR without their key
+		if m.inMulti {
+			m.abort = true
+		}
+		return "-" + fmt.Sprintf(ErrArity, strings.ToLower(args[0])) + "\r\n"
+	}
+	if m.inMulti {
+		m.queued = append(m.queued, args)
+		return "+QUEUED\r\n"
+	}
+	return m.apply(args)
+}
+
+// apply runs a data command (or a queued UNWATCH, which does nothing inside EXEC).
+func (m *txModel) apply(args []string) string {
+	switch args[0] {
+	case "SET":
+		m.vals[args[1]] = args[2]
+		m.write(args[1])
+		return "+OK\r\n"
+	case "INCR":
+		n, err := strconv.ParseInt(cmp.Or(m.vals[args[1]], "0"), 10, 64)
+		if err != nil {
+			return "-" + ErrNotInt + "\r\n"
+		}
+		m.vals[args[1]] = strconv.FormatInt(n+1, 10)
+		m.write(args[1])
+		return ":" + strconv.FormatInt(n+1, 10) + "\r\n"
+	case "GET":
+		v, ok := m.vals[args[1]]
+		if !ok {
+			return "$-1\r\n"
+		}
+		return "$" + strconv.Itoa(len(v)) + "\r\n" + v + "\r\n"
+	case "UNWATCH", "PING":
+		if args[0] == "PING" {
+			return "+PONG\r\n"
+		}
+		return "+OK\r\n"
+	}
+	panic("BUG: model command " + args[0])
+}
+
+// TestMultiAgainstModel runs 20,000 random MULTI, EXEC, DISCARD, WATCH, UNWATCH, SET, INCR, GET
+// and queuing errors from one client, with another client writing the same keys in between,
+// against the engine and against txModel, and compares every reply.
+func TestMultiAgainstModel(t *testing.T) {
+	e := newTestEngine()
+	a, b := newTestConn(t, e), newTestConn(t, e)
+	m := &txModel{vals: map[string]string{}, watched: map[string]bool{}}
+	r := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
+	keys := []string{"a", "b", "c", "d", "e", "f", "g", "h"} // spread over the shards
+	for i := range 20_000 {
+		k := keys[r.IntN(len(keys))]
+		var args []string
+		switch n := r.IntN(100); {
+		case n < 10:
+			args = []string{"MULTI"}
+		case n < 20:
+			args = []string{"EXEC"}
+		case n < 23:
+			args = []string{"DISCARD"}
+		case n < 30:
+			args = []string{"WATCH", k}
+		case n < 32:
+			args = []string{"UNWATCH"}
+		case n < 34:
+			args = []string{[]string{"GET", "INCR"}[r.IntN(2)]} // wrong arity: a queuing error
+		case n < 50:
+			args = []string{"SET", k, []string{"1", "x", "41"}[r.IntN(3)]}
+		case n < 65:
+			args = []string{"INCR", k}
+		case n < 75:
+			args = []string{"GET", k}
+		default:
+			// The other client writes a key (never inside a transaction of its own).
+			v := strconv.Itoa(r.IntN(100))
+			if got := b.do("SET", k, v); got != "+OK\r\n" {
+				t.Fatalf("other client's SET = %q", got)
+			}
+			m.vals[k] = v
+			m.write(k)
+			continue
+		}
+		want := m.run(args)
+		if got := a.do(args...); got != want {
+			t.Fatalf("op %d %q: got %q, want %q", i, args, got, want)
+		}
 	}
 }
