@@ -41,7 +41,29 @@ var scriptLib = []struct {
 	{body: `return {1, 'two', {3, false, true}, nil, 5}`, ro: true},
 }
 
-// scriptGen mixes EVAL, EVALSHA and EVAL_RO of scriptLib into the generator's stream.
+// fnLib is the library FCALL and FCALL_RO call in the differential: a read-only function, a
+// write, keys taken from the arguments (undeclared), and an error.
+const fnLib = `#!lua name=difflib
+redis.register_function{function_name='fget', callback=function(keys) return redis.call('GET', keys[1]) end, flags={'no-writes'}}
+redis.register_function('fincr', function(keys, args) return redis.call('INCRBY', keys[1], args[1]) end)
+redis.register_function('fswap', function(keys, args)
+  local a = redis.call('GET', args[1]); local b = redis.call('GET', args[2])
+  redis.call('SET', args[1], b or 'x'); redis.call('SET', args[2], a or 'y'); return {a, b}
+end)
+redis.register_function('ferr', function(keys) return redis.call('LPUSH', keys[1]) end)`
+
+// fnCalls are the functions of fnLib: name, keys, args (keyArgs: the args are keys), whether
+// FCALL_RO may call it.
+var fnCalls = []struct {
+	name       string
+	keys, argv int
+	keyArgs    bool
+	ro         bool
+}{{"fget", 1, 0, false, true}, {"fincr", 1, 1, false, false}, {"fswap", 0, 2, true, false},
+	{"ferr", 1, 0, false, false}, {"nosuch", 0, 0, false, false}}
+
+// scriptGen mixes EVAL, EVALSHA and EVAL_RO of scriptLib, and FCALL and FCALL_RO of fnLib, into
+// the generator's stream.
 type scriptGen struct {
 	*gen
 	shas []string
@@ -50,6 +72,9 @@ type scriptGen struct {
 func (s *scriptGen) next() genCmd {
 	if !s.chance(0.35) {
 		return s.gen.next()
+	}
+	if s.chance(0.2) {
+		return s.fcall()
 	}
 	i := s.r.IntN(len(scriptLib))
 	sc := scriptLib[i]
@@ -77,6 +102,26 @@ func (s *scriptGen) next() genCmd {
 	return exact(append(args, argv...)...)
 }
 
+func (s *scriptGen) fcall() genCmd {
+	f := fnCalls[s.r.IntN(len(fnCalls))]
+	name := "FCALL"
+	if f.ro && s.chance(0.5) || s.chance(0.05) {
+		name = "FCALL_RO" // a function without no-writes fails under FCALL_RO
+	}
+	args := []string{name, f.name, fmt.Sprint(f.keys)}
+	for range f.keys {
+		args = append(args, s.key())
+	}
+	for range f.argv {
+		if f.keyArgs {
+			args = append(args, s.key())
+		} else {
+			args = append(args, s.value())
+		}
+	}
+	return exact(args...)
+}
+
 // TestDifferentialScripting runs the generator's stream (every family) with scripts mixed in
 // from two connections that take turns, a pipelined batch of 1..20 each, against HotKV and
 // redis-server, and compares every reply (scripts' exactly) and, after each round, DBSIZE and
@@ -101,9 +146,12 @@ func TestDifferentialScripting(t *testing.T) {
 				conns[i].r.do("HELLO", "3")
 			}
 		}
-		for _, sc := range scriptLib {
-			for _, c := range []*rawConn{conns[0].h, conns[0].r} {
+		for _, c := range []*rawConn{conns[0].h, conns[0].r} {
+			for _, sc := range scriptLib {
 				c.do("SCRIPT", "LOAD", sc.body)
+			}
+			if got := c.do("FUNCTION", "LOAD", "REPLACE", fnLib); got != "$7\r\ndifflib\r\n" {
+				t.Fatalf("FUNCTION LOAD: %q", got)
 			}
 		}
 		var history []string
@@ -126,7 +174,7 @@ func TestDifferentialScripting(t *testing.T) {
 					if len(history) > 60 {
 						history = history[1:]
 					}
-					if strings.HasPrefix(strings.ToUpper(cmd.args[0]), "EVAL") {
+					if up := strings.ToUpper(cmd.args[0]); strings.HasPrefix(up, "EVAL") || strings.HasPrefix(up, "FCALL") {
 						scripts++
 					}
 					if !sameReply(cmd, hr[j], rr[j]) {
