@@ -249,6 +249,8 @@ func (e *Engine) runScript(c *Ctx, j *scriptJob) {
 		r.release()
 		sc.putRun(r)
 	}()
+	// CLIENT CACHING yes covers the run's reads (every attempt's) and ends with it.
+	r.caching, c.Client.track.caching = c.Client.track.caching, false
 	wide := sc.isWide(j.id)
 	for !r.attempt(c, j, wide) {
 		wide = true
@@ -273,14 +275,18 @@ type scriptRun struct {
 	wideL  bool     // the run took every shard with LockAll
 	inTx   bool     // EXEC holds the shards: the run takes none
 	abort  bool     // a restart is unwinding: no command may run (pcall may catch it)
-	wrote  bool     // a command that writes or replicates ran
-	strict bool
-	db     int
-	one    [1]int32
-	keyPos []int
-	shards []int32
-	job    string   // guarded by scriptingState.mu: the wide map's key of the run
-	args   [][]byte // guarded by scriptingState.mu: the EVAL's or FCALL's arguments while it runs
+	// declared are the run's declared keys and caching its caller's CLIENT CACHING yes, for
+	// client tracking (track).
+	declared [][]byte
+	caching  bool
+	wrote    bool // a command that writes or replicates ran
+	strict   bool
+	db       int
+	one      [1]int32
+	keyPos   []int
+	shards   []int32
+	job      string   // guarded by scriptingState.mu: the wide map's key of the run
+	args     [][]byte // guarded by scriptingState.mu: the EVAL's or FCALL's arguments while it runs
 }
 
 // attempt runs j once; it reports false when the run was aborted to run again wide.
@@ -316,7 +322,7 @@ func (r *scriptRun) attempt(c *Ctx, j *scriptJob, wide bool) (done bool) {
 // inside EXEC (which holds them).
 func (r *scriptRun) begin(c *Ctx, keys [][]byte, wide bool) {
 	e := r.e
-	r.outer, r.wrote, r.abort, r.db = c, false, false, c.DB
+	r.outer, r.wrote, r.abort, r.db, r.declared = c, false, false, c.DB, keys
 	r.strict = e.scripting.strict.Load()
 	rc := &r.ctx
 	rc.E, rc.Client, rc.noBlock, rc.Now, rc.DB = e, c.Client, true, c.Now, c.DB
@@ -426,7 +432,7 @@ func (r *scriptRun) finish(ok bool) {
 func (r *scriptRun) reset() {
 	clear(r.set)
 	r.locked, r.maxID, r.all, r.wideL, r.inTx = r.locked[:0], -1, false, false, false
-	r.ctx.tx, r.ctx.Client, r.ctx.stats = nil, nil, nil
+	r.ctx.tx, r.ctx.Client, r.ctx.stats, r.declared = nil, nil, nil, nil
 }
 
 // release drops what the run kept from its caller once it is over.
@@ -491,6 +497,9 @@ func (r *scriptRun) Call(args [][]byte, proto int, repl script.Repl, dst []byte)
 		r.wrote = true
 	}
 	cl := r.outer.Client // call clears r.ctx.Client when it returns
+	if cl.track.flags.Load() != 0 && spec.Scope != ScopeConn {
+		r.track(cl, spec)
+	}
 	s := &r.slot
 	s.Args, s.Cmd, s.Client = args, spec, cl
 	s.DB, s.Proto = int32(r.db), int8(proto)
@@ -510,6 +519,21 @@ func (r *scriptRun) Call(args [][]byte, proto int, repl script.Repl, dst []byte)
 	}
 	s.Args = nil
 	return append(dst, s.Reply...)
+}
+
+// track remembers for client tracking, when spec reads, the keys the script declared: Redis
+// 7.0.15 remembers its caller's command's keys (EVAL's), not those of the command the script
+// runs, and CLIENT CACHING yes covers every read of the run (testdata/scripting_tracking.txt).
+func (r *scriptRun) track(cl *Client, spec *Spec) {
+	cl.track.caching = r.caching
+	if !cl.trackRead(spec) {
+		return
+	}
+	r.keyPos = r.keyPos[:0]
+	for i := range r.declared {
+		r.keyPos = append(r.keyPos, 3+i)
+	}
+	r.e.rememberKeys(cl, r.outer.Args, r.keyPos)
 }
 
 // need takes the tokens spec needs for args that the run does not hold yet, or returns the
