@@ -213,6 +213,9 @@ func (e *Engine) txShards(cl *Client) (shards []int32, all bool) {
 		scope := cmd.spec.Scope
 		if runsScript(cmd.spec) { // EVAL, FCALL: their declared keys' shards (scripting.go)
 			scope = ScopeKeys
+			if e.scriptWide(tx.args(cmd)) {
+				scope = ScopeAll
+			}
 		}
 		switch scope {
 		case ScopeConn:

@@ -1,6 +1,9 @@
 package command
 
 import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
 	"log/slog"
 	"runtime"
 	"slices"
@@ -33,7 +36,8 @@ import (
 //     KEYS, SCAN, FLUSHALL) take the remaining shards the same way. lua-strict-keys makes any
 //     undeclared key an error instead.
 //  3. Inside EXEC the run uses the tokens EXEC holds (txShards counted its declared keys) and
-//     cannot add any: an undeclared key on another shard is an error.
+//     cannot add any: an undeclared key on another shard is an error, and marks the script
+//     wide, so that the next EXEC holding it takes every shard.
 //  4. The commands' replicated forms are collected (txState.collect, as EXEC's) and appended
 //     to the feed as one entry, wrapped in MULTI … EXEC when there are two or more, while the
 //     tokens are held; redis.set_repl(redis.REPL_NONE) drops a command's. Their keyspace
@@ -65,6 +69,25 @@ var scriptingCommands = []*Spec{
 // runsScript reports whether spec runs a script with declared keys (EVAL*, FCALL*): EXEC counts
 // those keys' shards (txShards) and mayBlock serves its batch off the poller.
 func runsScript(spec *Spec) bool { return spec.NumKeys == 2 && spec.Scope == ScopeSelf }
+
+// scriptWide reports whether the EVAL*, EVALSHA* or FCALL* in args runs a script marked wide
+// (EXEC then takes every shard for it: txShards).
+func (e *Engine) scriptWide(args [][]byte) bool {
+	sc := &e.scripting
+	if sc.wideN.Load() == 0 || len(args) < 2 {
+		return false
+	}
+	name := args[0]
+	switch {
+	case strs.EqualFold(name, "EVALSHA"), strs.EqualFold(name, "EVALSHA_RO"):
+		return sc.isWide(string(bytes.ToLower(args[1])))
+	case strs.EqualFold(name, "EVAL"), strs.EqualFold(name, "EVAL_RO"):
+		sum := sha1.Sum(args[1])
+		return sc.isWide(hex.EncodeToString(sum[:]))
+	}
+	f, ok := e.Scripts().LookupFunction(args[1])
+	return ok && sc.isWide("f:"+f.Name)
+}
 
 // scriptingState is the engine's scripting side: the Lua engine and what BUSY needs.
 type scriptingState struct {
@@ -578,6 +601,7 @@ func (r *scriptRun) needShard(id int32, key bool) string {
 	case key && r.strict:
 		return ErrScriptStrictKeys
 	case r.inTx:
+		r.e.scripting.markWide(r.job) // the next EXEC holding this script takes every shard
 		return ErrScriptUndeclaredTx
 	case id > r.maxID:
 		r.one[0] = id

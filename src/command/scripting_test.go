@@ -439,3 +439,30 @@ func TestScriptUndeclaredRetried(t *testing.T) {
 		t.Errorf("reply %q", got)
 	}
 }
+
+// Inside EXEC a script reading an undeclared key on a shard EXEC does not hold fails (EXEC
+// cannot take more tokens) and is marked wide: the next EXEC holding it (EVAL or EVALSHA, any
+// case of the SHA) takes every shard and the script succeeds.
+func TestScriptWideInMulti(t *testing.T) {
+	e := newTestEngine()
+	defer e.Close()
+	ks := keysOnShards(e, "m:", 2)
+	tc := newTestConn(t, e)
+	tc.do("SET", ks[1], "other")
+	body := "return redis.call('GET', ARGV[1])"
+	run := func(cmd ...string) string {
+		tc.do("MULTI")
+		tc.do(cmd...)
+		return tc.do("EXEC")
+	}
+	if got := run("EVAL", body, "1", ks[0], ks[1]); !strings.Contains(got, ErrScriptUndeclaredTx) {
+		t.Fatalf("first EXEC: %q", got)
+	}
+	if got := run("EVAL", body, "1", ks[0], ks[1]); got != "*1\r\n$5\r\nother\r\n" {
+		t.Errorf("EVAL in the second EXEC: %q", got)
+	}
+	sha := strings.ToUpper(replyText(t, tc.do("SCRIPT", "LOAD", body)))
+	if got := run("EVALSHA", sha, "1", ks[0], ks[1]); got != "*1\r\n$5\r\nother\r\n" {
+		t.Errorf("EVALSHA in a third EXEC: %q", got)
+	}
+}
