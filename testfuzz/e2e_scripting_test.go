@@ -173,3 +173,33 @@ func inDatabases(cmds [][]string) [][]string {
 	}
 	return out
 }
+
+// The scripting parameters through CONFIG SET on a running server: lua-time-limit is
+// busy-reply-threshold (as redis-server answers), lua-max-memory takes a memory value, and
+// lua-strict-keys yes makes an undeclared key an error at once.
+func TestScriptConfigE2E(t *testing.T) {
+	hotkv, _ := startHotKV(t)
+	redis := startRedis(t)
+	for _, addr := range []string{redis, hotkv} {
+		c := dial(t, addr)
+		c.do("CONFIG", "SET", "lua-time-limit", "123")
+		if got := c.do("CONFIG", "GET", "busy-reply-threshold"); got != "*2\r\n$20\r\nbusy-reply-threshold\r\n$3\r\n123\r\n" {
+			t.Errorf("%s: busy-reply-threshold after lua-time-limit 123: %q", addr, got)
+		}
+	}
+	c := dial(t, hotkv)
+	if got := c.do("CONFIG", "SET", "lua-max-memory", "64mb"); got != "+OK\r\n" {
+		t.Errorf("CONFIG SET lua-max-memory: %q", got)
+	}
+	if got := c.do("CONFIG", "GET", "lua-max-memory"); got != "*2\r\n$14\r\nlua-max-memory\r\n$8\r\n67108864\r\n" {
+		t.Errorf("CONFIG GET lua-max-memory: %q", got)
+	}
+	body := "return redis.call('GET', ARGV[1])"
+	if got := c.do("EVAL", body, "0", "k"); got != "$-1\r\n" {
+		t.Errorf("undeclared key, lua-strict-keys no: %q", got)
+	}
+	c.do("CONFIG", "SET", "lua-strict-keys", "yes")
+	if got := c.do("EVAL", body, "0", "k"); !strings.HasPrefix(got, "-ERR Script attempted to access a key not declared in KEYS") {
+		t.Errorf("undeclared key, lua-strict-keys yes: %q", got)
+	}
+}
