@@ -241,7 +241,8 @@ func TestScriptStrictKeys(t *testing.T) {
 }
 
 // A script's writes reach the feed as one entry, MULTI … EXEC around two or more, as Redis 7.0
-// propagates a script (checked against its AOF in testfuzz/differential_scripting_test.go);
+// propagates a script (the same forms are checked against its AOF in testfuzz
+// TestScriptEffectsLikeRedis);
 // redis.set_repl(redis.REPL_NONE) leaves a command out; EVAL inside EXEC joins EXEC's entry.
 func TestScriptFeed(t *testing.T) {
 	e := newTestEngine()
