@@ -9,6 +9,7 @@ require (
 	github.com/cloudwego/netpoll v0.7.2
 	github.com/puzpuzpuz/xsync/v3 v3.5.1
 	github.com/redis/go-redis/v9 v9.17.3
+	github.com/yuin/gopher-lua v1.1.2
 	golang.org/x/sys v0.30.0
 	gonum.org/v1/plot v0.17.0
 )
@@ -25,7 +26,6 @@ require (
 	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/mschoch/smat v0.2.0 // indirect
-	github.com/yuin/gopher-lua v1.1.2 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 )
