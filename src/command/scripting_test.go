@@ -2,6 +2,7 @@ package command
 
 import (
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -465,5 +466,27 @@ func TestScriptWideInMulti(t *testing.T) {
 	sha := strings.ToUpper(replyText(t, tc.do("SCRIPT", "LOAD", body)))
 	if got := run("EVALSHA", sha, "1", ks[0], ks[1]); got != "*1\r\n$5\r\nother\r\n" {
 		t.Errorf("EVALSHA in a third EXEC: %q", got)
+	}
+}
+
+// The Lua engine starts with the first script and Engine.Close stops its watchdog: no
+// goroutine is left behind (src/server's Stop calls Close).
+func TestScriptEngineClose(t *testing.T) {
+	before := runtime.NumGoroutine()
+	e := newTestEngine()
+	tc := newTestConn(t, e)
+	if got := tc.do("EVAL", "return 1", "0"); got != ":1\r\n" {
+		t.Fatalf("EVAL: %q", got)
+	}
+	if n := runtime.NumGoroutine(); n <= before {
+		t.Fatalf("no watchdog goroutine started (%d before, %d after)", before, n)
+	}
+	e.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines after Close, %d before", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -201,6 +201,7 @@ func (s *Server) Stop() {
 				s.tr.Close()
 			}
 			<-s.bgDone
+			s.Engine.Close() // the Lua engine's watchdog
 			close(ended)
 		}()
 		select {
