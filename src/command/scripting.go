@@ -453,6 +453,9 @@ func (r *scriptRun) finish(ok bool) {
 }
 
 func (r *scriptRun) reset() {
+	if cap(r.tx.ops) > txQueueMax { // a run that wrote a lot keeps nothing for the next
+		r.tx.ops, r.tx.wrap = nil, nil
+	}
 	clear(r.set)
 	r.locked, r.maxID, r.all, r.wideL, r.inTx = r.locked[:0], -1, false, false, false
 	r.ctx.tx, r.ctx.Client, r.ctx.stats, r.declared = nil, nil, nil, nil
