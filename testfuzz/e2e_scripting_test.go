@@ -203,3 +203,50 @@ func TestScriptConfigE2E(t *testing.T) {
 		t.Errorf("undeclared key, lua-strict-keys yes: %q", got)
 	}
 }
+
+// FUNCTION DUMP's payload moves both ways between HotKV and redis-server: each restores the
+// other's libraries (FLUSH policy), FUNCTION LIST WITHCODE then answers alike on both, the
+// default APPEND policy refuses a library that exists with Redis's error, and the restored
+// functions run.
+func TestFunctionDumpRestoreE2E(t *testing.T) {
+	hotkv, _ := startHotKV(t)
+	redis := startRedis(t)
+	h, r := dial(t, hotkv), dial(t, redis)
+	// One function: FUNCTION LIST orders functions by name, Redis by its hash (src/script's
+	// known differences).
+	lib := "#!lua name=dumplib\nredis.register_function{function_name='dget', callback=function(keys) return redis.call('GET', keys[1]) end, flags={'no-writes'}, description='reads'}"
+	if got := r.do("FUNCTION", "LOAD", lib); got != "$7\r\ndumplib\r\n" {
+		t.Fatalf("Redis FUNCTION LOAD: %q", got)
+	}
+	payload := func(c *rawConn) string {
+		raw := c.do("FUNCTION", "DUMP")
+		if !strings.HasPrefix(raw, "$") {
+			t.Fatalf("FUNCTION DUMP: %q", raw)
+		}
+		body := raw[strings.Index(raw, "\r\n")+2:]
+		return body[:len(body)-2]
+	}
+	fromRedis := payload(r)
+	if got := h.do("FUNCTION", "RESTORE", fromRedis, "FLUSH"); got != "+OK\r\n" {
+		t.Fatalf("HotKV RESTORE of Redis's payload: %q", got)
+	}
+	if hl, rl := h.do("FUNCTION", "LIST", "WITHCODE"), r.do("FUNCTION", "LIST", "WITHCODE"); hl != rl {
+		t.Errorf("FUNCTION LIST WITHCODE after restoring Redis's payload:\nHotKV %q\nRedis %q", hl, rl)
+	}
+	if hr, rr := h.do("FUNCTION", "RESTORE", fromRedis), r.do("FUNCTION", "RESTORE", fromRedis); hr != rr {
+		t.Errorf("RESTORE APPEND of an existing library: HotKV %q, Redis %q", hr, rr)
+	}
+	fromHotKV := payload(h)
+	if got := r.do("FUNCTION", "RESTORE", fromHotKV, "REPLACE"); got != "+OK\r\n" {
+		t.Fatalf("Redis RESTORE of HotKV's payload: %q", got)
+	}
+	if hl, rl := h.do("FUNCTION", "LIST", "WITHCODE"), r.do("FUNCTION", "LIST", "WITHCODE"); hl != rl {
+		t.Errorf("FUNCTION LIST WITHCODE after Redis restored HotKV's payload:\nHotKV %q\nRedis %q", hl, rl)
+	}
+	for _, c := range []*rawConn{h, r} {
+		c.do("SET", "dk", "dv")
+	}
+	if hg, rg := h.do("FCALL_RO", "dget", "1", "dk"), r.do("FCALL_RO", "dget", "1", "dk"); hg != rg || hg != "$2\r\ndv\r\n" {
+		t.Errorf("restored functions: HotKV %q, Redis %q", hg, rg)
+	}
+}
