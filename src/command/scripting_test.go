@@ -490,3 +490,31 @@ func TestScriptEngineClose(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A client blocked on a list a script pushes to is served after the script, as in Redis 7.0.15:
+// the script sees both its pushes (LLEN 2), the waiter gets the head after both ("y"), "x"
+// stays.
+func TestScriptServesBlockedAfter(t *testing.T) {
+	e := newTestEngine()
+	defer e.Close()
+	waiter, tc := newTestConn(t, e), newTestConn(t, e)
+	got := make(chan string)
+	go func() { got <- waiter.do("BLPOP", "bl", "5") }()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(tc.do("CLIENT", "LIST"), "cmd=blpop") {
+		if time.Now().After(deadline) {
+			t.Fatal("the waiter never blocked")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	body := "redis.call('LPUSH', KEYS[1], 'x'); redis.call('LPUSH', KEYS[1], 'y'); return redis.call('LLEN', KEYS[1])"
+	if r := tc.do("EVAL", body, "1", "bl"); r != ":2\r\n" {
+		t.Errorf("script: %q", r)
+	}
+	if r := <-got; r != "*2\r\n$2\r\nbl\r\n$1\r\ny\r\n" {
+		t.Errorf("waiter: %q", r)
+	}
+	if r := tc.do("LRANGE", "bl", "0", "-1"); r != "*1\r\n$1\r\nx\r\n" {
+		t.Errorf("left: %q", r)
+	}
+}
