@@ -518,3 +518,21 @@ func TestScriptServesBlockedAfter(t *testing.T) {
 		t.Errorf("left: %q", r)
 	}
 }
+
+// lua-max-memory reaches the engine: a script growing a table without end is stopped with the
+// engine's error once the heap grew by the cap (32 MB here), and the server goes on serving.
+func TestScriptMaxMemory(t *testing.T) {
+	e := newTestEngine()
+	defer e.Close()
+	s := *e.Settings()
+	s.LuaMaxMemory = 32 << 20
+	e.SetSettings(s)
+	tc := newTestConn(t, e)
+	body := "local t = {} for i = 1, 1e9 do t[i] = string.rep('x', 64) .. i end return #t"
+	if got := tc.do("EVAL", body, "0"); !strings.HasPrefix(got, "-ERR Script exceeded lua-max-memory, stopped") {
+		t.Errorf("runaway table: %.200q", got)
+	}
+	if got := tc.do("EVAL", "return 1", "0"); got != ":1\r\n" {
+		t.Errorf("after the stop: %q", got)
+	}
+}
