@@ -332,3 +332,59 @@ func TestGoRedisScript(t *testing.T) {
 		})
 	}
 }
+
+// go-redis's function API against HotKV, RESP3 and RESP2: FunctionLoad, FunctionList (which
+// parses the reply's nested maps and the flags set), FCall, FCallRO, FunctionStats,
+// FunctionDump and FunctionRestore, FunctionDelete.
+func TestGoRedisFunctions(t *testing.T) {
+	hotkv, _ := startHotKV(t)
+	for _, proto := range []int{3, 2} {
+		t.Run("resp"+strconv.Itoa(proto), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			rdb := redis.NewClient(&redis.Options{Addr: hotkv, Protocol: proto, DialTimeout: 5 * time.Second})
+			defer rdb.Close()
+			if err := rdb.FunctionFlush(ctx).Err(); err != nil {
+				t.Fatalf("FunctionFlush: %v", err)
+			}
+			code := "#!lua name=golib\nredis.register_function{function_name='gread', callback=function(keys) return redis.call('GET', keys[1]) end, flags={'no-writes'}, description='reads a key'}"
+			if name, err := rdb.FunctionLoad(ctx, code).Result(); err != nil || name != "golib" {
+				t.Fatalf("FunctionLoad: %q %v", name, err)
+			}
+			libs, err := rdb.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: "go*", WithCode: true}).Result()
+			want := []redis.Library{{Name: "golib", Engine: "LUA", Code: code,
+				Functions: []redis.Function{{Name: "gread", Description: "reads a key", Flags: []string{"no-writes"}}}}}
+			if err != nil || !reflect.DeepEqual(libs, want) {
+				t.Fatalf("FunctionList: %+v %v", libs, err)
+			}
+			rdb.Set(ctx, "gf:k", "v", 0)
+			if v, err := rdb.FCall(ctx, "gread", []string{"gf:k"}).Text(); err != nil || v != "v" {
+				t.Fatalf("FCall: %q %v", v, err)
+			}
+			if v, err := rdb.FCallRO(ctx, "gread", []string{"gf:k"}).Text(); err != nil || v != "v" {
+				t.Fatalf("FCallRO: %q %v", v, err)
+			}
+			stats, err := rdb.FunctionStats(ctx).Result()
+			if err != nil || stats.Running() || len(stats.Engines) != 1 || stats.Engines[0].LibrariesCount != 1 ||
+				stats.Engines[0].FunctionsCount != 1 {
+				t.Fatalf("FunctionStats: %+v %v", stats, err)
+			}
+			dump, err := rdb.FunctionDump(ctx).Result()
+			if err != nil {
+				t.Fatalf("FunctionDump: %v", err)
+			}
+			if err := rdb.FunctionDelete(ctx, "golib").Err(); err != nil {
+				t.Fatalf("FunctionDelete: %v", err)
+			}
+			if err := rdb.FCall(ctx, "gread", []string{"gf:k"}).Err(); err == nil || err.Error() != "ERR Function not found" {
+				t.Fatalf("FCall after delete: %v", err)
+			}
+			if err := rdb.FunctionRestore(ctx, dump).Err(); err != nil {
+				t.Fatalf("FunctionRestore: %v", err)
+			}
+			if v, err := rdb.FCall(ctx, "gread", []string{"gf:k"}).Text(); err != nil || v != "v" {
+				t.Fatalf("FCall after restore: %q %v", v, err)
+			}
+		})
+	}
+}
