@@ -38,8 +38,8 @@ local a = redis.call('DECRBY', from, n)
 redis.call('INCRBY', to, n)
 return a`
 
-// transfers moves money between accounts on different shards by EVAL from several clients
-// while readers sum every account, with a reader script and with MGET: the total never
+// transfers moves money between accounts on different shards by EVAL from several clients,
+// and by MULTI/EXEC from one more, while readers sum every account, with a reader script and with MGET: the total never
 // changes. declared says whether the transfer script names its keys in KEYS; with undeclared
 // keys the runs add shards as they go, and restart under every shard when a try fails (before
 // any write: the script reads both accounts first).
@@ -90,6 +90,27 @@ func transfers(t *testing.T, declared bool) {
 			}
 		}()
 	}
+	// A writer beside the scripts: MULTI/EXEC transfers on the same accounts (EXEC's barrier
+	// against the scripts' locking), until the scripts are done.
+	var xg sync.WaitGroup
+	var xfers atomic.Int64
+	xg.Add(1)
+	go func() {
+		defer xg.Done()
+		tc := newTestConn(t, e)
+		for i := 0; !stop.Load(); i++ {
+			from, to := names[i%accounts], names[(i+3)%accounts]
+			req := encodeCommand([]string{"MULTI"})
+			req = append(req, encodeCommand([]string{"DECRBY", from, "3"})...)
+			req = append(req, encodeCommand([]string{"INCRBY", to, "3"})...)
+			req = append(req, encodeCommand([]string{"EXEC"})...)
+			if _, err := tc.send(req); err != nil {
+				t.Error(err)
+				return
+			}
+			xfers.Add(1)
+		}
+	}()
 	var rg sync.WaitGroup
 	for r := range readers {
 		tc := newTestConn(t, e)
@@ -124,8 +145,9 @@ func transfers(t *testing.T, declared bool) {
 	wg.Wait()
 	stop.Store(true)
 	rg.Wait()
-	t.Logf("%d transfers, %d consistent reads, %d scripts marked wide", total, reads.Load(),
-		e.scripting.wideN.Load())
+	xg.Wait()
+	t.Logf("%d transfers by script, %d by MULTI/EXEC beside them, %d consistent reads, %d scripts marked wide",
+		total, xfers.Load(), reads.Load(), e.scripting.wideN.Load())
 }
 
 func TestScriptTransfers(t *testing.T)           { transfers(t, true) }
