@@ -1,7 +1,12 @@
 package command
 
 import (
+	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/hotkv/hotkv/net/resp/resptest"
+	"github.com/hotkv/hotkv/pipeline/feed"
 
 	"github.com/hotkv/hotkv/src/config"
 )
@@ -38,4 +43,28 @@ func TestCommandLen(t *testing.T) {
 	if n := commandLen(b[first:]); n != len(b)-first {
 		t.Fatalf("second commandLen = %d, want %d", n, len(b)-first)
 	}
+}
+
+// feedEntries reads what the feed holds now, an entry a line: "db<N>: CMD args; CMD args" (the
+// commands of a MULTI … EXEC entry joined by "; ").
+func feedEntries(t *testing.T, rd *feed.Reader) []string {
+	t.Helper()
+	es, err := rd.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, en := range es {
+		vs, err := resptest.ParseAll(en.Cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var parts []string
+		for _, v := range vs {
+			args, _ := v.Strings()
+			parts = append(parts, strings.Join(args, " "))
+		}
+		out = append(out, fmt.Sprintf("db%d: %s", en.DB, strings.Join(parts, "; ")))
+	}
+	return out
 }

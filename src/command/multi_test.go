@@ -129,26 +129,7 @@ func TestMultiFeed(t *testing.T) {
 		}
 		tc.do("EXEC")
 	}
-	feed := func() []string {
-		var out []string
-		es, err := rd.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, en := range es {
-			vs, err := resptest.ParseAll(en.Cmd)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var parts []string
-			for _, v := range vs {
-				args, _ := v.Strings()
-				parts = append(parts, strings.Join(args, " "))
-			}
-			out = append(out, fmt.Sprintf("db%d: %s", en.DB, strings.Join(parts, "; ")))
-		}
-		return out
-	}
+	feed := func() []string { return feedEntries(t, rd) }
 	cases := []struct {
 		cmds [][]string
 		want string

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hotkv/hotkv/net/resp/resptest"
 	"github.com/hotkv/hotkv/src/script"
 )
 
@@ -27,6 +26,22 @@ func keysOnShards(e *Engine, prefix string, n int) []string {
 		}
 	}
 	return names
+}
+
+// lowHighKeys returns, of keys prefix0, prefix1, … on 8 different shards, the one on the lowest
+// shard and the one on the highest.
+func lowHighKeys(e *Engine, prefix string) (low, high string) {
+	ks := keysOnShards(e, prefix, 8)
+	low, high = ks[0], ks[0]
+	for _, k := range ks {
+		if e.shardOf([]byte(k)) < e.shardOf([]byte(low)) {
+			low = k
+		}
+		if e.shardOf([]byte(k)) > e.shardOf([]byte(high)) {
+			high = k
+		}
+	}
+	return low, high
 }
 
 // transferScript reads both accounts before it writes either: a run that must add a shard
@@ -167,16 +182,7 @@ func holdShard(e *Engine, key string) func() {
 func TestScriptRestartBeforeWrite(t *testing.T) {
 	e := newTestEngine()
 	defer e.Close()
-	ks := keysOnShards(e, "r:", 8)
-	low, high := ks[0], ks[0]
-	for _, k := range ks {
-		if e.shardOf([]byte(k)) < e.shardOf([]byte(low)) {
-			low = k
-		}
-		if e.shardOf([]byte(k)) > e.shardOf([]byte(high)) {
-			high = k
-		}
-	}
+	low, high := lowHighKeys(e, "r:")
 	tc := newTestConn(t, e)
 	tc.do("SET", low, "lowvalue")
 	body := `local ok, v = pcall(redis.call, 'GET', ARGV[1]); redis.call('INCR', KEYS[1]); return v`
@@ -207,16 +213,7 @@ func TestScriptRestartBeforeWrite(t *testing.T) {
 func TestScriptUndeclaredAfterWrite(t *testing.T) {
 	e := newTestEngine()
 	defer e.Close()
-	ks := keysOnShards(e, "w:", 8)
-	low, high := ks[0], ks[0]
-	for _, k := range ks {
-		if e.shardOf([]byte(k)) < e.shardOf([]byte(low)) {
-			low = k
-		}
-		if e.shardOf([]byte(k)) > e.shardOf([]byte(high)) {
-			high = k
-		}
-	}
+	low, high := lowHighKeys(e, "w:")
 	tc := newTestConn(t, e)
 	body := `redis.call('INCR', KEYS[1]); return redis.call('GET', ARGV[1])`
 	unlock := holdShard(e, low)
@@ -273,26 +270,7 @@ func TestScriptFeed(t *testing.T) {
 	rd := e.AttachFeed()
 	defer rd.Close()
 	tc := newTestConn(t, e)
-	feed := func() string {
-		var out []string
-		es, err := rd.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, en := range es {
-			vs, err := resptest.ParseAll(en.Cmd)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var parts []string
-			for _, v := range vs {
-				args, _ := v.Strings()
-				parts = append(parts, strings.Join(args, " "))
-			}
-			out = append(out, fmt.Sprintf("db%d: %s", en.DB, strings.Join(parts, "; ")))
-		}
-		return fmt.Sprint(out)
-	}
+	feed := func() string { return fmt.Sprint(feedEntries(t, rd)) }
 	cases := []struct {
 		cmds [][]string
 		want string
@@ -441,16 +419,7 @@ func TestScriptInfo(t *testing.T) {
 func TestScriptUndeclaredRetried(t *testing.T) {
 	e := newTestEngine()
 	defer e.Close()
-	ks := keysOnShards(e, "q:", 8)
-	low, high := ks[0], ks[0]
-	for _, k := range ks {
-		if e.shardOf([]byte(k)) < e.shardOf([]byte(low)) {
-			low = k
-		}
-		if e.shardOf([]byte(k)) > e.shardOf([]byte(high)) {
-			high = k
-		}
-	}
+	low, high := lowHighKeys(e, "q:")
 	tc := newTestConn(t, e)
 	tc.do("SET", low, "v")
 	unlock := holdShard(e, low)

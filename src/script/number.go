@@ -3,9 +3,9 @@ package script
 import (
 	"math"
 	"runtime/metrics"
-	"strconv"
 	"strings"
 
+	"github.com/hotkv/hotkv/src/script/lualib"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -13,9 +13,8 @@ import (
 // integers and others with Go's shortest form, so tostring(1/3) would read 0.3333333333333333
 // and tostring(1e15) 1000000000000000 where Redis says 0.33333333333333 and 1e+15. The sandbox
 // formats numbers as Lua does wherever a library function converts them: tostring,
-// string.format's %s, table.concat, redis.log. What stays gopher-lua's, because the VM does it
-// and the VM is the dependency's: the .. operator, and string arguments coerced from numbers
-// inside gopher-lua's own library functions (string.rep(1/3, 1), string.len(1e15), ...).
+// string.format's %s, table.concat, redis.log, the string library's string arguments; the ..
+// operator is rewritten before compilation to do the same (concat.go).
 // Numbers given to redis.call become "%.17g" as Redis does (argString).
 
 // formatNumber is C's "%.14g" with glibc's spellings of the infinities and NaNs.
@@ -23,19 +22,8 @@ func formatNumber(f float64) string {
 	return string(appendNumber(nil, f, 14))
 }
 
-func appendNumber(dst []byte, f float64, prec int) []byte {
-	switch {
-	case math.IsInf(f, 1):
-		return append(dst, "inf"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-inf"...)
-	case math.IsNaN(f) && math.Signbit(f):
-		return append(dst, "-nan"...)
-	case math.IsNaN(f):
-		return append(dst, "nan"...)
-	}
-	return strconv.AppendFloat(dst, f, 'g', prec, 64)
-}
+// appendNumber is C's "%.<prec>g", as the libraries format numbers (lualib.AppendG).
+func appendNumber(dst []byte, f float64, prec int) []byte { return lualib.AppendG(dst, f, prec) }
 
 // luaString is Lua's lua_tolstring for strings and numbers; ok is false for other types.
 func luaString(v lua.LValue) (string, bool) {

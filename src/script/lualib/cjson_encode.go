@@ -113,7 +113,7 @@ func (e *jsonEncoder) appendNumber(f float64) {
 		e.buf = append(e.buf, "null"...)
 		return
 	}
-	e.buf = appendG(e.buf, f, e.cfg.precision)
+	e.buf = AppendG(e.buf, f, e.cfg.precision)
 }
 
 // arrayLength is lua_array_length: the largest key when every key is a

@@ -14,10 +14,12 @@ var cNaN = math.Float64frombits(0x7ff8000000000000)
 // agrees on digits and exponent form; only infinities and NaN are spelled
 // differently.
 func fmtG(f float64, prec int) string {
-	return string(appendG(nil, f, prec))
+	return string(AppendG(nil, f, prec))
 }
 
-func appendG(dst []byte, f float64, prec int) []byte {
+// AppendG appends f as C's printf("%.<prec>g") with glibc (fmtG); the engine
+// formats Lua's numbers with it too.
+func AppendG(dst []byte, f float64, prec int) []byte {
 	switch {
 	case math.IsInf(f, 1):
 		return append(dst, "inf"...)
