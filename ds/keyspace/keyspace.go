@@ -195,6 +195,10 @@ type Keyspace struct {
 	limboAt uint64
 	epoch   *uint64
 
+	// snap is the active snapshot's state (snapshot.go), nil when none: operations that change
+	// a bucket emit it first, and the table does not resize.
+	snap *Snap
+
 	// OnExpire, when set, is called with each key removed because its time passed (lazily or by
 	// the sweep), before the entry is unlinked; the write-effect feed propagates it as a DEL.
 	OnExpire func(key string)
@@ -249,6 +253,9 @@ func (ks *Keyspace) findQuiet(key []byte, h uint64, now int64) *Entry {
 	if e == nil {
 		return nil
 	}
+	if ks.snap != nil {
+		ks.snap.cow(h)
+	}
 	if e.expire != 0 && e.expire <= now {
 		ks.expireLinked(e, link)
 		return nil
@@ -297,6 +304,9 @@ func (ks *Keyspace) Upsert(key []byte, now int64) (e *Entry, created bool) {
 
 // UpsertHashed is Upsert for a key whose Hash the caller already computed.
 func (ks *Keyspace) UpsertHashed(key []byte, h uint64, now int64) (e *Entry, created bool) {
+	if ks.snap != nil {
+		ks.snap.cow(h)
+	}
 	e, link := ks.find(key, h)
 	if e != nil {
 		if e.expire == 0 || e.expire > now {
@@ -320,8 +330,14 @@ func (ks *Keyspace) Add(key []byte) *Entry {
 }
 
 func (ks *Keyspace) insert(e *Entry, h uint64) {
-	if ks.count >= len(ks.buckets) {
-		ks.resize(len(ks.buckets) * 2)
+	if ks.snap != nil {
+		ks.snap.cow(h)
+	} else if ks.count >= len(ks.buckets) {
+		n := len(ks.buckets) * 2
+		for n <= ks.count { // a table that could not grow during a snapshot catches up at once
+			n *= 2
+		}
+		ks.resize(n)
 	}
 	b := &ks.buckets[h&ks.mask()]
 	e.next = *b
@@ -334,9 +350,13 @@ func (ks *Keyspace) insert(e *Entry, h uint64) {
 
 // Delete removes key if present (expired or not) and reports whether it was live.
 func (ks *Keyspace) Delete(key []byte, now int64) bool {
-	e, link := ks.find(key, Hash(key))
+	h := Hash(key)
+	e, link := ks.find(key, h)
 	if e == nil {
 		return false
+	}
+	if ks.snap != nil {
+		ks.snap.cow(h)
 	}
 	live := e.expire == 0 || e.expire > now
 	if !live {
@@ -349,7 +369,11 @@ func (ks *Keyspace) Delete(key []byte, now int64) bool {
 
 // Remove deletes the entry e, which must be in ks.
 func (ks *Keyspace) Remove(e *Entry) {
-	link := &ks.buckets[HashString(e.Key())&ks.mask()]
+	h := HashString(e.Key())
+	if ks.snap != nil {
+		ks.snap.cow(h)
+	}
+	link := &ks.buckets[h&ks.mask()]
 	for *link != e {
 		link = &(*link).next
 	}
@@ -373,7 +397,7 @@ func (ks *Keyspace) unlink(e *Entry, link **Entry) {
 		}
 	}
 	ks.count--
-	if len(ks.buckets) > minBuckets && ks.count*10 < len(ks.buckets) {
+	if ks.snap == nil && len(ks.buckets) > minBuckets && ks.count*10 < len(ks.buckets) {
 		ks.resize(len(ks.buckets) / 2)
 	}
 	ks.retire(e)
@@ -382,6 +406,9 @@ func (ks *Keyspace) unlink(e *Entry, link **Entry) {
 // SetExpire sets e's expiry (unix ns; 0 = persist). Redis's commands use SetExpireMs, which
 // also takes times past the nanosecond range.
 func (ks *Keyspace) SetExpire(e *Entry, at int64) {
+	if ks.snap != nil {
+		ks.snap.cow(HashString(e.Key()))
+	}
 	if e.expire == farExpire {
 		ks.dropFar(e)
 	}
@@ -415,8 +442,11 @@ func (ks *Keyspace) resize(n int) {
 	ks.buckets = nb
 }
 
-// Clear removes every key.
+// Clear removes every key. An active snapshot keeps the old table (snapshot.go).
 func (ks *Keyspace) Clear() {
+	if ks.snap != nil {
+		ks.detachSnapshot()
+	}
 	ks.buckets = make([]*Entry, minBuckets)
 	ks.count, ks.volatile, ks.sweep = 0, 0, 0
 	ks.far = nil
