@@ -301,3 +301,15 @@ func (s *Stream) MemoryBytes() int {
 	}
 	return n + s.groups.memoryBytes()
 }
+
+// FirstIDAny is the first entry's ID counting deleted ones (Redis's streamGetEdgeID without
+// skipping tombstones, what a `~` MINID trim is replicated with), Max when there is none.
+func (s *Stream) FirstIDAny() ID {
+	if len(s.blocks) == 0 {
+		return Max
+	}
+	c := cursor{b: s.blocks[0]}
+	var e entry
+	c.next(&e, nil)
+	return e.id
+}

@@ -19,6 +19,7 @@ var families = [][]*Spec{
 	listCommands,
 	setCommands,
 	zsetCommands,
+	streamCommands,
 	sortCommands,
 	pubsubCommands,
 	multiCommands,

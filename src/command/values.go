@@ -5,6 +5,7 @@ import (
 	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/ds/list"
 	dset "github.com/hotkv/hotkv/ds/set"
+	"github.com/hotkv/hotkv/ds/stream"
 	"github.com/hotkv/hotkv/ds/zset"
 )
 
@@ -28,6 +29,8 @@ func objOf(e *keyspace.Entry) any {
 		return keyspace.Obj[dset.Set](e)
 	case keyspace.KindZSet:
 		return keyspace.Obj[zset.ZSet](e)
+	case keyspace.KindStream:
+		return keyspace.Obj[stream.Stream](e)
 	}
 	return nil
 }
@@ -42,6 +45,8 @@ func setObjOf(e *keyspace.Entry, k keyspace.Kind, obj any) {
 	case *dset.Set:
 		keyspace.SetObj(e, k, o)
 	case *zset.ZSet:
+		keyspace.SetObj(e, k, o)
+	case *stream.Stream:
 		keyspace.SetObj(e, k, o)
 	default:
 		panic("BUG: a collection of kind " + k.String() + " has no type")

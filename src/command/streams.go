@@ -1,0 +1,120 @@
+package command
+
+import (
+	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/ds/stream"
+)
+
+// The streams family over ds/stream: values are *stream.Stream (keyspace.Obj). A stream key
+// stays when its last entry goes (Redis keeps empty streams). Replicated forms follow Redis
+// 7.0.15's t_stream.c: XADD with a generated ID propagates the ID it gave, and an XADD or XTRIM
+// whose `~` trim removed entries propagates `=` with the length (MAXLEN) or first ID (MINID)
+// it left, so a replica trims exactly as much.
+var streamCommands = []*Spec{
+	{Name: "xadd", Arity: -5, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: xadd},
+	{Name: "xrange", Arity: -4, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: xrange},
+	{Name: "xrevrange", Arity: -4, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: xrevrange},
+	{Name: "xlen", Arity: 2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: xlen},
+	{Name: "xdel", Arity: -3, Flags: Write | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: xdel},
+	{Name: "xtrim", Arity: -4, Flags: Write, FirstKey: 1, LastKey: 1, Step: 1, Run: xtrim},
+	{Name: "xsetid", Arity: -3, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: xsetid},
+	xinfoSpec,
+}
+
+var xinfoSpec = (&Spec{Name: "xinfo", Arity: -2}).sub(
+	&Spec{Name: "xinfo|stream", Arity: -3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, Run: xinfoStream},
+)
+
+// Stream wire errors, Redis 7.0.15's exact texts (kept with the family, which owns them).
+const (
+	ErrStreamID           = "ERR Invalid stream ID specified as stream command argument"
+	ErrStreamIDSmall      = "ERR The ID specified in XADD is equal or smaller than the target stream top item"
+	ErrStreamIDZero       = "ERR The ID specified in XADD must be greater than 0-0"
+	ErrStreamExhausted    = "ERR The stream has exhausted the last possible ID, unable to add more items"
+	ErrStreamTooLarge     = "ERR Elements are too large to be stored"
+	ErrStreamMaxLenNeg    = "ERR The MAXLEN argument must be >= 0."
+	ErrStreamLimitNeg     = "ERR The LIMIT argument must be >= 0."
+	ErrStreamTrimBoth     = "ERR syntax error, MAXLEN and MINID options at the same time are not compatible"
+	ErrStreamLimitNoTrim  = "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy"
+	ErrStreamLimitNoApprx = "ERR syntax error, LIMIT cannot be used without the special ~ option"
+	ErrStreamXTrimNoTrim  = "ERR syntax error, XTRIM must be called with a trimming strategy"
+	ErrStreamStartID      = "ERR invalid start ID for the interval"
+	ErrStreamEndID        = "ERR invalid end ID for the interval"
+	ErrStreamEntriesNeg   = "ERR entries_added must be positive"
+	ErrXSetIDBelowMaxDel  = "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id"
+	ErrXSetIDBelowTop     = "ERR The ID specified in XSETID is smaller than the target stream top item"
+	ErrXSetIDEntriesSmall = "ERR The entries_added specified in XSETID is smaller than the target stream length"
+	ErrXInfoSyntax        = "ERR unknown subcommand or wrong number of arguments for '%s'. Try XINFO HELP."
+)
+
+// asStream returns e's stream: nil (and ok) for a missing key, ok false with WRONGTYPE replied
+// for a key of another type.
+func asStream(c *Ctx, e *keyspace.Entry) (*stream.Stream, bool) {
+	switch {
+	case e == nil:
+		return nil, true
+	case e.Kind != keyspace.KindStream:
+		c.WrongType()
+		return nil, false
+	}
+	return keyspace.Obj[stream.Stream](e), true
+}
+
+// createStream adds key, which the caller found missing, as an empty stream.
+func createStream(c *Ctx, key []byte) *stream.Stream {
+	s := stream.New()
+	e := c.KS(key).Add(key)
+	keyspace.SetObj(e, keyspace.KindStream, s)
+	e.Access = uint32(c.Now / 1e9)
+	return s
+}
+
+// streamLimits are the node limits new entries are packed under (stream-node-max-bytes and
+// stream-node-max-entries at Redis's defaults: they are not settings yet).
+func streamLimits(*Ctx) stream.Limits { return stream.DefaultLimits }
+
+// parseStrictID parses an ID that may not be "-" or "+", replying the error on failure.
+func parseStrictID(c *Ctx, b []byte, missingSeq uint64) (stream.ID, bool) {
+	id, _, ok := stream.ParseID(b, missingSeq, true, false)
+	if !ok {
+		c.Err(ErrStreamID)
+	}
+	return id, ok
+}
+
+// replyID replies id as a bulk string.
+func replyID(c *Ctx, id stream.ID) {
+	var buf [48]byte
+	c.Bulk(id.Append(buf[:0]))
+}
+
+// replyEntry replies one entry: its ID and its fields and values.
+func replyEntry(c *Ctx, id stream.ID, fv [][]byte) {
+	c.ArrayLen(2)
+	replyID(c, id)
+	c.ArrayLen(len(fv))
+	for _, b := range fv {
+		c.Bulk(b)
+	}
+}
+
+// replyRange replies the entries of s from start to end (count 0: all), and returns how many.
+func replyRange(c *Ctx, s *stream.Stream, start, end stream.ID, rev bool, count int64) int64 {
+	// The count is not known before the walk: reply into a scratch tail, then put the header first.
+	mark := len(c.Out)
+	var n int64
+	it := s.Range(start, end, rev)
+	for count == 0 || n < count {
+		id, fv, ok := it.Next()
+		if !ok {
+			break
+		}
+		replyEntry(c, id, fv)
+		n++
+	}
+	body := append([]byte(nil), c.Out[mark:]...)
+	c.Out = c.Out[:mark]
+	c.ArrayLen(int(n))
+	c.Out = append(c.Out, body...)
+	return n
+}
