@@ -396,4 +396,3 @@ func readManifest(fsys FS, dir, fn string) (*Manifest, error) {
 	defer r.Close()
 	return ParseManifest(r)
 }
-
