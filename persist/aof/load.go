@@ -251,6 +251,11 @@ func (l *loader) stream(name string, br *bufio.Reader, start int64) (int64, erro
 		if err == io.EOF {
 			break
 		}
+		if err != nil && inMulti && errors.Is(err, ErrTruncated) {
+			// Torn inside a MULTI block: cut before the MULTI. (Redis cuts after the last whole
+			// command and drops the dangling MULTI at the next load; the data is the same.)
+			return beforeMulti, err
+		}
 		if err != nil {
 			if fe, ok := err.(*FormatError); ok {
 				fe.File, fe.Offset = name, at

@@ -157,15 +157,28 @@ func (w *Writer) switchIncr(rw *rewrite) error {
 	}
 	// A new source: what the old files miss is in the snapshot only, so nothing counts as
 	// durable past what was until the base is in, and the new INCR file stays out of the manifest.
-	t, err := w.openTarget("temp-"+w.cfg.Filename+".incr", true)
-	if err != nil {
-		return err
+	var t *target
+	if w.cur.temp { // the last rewrite from a new source failed: start its file over
+		w.waitBgSync()
+		if err := w.cur.f.Truncate(0); err != nil {
+			return err
+		}
+		t = w.cur
+		t.buf, t.size, t.db, t.dirt = t.buf[:0], 0, -1, false
+	} else {
+		var err error
+		if t, err = w.openTarget("temp-"+w.cfg.Filename+".incr", true); err != nil {
+			return err
+		}
+		t.temp = true
+		w.flush()
+		w.waitBgSync()
+		w.cur.f.Close()
 	}
-	t.temp = true
+	if w.old != nil {
+		w.old.f.Close()
+	}
 	w.cap.Store(min(w.cap.Load(), w.durable.Load()))
-	w.flush()
-	w.waitBgSync()
-	w.cur.f.Close()
 	w.cur, w.old, w.src, w.lost, rw.temp = t, nil, rw.src, false, true
 	w.routed, w.written, w.synced = rw.at, rw.at, rw.at
 	hook("incr-opened")
@@ -181,9 +194,6 @@ func (w *Writer) install(rw *rewrite, tmp string, rdb bool) error {
 	m := w.man.clone()
 	fail := func(err error) error {
 		fsys.Remove(tmp)
-		if rw.temp {
-			w.lost = true // the temp INCR file cannot be trusted to join: start over
-		}
 		w.endRewrite(rw, err)
 		return err
 	}
@@ -252,6 +262,23 @@ func (w *Writer) install(rw *rewrite, tmp string, rdb bool) error {
 	return nil
 }
 
+// retireOld closes the previous INCR file once no rewrite needs it and its entries are written
+// and fsynced (a failed rewrite leaves them there, listed in the manifest).
+func (w *Writer) retireOld() {
+	if w.old == nil || w.rw != nil || len(w.old.buf) > 0 {
+		return
+	}
+	w.waitBgSync()
+	if w.old.dirt {
+		if err := w.old.f.Sync(); err != nil {
+			w.fail("Can't persist AOF for fsync error", err)
+			return
+		}
+	}
+	w.old.f.Close()
+	w.old = nil
+}
+
 // deleteHistory removes the history files and persists the manifest without them, as Redis's
 // aofDelHistoryFiles; a failure is only logged (the next rewrite tries again).
 func (w *Writer) deleteHistory() {
@@ -278,6 +305,12 @@ func (w *Writer) endRewrite(rw *rewrite, err error) {
 	if w.rw == rw {
 		w.rw = nil
 	}
+	if err != nil && rw.temp {
+		// The temp INCR file lacks what the failed base held: only another rewrite from a
+		// new source can go on (Durable stays capped meanwhile).
+		w.lost = true
+	}
+	w.retireOld()
 	total, base := w.fileSizes()
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -304,11 +304,13 @@ func (w *Writer) Close() error {
 		return ErrClosed
 	}
 	w.closed = true
-	close(w.durCh)
-	w.durCh = make(chan struct{})
 	w.mu.Unlock()
 	close(w.stop)
 	<-w.done
+	w.mu.Lock()
+	close(w.durCh) // wake the waiters: they see the final Durable, then ErrClosed
+	w.durCh = make(chan struct{})
+	w.mu.Unlock()
 	return w.closeErr
 }
 
@@ -459,6 +461,7 @@ func (w *Writer) flush() {
 		}
 	}
 	w.written = w.routed
+	w.retireOld()
 	w.mu.Lock()
 	w.stats.BufferLength = 0
 	if w.oldest.IsZero() {

@@ -397,3 +397,66 @@ func (l *lossySource) Next() ([]feed.Entry, error) {
 	}
 	return l.rd.Next()
 }
+
+// After feed loss, a rewrite whose base fails keeps Durable capped and needs another new
+// source; the retry succeeds with nothing lost.
+func TestLostFeedRewriteFailsThenRetries(t *testing.T) {
+	lostSrc := &lossySource{}
+	lost := make(chan struct{}, 4)
+	fsys := NewCrashFS()
+	fsys.MkdirAll("/data")
+	f := feed.New(4, 1<<20)
+	lostSrc.rd = f.Attach()
+	defer lostSrc.rd.Close()
+	w, err := Open(Config{FS: fsys, Dir: "/data/appendonlydir", Filename: testFn, Fsync: Always,
+		OnLost: func() { lost <- struct{}{} }}, lostSrc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	e := &env{t: t, fs: fsys, f: f, w: w, dir: "/data/appendonlydir"}
+	for i := 1; i <= 5; i++ {
+		e.set(i, i%3)
+	}
+	waitFor(t, "5 durable", func() bool { return w.Durable() == 5 })
+	lostSrc.lose.Store(true)
+	e.set(6, 0)
+	<-lost
+	rd2 := f.Attach()
+	defer rd2.Close()
+	if err := w.StartRewrite(6, rd2); err != nil {
+		t.Fatal(err)
+	}
+	e.set(7, 1)
+	if err := w.FinishRewrite(func(io.Writer) error { return io.ErrUnexpectedEOF }, false); err == nil {
+		t.Fatal("failed base installed")
+	}
+	if err := w.WaitDurable(7, 200*time.Millisecond); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("durable moved past the loss after a failed rewrite: %v", err)
+	}
+	if err := w.StartRewrite(7, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.FinishRewrite(func(bw io.Writer) error { return writeSnapshot(bw, 7) }, false); !errors.Is(err, ErrNeedSource) {
+		t.Fatalf("rewrite without a new source after loss: %v", err)
+	}
+	rd3 := f.Attach()
+	defer rd3.Close()
+	if err := w.StartRewrite(7, rd3); err != nil {
+		t.Fatal(err)
+	}
+	last := e.set(8, 2)
+	if err := w.FinishRewrite(func(bw io.Writer) error { return writeSnapshot(bw, 7) }, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WaitDurable(last, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := loadAll(t, fsys.CrashCopy(), e.dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checkPrefix(t, got, 8) != 8 {
+		t.Fatal("extra writes")
+	}
+}
