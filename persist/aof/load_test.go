@@ -255,3 +255,30 @@ func TestLoadNothing(t *testing.T) {
 		t.Fatal(res, err)
 	}
 }
+
+// An old-style single file with an RDB preamble: loadBase reads the RDB part, the AOF tail
+// after it is replayed; Progress reaches the total.
+func TestLoadOldPreambleTail(t *testing.T) {
+	fsys := NewCrashFS()
+	fsys.MkdirAll("/r")
+	rdb := []byte("REDIS0010<stand-in payload>\xff12345678") // what the stand-in loadBase reads
+	tail := append(enc("SELECT", "4"), enc("SET", "a", "1")...)
+	fsys.WriteFile("/r/appendonly.aof", append(bytes.Clone(rdb), tail...))
+	var got []string
+	var base []byte
+	var last, total int64
+	res, err := Load(fsys, "/r/appendonlydir", testFn, func(r io.Reader, isRDB bool) error {
+		base = make([]byte, len(rdb))
+		_, err := io.ReadFull(r, base)
+		return err
+	}, func(db int, argv [][]byte) error {
+		got = append(got, strconv.Itoa(db)+":"+string(bytes.Join(argv, []byte(" "))))
+		return nil
+	}, LoadOptions{Progress: func(read, tot int64) { last, total = read, tot }})
+	if err != nil || !bytes.Equal(base, rdb) || !reflect.DeepEqual(got, []string{"4:SET a 1"}) {
+		t.Fatalf("%v %q %q", err, base, got)
+	}
+	if n := int64(len(rdb) + len(tail)); total != n || last != n || res.TotalSize != n {
+		t.Fatalf("progress %d/%d, size %d, want %d", last, total, res.TotalSize, n)
+	}
+}

@@ -157,4 +157,3 @@ func (c *redisConn) do(t *testing.T, args ...string) string {
 	}
 	return string(b[:n])
 }
-

@@ -11,7 +11,7 @@ import (
 )
 
 // A crash after each step of a rewrite (new INCR opened, base written, base renamed, manifest
-// persisted, history deleted) loads a gap-free prefix holding every write durable at that
+// persisted, history deleted), with writes going on, loads a gap-free prefix holding every write durable at that
 // moment; after the rewrite the directory holds the base, the new INCR file and the manifest.
 func TestRewriteCrashPoints(t *testing.T) {
 	steps := []string{"incr-opened", "base-written", "base-renamed", "manifest-persisted", "history-deleted"}
@@ -43,6 +43,9 @@ func TestRewriteCrashPoints(t *testing.T) {
 				last = e.set(i, i%3)
 			}
 			err := e.w.FinishRewrite(func(w io.Writer) error {
+				for i := 81; i <= 90; i++ { // writes while the base streams
+					last = e.set(i, i%3)
+				}
 				if rdb {
 					// A stand-in RDB: the magic, then writes 1..50 as commands, which the
 					// test's loadBase replays.
@@ -70,7 +73,7 @@ func TestRewriteCrashPoints(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkPrefix(t, got, 80)
+			checkPrefix(t, got, 90)
 			names, _ := e.fs.ReadDir(e.dir)
 			want := []string{BaseName(testFn, 1, rdb), IncrName(testFn, 2), ManifestName(testFn)}
 			if !reflect.DeepEqual(names, want) {

@@ -657,7 +657,7 @@ func (w *Writer) idle() {
 	d := time.Duration(-1)
 	switch {
 	case w.errored():
-		d = w.retryAt.Sub(w.now())
+		d = max(w.retryAt.Sub(w.now()), 10*time.Millisecond)
 	case w.cfg.Fsync == Everysec && w.synced < w.written && w.bgSync == nil:
 		d = time.Second - w.now().Sub(w.lastSync)
 	}
