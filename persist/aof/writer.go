@@ -359,6 +359,11 @@ func (w *Writer) loop() {
 
 // gather reads the source into the buffers, up to maxRound bytes; it reports whether it got any.
 func (w *Writer) gather() bool {
+	defer func() {
+		w.mu.Lock()
+		w.stats.BufferLength = int64(w.buffered())
+		w.mu.Unlock()
+	}()
 	got := false
 	for w.buffered() < maxRound && !(w.errored() && w.buffered() >= w.cfg.MaxBuffer) {
 		w.adopt()
@@ -721,7 +726,7 @@ type Stats struct {
 	BaseSize                    int64  // aof_base_size
 	BufferLength                int64  // aof_buffer_length
 	PendingBioFsync             int    // aof_pending_bio_fsync
-	DelayedFsync                int64  // aof_delayed_fsync
+	DelayedFsync                int64  // aof_delayed_fsync: always 0, writes never wait for a background fsync
 }
 
 // ShouldRewrite is Redis's auto-aof-rewrite rule: the AOF is past minSize and has grown by

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -459,4 +460,44 @@ func TestLostFeedRewriteFailsThenRetries(t *testing.T) {
 	if checkPrefix(t, got, 8) != 8 {
 		t.Fatal("extra writes")
 	}
+}
+
+// A restart: Load, then Open on what it found appends to the same INCR file (with a SELECT
+// first), and no goroutine is left behind by closed writers.
+func TestReopenAppends(t *testing.T) {
+	base := runtime.NumGoroutine()
+	fsys := NewCrashFS()
+	fsys.MkdirAll("/data")
+	dir := "/data/appendonlydir"
+	for round := 0; round < 2; round++ {
+		f := feed.New(4, 1<<20)
+		rd := f.Attach()
+		_, res, err := loadAll(t, fsys, dir, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := Open(Config{FS: fsys, Dir: dir, Filename: testFn, Fsync: Always, Manifest: res.Manifest}, rd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := &env{t: t, fs: fsys, f: f, w: w, dir: dir}
+		var last uint64
+		for i := round*10 + 1; i <= round*10+10; i++ {
+			last = e.set(i, i%3)
+		}
+		if err := w.WaitDurable(last, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		rd.Close()
+	}
+	got, res, err := loadAll(t, fsys.CrashCopy(), dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPrefix(t, got, 20)
+	if len(res.Manifest.Incr) != 1 {
+		t.Fatalf("manifest %s", res.Manifest.Format())
+	}
+	waitFor(t, "writer goroutines to end", func() bool { return runtime.NumGoroutine() <= base })
 }
