@@ -2,9 +2,11 @@ package aof
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -156,4 +158,77 @@ func (c *redisConn) do(t *testing.T, args ...string) string {
 		t.Fatal(err)
 	}
 	return string(b[:n])
+}
+
+// A torn tail cut at several bytes of the last command, and a MULTI block without its EXEC
+// (which Redis reverts to before the MULTI): redis-server 7.0.15 with
+// aof-load-truncated yes cuts the file to the same length as Load, and with no refuses to start
+// as Load refuses to load.
+func TestRedisTruncatesLikeUs(t *testing.T) {
+	server, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server not installed")
+	}
+	raw, _ := os.ReadFile("testdata/redis-incr/appendonly.aof.1.incr.aof")
+	last := bytes.LastIndex(raw, []byte("*3\r\n$3\r\nset"))
+	execAt := bytes.Index(raw, []byte("*1\r\n$4\r\nEXEC")) // a MULTI block without its EXEC
+	for _, cut := range []int{last + 1, last + 9, len(raw) - 1, execAt} {
+		for _, truncated := range []bool{true, false} {
+			// Ours.
+			fsys := NewCrashFS()
+			copyDir(t, "testdata/redis-incr", fsys, "/r/d")
+			fsys.WriteFile("/r/d/appendonly.aof.1.incr.aof", raw[:cut])
+			_, _, _, ourErr := loadCollect(fsys, "/r/d", truncated)
+			ours, _ := fsys.ReadFile("/r/d/appendonly.aof.1.incr.aof")
+			// Redis's.
+			root := t.TempDir()
+			dir := filepath.Join(root, "appendonlydir")
+			os.MkdirAll(dir, 0o755)
+			for _, n := range []string{"appendonly.aof.manifest", "appendonly.aof.1.base.aof"} {
+				b, _ := os.ReadFile("testdata/redis-incr/" + n)
+				os.WriteFile(filepath.Join(dir, n), b, 0o644)
+			}
+			incr := filepath.Join(dir, "appendonly.aof.1.incr.aof")
+			os.WriteFile(incr, raw[:cut], 0o644)
+			yn := map[bool]string{true: "yes", false: "no"}[truncated]
+			port := freePort(t)
+			cmd := exec.Command(server, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", root,
+				"--appendonly", "yes", "--aof-load-truncated", yn, "--save", "", "--daemonize", "no")
+			var log strings.Builder
+			cmd.Stdout, cmd.Stderr = &log, &log
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			if !truncated {
+				select {
+				case <-exited:
+				case <-time.After(10 * time.Second):
+					cmd.Process.Kill()
+					<-exited
+					t.Fatalf("cut %d: redis-server started on a torn AOF with aof-load-truncated no", cut)
+				}
+				if ourErr == nil {
+					t.Fatalf("cut %d: Redis refused the file, Load did not", cut)
+				}
+				continue
+			}
+			c := dialRedis(t, port)
+			c.Close()
+			cmd.Process.Kill()
+			<-exited
+			// The offset from Redis's log: the file itself may have grown since (keys of the
+			// fixture that have expired by now are deleted, and the DELs appended).
+			var theirs int
+			marker := "Truncating the AOF appendonly.aof.1.incr.aof at offset "
+			if i := strings.Index(log.String(), marker); i >= 0 {
+				fmt.Sscan(log.String()[i+len(marker):], &theirs)
+			}
+			if ourErr != nil || len(ours) != theirs {
+				t.Fatalf("cut %d: Redis truncated at %d, Load at %d (%v)\n%s", cut, theirs, len(ours), ourErr, log.String())
+			}
+			t.Logf("cut %d: both truncated at %d", cut, theirs)
+		}
+	}
 }
