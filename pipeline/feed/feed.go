@@ -73,6 +73,10 @@ func New(n, size int) *Feed {
 	return f
 }
 
+// Seq returns the last sequence number taken. Read holding every shard's token, it is the
+// number of the last entry appended: every later entry has a higher one (a snapshot's instant).
+func (f *Feed) Seq() uint64 { return f.seq.Load() }
+
 // Active reports whether any reader is attached: writers build and append entries only then.
 func (f *Feed) Active() bool { return f.readers.Load() > 0 }
 

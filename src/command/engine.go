@@ -123,6 +123,8 @@ type Engine struct {
 	readers  []readerState // per P, for shared work (shared.go)
 	// scripting is the Lua engine and the scripts' locking state (scripting.go).
 	scripting scriptingState
+	// snapshot is the point-in-time snapshot running now, nil when none (snapshot.go).
+	snapshot atomic.Pointer[Snapshot]
 }
 
 // Options configure a new Engine.

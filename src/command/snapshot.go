@@ -1,0 +1,442 @@
+package command
+
+// Point-in-time snapshots without fork (issue 17 item 2): the engine side. The glue layer (RDB,
+// AOF rewrite) calls StartSnapshot with a Serializer per shard and writes the chunks Next hands
+// it; this file knows nothing of RDB.
+//
+// Ordering invariants:
+//
+//  1. The instant: StartSnapshot holds every shard's token at once (Group.LockAll), reads the
+//     feed's last sequence number, the key and expiry counts of every database, and begins a
+//     snapshot in every keyspace of every shard (ds/keyspace/snapshot.go: O(1) each), then lets
+//     go. Every feed entry numbered up to Seq is in the image, none after: an effect is appended
+//     by the call that made it, in the same token hold.
+//  2. From then on a keyspace emits a bucket's entries, as they are, before any token holder
+//     changes one of them (copy-on-write), and the walk emits the buckets nobody changed. Each
+//     entry present at the instant is emitted once, under its database number of the instant
+//     (SWAPDB swaps keyspace objects, which carry their snapshot with them); keys created later
+//     are not emitted; FLUSHDB/FLUSHALL leave the snapshot the old table.
+//  3. Emission appends to the shard's own buffer (its Serializer's scratch), holding the shard's
+//     token: the executor never blocks and does no I/O for a snapshot. The buffer leaves as a
+//     chunk only from the snapshot's goroutine, which holds the shard's token to take it. Every
+//     chunk begins with a database switch and has one wherever the database changes, so chunks
+//     concatenate in the order Next returns them.
+//  4. The snapshot's goroutine walks shard by shard, database by database, through Group.Do: a
+//     bounded step (stepEntries entries or stepBytes bytes) per token hold, so writers
+//     interleave. When the consumer is more than maxQueued bytes behind, that goroutine (never
+//     an executor) waits. A shard's hooks are removed in the hold that emits its last bucket;
+//     Next returns io.EOF only after every shard's were.
+//
+// Audit: every path that changes an entry or its value, and how it meets invariant 2.
+//
+//   - Commands find keys through Ctx (Find/FindHashed/Upsert/Add) and delete through
+//     Delete/Remove: all hooked in ds/keyspace. Values are changed only through an entry such a
+//     call returned in the same token hold (nothing keeps an Entry past its hold: slab.go).
+//   - Expiry: lazy expiry is inside findQuiet/Upsert/Delete; the cron's Sweep and RANDOMKEY's
+//     Random delete through Remove; SetExpire/SetExpireMs/CopyExpire are hooked themselves.
+//   - Hash field expiry queues (hashes_expire.go) hold key names, not entries: the cycle looks
+//     the hash up with FindQuiet and deletes an emptied one with Remove. HEXPIRE and friends
+//     (hashes_ttl.go) find the hash through Ctx.
+//   - Blocked clients served later (block.go) run their command through call with a Ctx, as any
+//     command; keyKindLocked and skipForServe only Peek.
+//   - EXEC, scripts' redis.call, SORT ... STORE, COPY, MOVE, RENAME (TakeValue between entries
+//     both found through hooked calls), SWAPDB (swaps keyspace objects), FLUSHDB/FLUSHALL
+//     (Clear, which detaches): through the same calls. COPY clones a collection, so no value
+//     is shared by two entries.
+//   - reclaim.go and the epoch only count keys and reuse entries already unlinked (from an
+//     emitted bucket, or never after Clear, which drops the free lists).
+//   - Warming (warm.go: Head/Match/Touch), SCAN, KEYS, INFO's scans and shared readers
+//     (FindShared, which writes only an access time) read without changing.
+//   - Not keyspace data, so not in this image: the script and function libraries, pub/sub,
+//     WATCH state; the glue layer writes functions itself.
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/pipeline"
+)
+
+// Serializer turns entries into the snapshot's bytes (the RDB codec, in the glue layer). Each
+// shard gets its own, used only while that shard's token is held, so it may keep scratch space.
+type Serializer interface {
+	// SelectDB appends a switch to database db.
+	SelectDB(dst []byte, db int) []byte
+	// Entry appends e, a key of database db as of the instant; ks is the keyspace holding it
+	// (for ks.ExpireMs). e and its Key() are valid only during the call: copy what is kept.
+	Entry(dst []byte, db int, e *keyspace.Entry, ks *keyspace.Keyspace) []byte
+}
+
+// ErrSnapshotRunning is StartSnapshot's refusal while another snapshot runs; its text is the
+// message Redis replies to BGSAVE then (the caller adds "ERR ").
+var ErrSnapshotRunning = errors.New("Background save already in progress")
+
+// ErrSnapshotAborted is what Next returns after Abort.
+var ErrSnapshotAborted = errors.New("snapshot aborted")
+
+// SnapshotStats describe a snapshot; final once Next returned io.EOF or Abort returned.
+type SnapshotStats struct {
+	Walked     int64         // entries emitted by the walk
+	Copied     int64         // entries emitted before a write changed them (copy-on-write)
+	Bytes      int64         // bytes handed to the consumer
+	Chunks     int64         // chunks handed to the consumer
+	PeakQueued int64         // most bytes waiting for the consumer at once
+	PeakBuffer int64         // largest shard buffer taken as one chunk
+	PeakHeld   int64         // most bytes held at once: queued plus every shard's buffer (sampled each step)
+	LockWait   time.Duration // the instant: waiting for every token (shards already taken wait too)
+	Pause      time.Duration // the instant: holding every token
+	Duration   time.Duration // from the instant to the last chunk
+}
+
+// snapshotLimits bound one step of the walk and the consumer's lag.
+type snapshotLimits struct {
+	stepEntries int // entries per token hold
+	stepBytes   int // bytes per token hold
+	chunkBytes  int // a shard buffer this large leaves as a chunk
+	maxQueued   int // the walk waits while more than this waits for the consumer
+}
+
+// defaultSnapshotLimits are the production bounds; tests shrink them (snapshotLimitsFor).
+var defaultSnapshotLimits = snapshotLimits{stepEntries: 256, stepBytes: 64 << 10,
+	chunkBytes: 64 << 10, maxQueued: 32 << 20}
+
+// Test hooks: snapshotInstant runs holding every token at the instant (a reference image);
+// snapshotStepped runs on the snapshot's goroutine between steps, holding nothing. Set only by
+// tests, before StartSnapshot.
+var (
+	snapshotInstant   func(e *Engine)
+	snapshotStepped   func()
+	snapshotLimitsFor = func() snapshotLimits { return defaultSnapshotLimits }
+)
+
+// Snapshot is one point-in-time image being taken. The consumer calls Next until io.EOF (or
+// Abort); the queue between the walk and Next is the only state both touch, under mu.
+type Snapshot struct {
+	e      *Engine
+	lim    snapshotLimits
+	seq    uint64
+	keys   []uint64
+	expire []uint64
+	shards []snapShard
+	start  time.Time
+
+	mu     sync.Mutex
+	queue  [][]byte
+	queued int64
+	done   bool  // the walk finished: every hook removed
+	err    error // set by Abort before done
+	stats  SnapshotStats
+
+	wake   chan struct{} // to the consumer: a chunk or the end
+	room   chan struct{} // to the walk: the consumer took a chunk
+	stop   chan struct{} // closed by Abort
+	exited chan struct{} // closed when the walk's goroutine returns
+	abort  sync.Once
+}
+
+// snapShard is one shard's part: its serializer, the keyspaces' snapshots by database number of
+// the instant, and the buffer hooks and walk append to, all under the shard's token; pending
+// mirrors len(buf) for the walk to see without the token.
+type snapShard struct {
+	ser     Serializer
+	snaps   []*keyspace.Snap
+	emits   []func(*keyspace.Entry, *keyspace.Keyspace)
+	buf     []byte
+	db      int // database of the buffer's last switch, -1 at a chunk's start
+	ended   bool
+	pending atomic.Int64
+	walked  atomic.Int64
+	copied  atomic.Int64
+}
+
+// StartSnapshot images every database of every shard as of now (one pause holding every token,
+// O(shards × databases), not O(keys)); s gives each shard its Serializer. It refuses with
+// ErrSnapshotRunning while another snapshot runs. It must not be called holding a shard token.
+func (e *Engine) StartSnapshot(s func(shard int) Serializer) (*Snapshot, error) {
+	n := len(e.Group.Shards)
+	sn := &Snapshot{e: e, lim: snapshotLimitsFor(), keys: make([]uint64, e.dbCount),
+		expire: make([]uint64, e.dbCount), shards: make([]snapShard, n),
+		wake: make(chan struct{}, 1), room: make(chan struct{}, 1), stop: make(chan struct{}),
+		exited: make(chan struct{})}
+	if !e.snapshot.CompareAndSwap(nil, sn) {
+		return nil, ErrSnapshotRunning
+	}
+	for i := range sn.shards {
+		ss := &sn.shards[i]
+		ss.ser, ss.db = s(i), -1
+		ss.snaps = make([]*keyspace.Snap, e.dbCount)
+		ss.emits = make([]func(*keyspace.Entry, *keyspace.Keyspace), e.dbCount)
+		for db := range ss.emits {
+			ss.emits[db] = func(en *keyspace.Entry, ks *keyspace.Keyspace) { ss.emit(db, en, ks) }
+		}
+	}
+	t0 := time.Now()
+	e.Group.LockAll()
+	t1 := time.Now()
+	sn.seq = e.Feed.Seq()
+	for i, sh := range e.Group.Shards {
+		ss := &sn.shards[i]
+		for db, ks := range sh.Data.(*shardData).dbs {
+			sn.keys[db] += uint64(ks.Len())
+			sn.expire[db] += uint64(ks.Volatile())
+			ss.snaps[db] = ks.BeginSnapshot(ss.emits[db])
+		}
+	}
+	if snapshotInstant != nil {
+		snapshotInstant(e)
+	}
+	e.Group.UnlockAll()
+	sn.start = time.Now()
+	sn.stats.LockWait, sn.stats.Pause = t1.Sub(t0), sn.start.Sub(t1)
+	go sn.run()
+	return sn, nil
+}
+
+// emit appends one entry of database db to the shard's buffer (hooks and walk alike).
+func (ss *snapShard) emit(db int, en *keyspace.Entry, ks *keyspace.Keyspace) {
+	if ss.db != db {
+		ss.buf = ss.ser.SelectDB(ss.buf, db)
+		ss.db = db
+	}
+	ss.buf = ss.ser.Entry(ss.buf, db, en, ks)
+	ss.pending.Store(int64(len(ss.buf)))
+}
+
+// takeLocked returns the shard's buffer as a chunk (nil when empty); the shard is held.
+func (ss *snapShard) takeLocked() []byte {
+	if len(ss.buf) == 0 {
+		return nil
+	}
+	c := ss.buf
+	ss.buf, ss.db = nil, -1
+	ss.pending.Store(0)
+	return c
+}
+
+// countLocked refreshes the shard's counters from its keyspaces' snapshots.
+func (ss *snapShard) countLocked() {
+	var w, c int
+	for _, s := range ss.snaps {
+		w += s.Walked()
+		c += s.Copied()
+	}
+	ss.walked.Store(int64(w))
+	ss.copied.Store(int64(c))
+}
+
+// endLocked removes the shard's hooks; the shard is held.
+func (ss *snapShard) endLocked() {
+	ss.countLocked()
+	for _, s := range ss.snaps {
+		s.End()
+	}
+	ss.ended = true
+}
+
+// Seq returns the feed's last sequence number at the instant: entries up to it are in the
+// image, later ones are not.
+func (sn *Snapshot) Seq() uint64 { return sn.seq }
+
+// Keys returns database db's key and expiry counts at the instant (expired keys not yet
+// reclaimed included, as the image holds them), e.g. for RDB's RESIZEDB.
+func (sn *Snapshot) Keys(db int) (keys, expires uint64) { return sn.keys[db], sn.expire[db] }
+
+// run is the walk (invariant 4).
+func (sn *Snapshot) run() {
+	defer close(sn.exited)
+	ok := true
+	for i := range sn.shards {
+		if ok = sn.walkShard(i); !ok {
+			break
+		}
+	}
+	for i := range sn.shards { // after an abort: remove the hooks left
+		if ss := &sn.shards[i]; !ss.ended {
+			sn.e.Group.Do(i, func(*pipeline.Shard) { ss.endLocked(); ss.takeLocked() })
+		}
+	}
+	sn.e.snapshot.CompareAndSwap(sn, nil) // before io.EOF, so the consumer may start the next
+	sn.mu.Lock()
+	sn.done = true
+	sn.stats.Duration = time.Since(sn.start)
+	sn.mu.Unlock()
+	signal(sn.wake)
+}
+
+// walkShard walks shard i to its end, handing chunks over; false when aborted.
+func (sn *Snapshot) walkShard(i int) bool {
+	ss := &sn.shards[i]
+	db := 0
+	for !ss.ended {
+		select {
+		case <-sn.stop:
+			return false
+		default:
+		}
+		var chunk []byte
+		sn.e.Group.Do(i, func(*pipeline.Shard) {
+			db = sn.stepLocked(ss, db)
+			if ss.ended || len(ss.buf) >= sn.lim.chunkBytes {
+				chunk = ss.takeLocked()
+			}
+		})
+		if chunk != nil && !sn.hand(chunk) {
+			return false
+		}
+		if !sn.flushOthers(i) {
+			return false
+		}
+		if snapshotStepped != nil {
+			snapshotStepped()
+		}
+	}
+	return true
+}
+
+// stepLocked emits up to one step's worth of shard ss from database db on and returns the
+// database to go on from; it ends the shard's hooks after its last bucket. The shard is held.
+func (sn *Snapshot) stepLocked(ss *snapShard, db int) int {
+	start, n := len(ss.buf), 0
+	for db < len(ss.snaps) && n < sn.lim.stepEntries && len(ss.buf)-start < sn.lim.stepBytes {
+		k, done := ss.snaps[db].Step(min(16, sn.lim.stepEntries-n))
+		n += k
+		if done {
+			db++
+		}
+	}
+	if db == len(ss.snaps) {
+		ss.endLocked()
+	} else {
+		ss.countLocked()
+	}
+	return db
+}
+
+// flushOthers hands over the copy-on-write buffers of other shards that grew to a chunk, so
+// they do not wait for the walk to reach their shard; false when aborted.
+func (sn *Snapshot) flushOthers(walking int) bool {
+	var held int64
+	for j := range sn.shards {
+		held += sn.shards[j].pending.Load()
+	}
+	sn.mu.Lock()
+	sn.stats.PeakHeld = max(sn.stats.PeakHeld, held+sn.queued)
+	sn.mu.Unlock()
+	for j := range sn.shards {
+		ss := &sn.shards[j]
+		if j == walking || ss.pending.Load() < int64(sn.lim.chunkBytes) {
+			continue
+		}
+		var chunk []byte
+		sn.e.Group.Do(j, func(*pipeline.Shard) { chunk = ss.takeLocked() })
+		if chunk != nil && !sn.hand(chunk) {
+			return false
+		}
+	}
+	return true
+}
+
+// hand queues a chunk for the consumer, waiting while the consumer is more than maxQueued
+// behind; false when aborted.
+func (sn *Snapshot) hand(chunk []byte) bool {
+	for {
+		sn.mu.Lock()
+		if sn.err != nil {
+			sn.mu.Unlock()
+			return false
+		}
+		if sn.queued < int64(sn.lim.maxQueued) {
+			sn.queue = append(sn.queue, chunk)
+			sn.queued += int64(len(chunk))
+			st := &sn.stats
+			st.Bytes += int64(len(chunk))
+			st.Chunks++
+			st.PeakQueued = max(st.PeakQueued, sn.queued)
+			st.PeakBuffer = max(st.PeakBuffer, int64(len(chunk)))
+			sn.mu.Unlock()
+			signal(sn.wake)
+			return true
+		}
+		sn.mu.Unlock()
+		select {
+		case <-sn.room:
+		case <-sn.stop:
+			return false
+		}
+	}
+}
+
+// signal wakes the one waiter on ch, if any, without blocking.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// Next returns the next chunk, which belongs to the caller; io.EOF once every shard is done
+// (every hook removed by then), ErrSnapshotAborted after Abort, or ctx's error.
+func (sn *Snapshot) Next(ctx context.Context) ([]byte, error) {
+	for {
+		sn.mu.Lock()
+		switch {
+		case sn.err != nil:
+			sn.mu.Unlock()
+			return nil, sn.err
+		case len(sn.queue) > 0:
+			c := sn.queue[0]
+			sn.queue[0] = nil
+			sn.queue = sn.queue[1:]
+			sn.queued -= int64(len(c))
+			sn.mu.Unlock()
+			signal(sn.room)
+			return c, nil
+		case sn.done:
+			sn.mu.Unlock()
+			return nil, io.EOF
+		}
+		sn.mu.Unlock()
+		select {
+		case <-sn.wake:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Abort ends the snapshot early (SHUTDOWN NOSAVE, a write error): it returns once the walk has
+// stopped and every hook is removed; Next then returns ErrSnapshotAborted. After the snapshot
+// completed it only waits. It must not be called holding a shard token.
+func (sn *Snapshot) Abort() {
+	sn.abort.Do(func() {
+		sn.mu.Lock()
+		if !sn.done {
+			sn.err = ErrSnapshotAborted
+			sn.queue, sn.queued = nil, 0
+		}
+		sn.mu.Unlock()
+		close(sn.stop)
+		signal(sn.wake)
+	})
+	<-sn.exited
+}
+
+// Stats returns the snapshot's counters so far.
+func (sn *Snapshot) Stats() SnapshotStats {
+	sn.mu.Lock()
+	st := sn.stats
+	if !sn.done {
+		st.Duration = time.Since(sn.start)
+	}
+	sn.mu.Unlock()
+	for i := range sn.shards {
+		st.Walked += sn.shards[i].walked.Load()
+		st.Copied += sn.shards[i].copied.Load()
+	}
+	return st
+}
