@@ -80,6 +80,11 @@ func TestRewriteCrashPoints(t *testing.T) {
 				t.Fatalf("directory after the rewrite: %q", names)
 			}
 			st := e.w.Stats()
+			bsz, _ := e.fs.Stat(e.dir + "/" + want[0])
+			isz, _ := e.fs.Stat(e.dir + "/" + want[1])
+			if st.CurrentSize != bsz+isz || st.BaseSize != bsz {
+				t.Fatalf("aof_current_size %d, aof_base_size %d; files: base %d, incr %d", st.CurrentSize, st.BaseSize, bsz, isz)
+			}
 			if st.Rewrites != 1 || st.LastBgrewriteStatus != "ok" || st.RewriteInProgress || st.BaseSize == 0 {
 				t.Fatalf("stats %+v", st)
 			}

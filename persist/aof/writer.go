@@ -365,8 +365,8 @@ func (w *Writer) gather() bool {
 		w.mu.Unlock()
 	}()
 	got := false
+	w.adopt() // even when the buffers are full: a rewrite must not wait for the disk
 	for w.buffered() < maxRound && !(w.errored() && w.buffered() >= w.cfg.MaxBuffer) {
-		w.adopt()
 		if w.lost {
 			return got
 		}
