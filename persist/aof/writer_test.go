@@ -369,6 +369,19 @@ func TestLostFeedThenRewrite(t *testing.T) {
 	for i := 16; i <= 20; i++ {
 		last = e.set(i, i%3)
 	}
+	// A crash before the base is in loads the old files: a gap-free prefix with every write
+	// durable before the loss; the temp INCR file is not listed.
+	waitFor(t, "the temp INCR file", func() bool {
+		b, _ := e.fs.ReadFile(e.dir + "/temp-appendonly.aof.incr")
+		return len(b) > 0
+	})
+	got, _, err := loadAll(t, e.fs.CrashCopy(), e.dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := checkPrefix(t, got, 10); n > 11 {
+		t.Fatalf("loaded %d writes from the old files; they hold at most 11", n)
+	}
 	err = w.FinishRewrite(func(bw io.Writer) error { return writeSnapshot(bw, 15) }, false)
 	if err != nil {
 		t.Fatal(err)
