@@ -219,7 +219,8 @@ func (e *Engine) offerLocked(d *shardData, w *waiter, bk blockKey, kind keyspace
 	}
 	if !e.serveWaiterLocked(d, w, bk, now) {
 		w.state.Store(waitWaiting) // nothing taken after all (not expected once types match)
-		return true, true
+		// A stream waiter may wait for IDs past the key's last; the next may not (XREAD).
+		return true, w.kind != keyspace.KindStream
 	}
 	w.state.Store(waitServed)
 	w.client.blockedOn.CompareAndSwap(w, nil) // no longer blocked for the commands that follow

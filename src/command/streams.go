@@ -19,6 +19,7 @@ var streamCommands = []*Spec{
 	{Name: "xtrim", Arity: -4, Flags: Write, FirstKey: 1, LastKey: 1, Step: 1, Run: xtrim},
 	{Name: "xsetid", Arity: -3, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: xsetid},
 	xinfoSpec,
+	xreadSpec,
 }
 
 var xinfoSpec = (&Spec{Name: "xinfo", Arity: -2}).sub(
