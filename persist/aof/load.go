@@ -60,6 +60,10 @@ const chunk = 64 << 10
 // point; SELECT is tracked here and not passed on, and a MULTI…EXEC block is passed on command by
 // command (without MULTI and EXEC) once its EXEC is read. An error from loadBase or apply stops
 // the load. With no AOF at all the result has a nil Manifest and the error is nil.
+//
+// loadBase must read no further than the RDB's end (its 8-byte checksum), as Redis's rio does:
+// in an old-style file the AOF tail starts right there. Every file is replayed from database 0,
+// as Redis's fresh fake client per file is.
 func Load(fsys FS, dir, fn string, loadBase func(r io.Reader, isRDB bool) error,
 	apply func(db int, argv [][]byte) error, opts LoadOptions) (*LoadResult, error) {
 	res := &LoadResult{}
