@@ -255,7 +255,7 @@ func mixedLoad(t *testing.T, tc *testConn, seed uint64, stop *atomic.Bool, ops *
 		k := func(prefix string) string { return prefix + strconv.Itoa(rng.IntN(330)) }
 		var cmds [][]string
 		cmds = append(cmds, []string{"SELECT", strconv.Itoa(rng.IntN(4))})
-		switch op := rng.IntN(140); {
+		switch op := rng.IntN(160); {
 		case op < 10:
 			cmds = append(cmds, []string{"SET", k("str:"), strconv.Itoa(rng.IntN(1e6))})
 		case op < 20:
@@ -282,6 +282,15 @@ func mixedLoad(t *testing.T, tc *testConn, seed uint64, stop *atomic.Bool, ops *
 			}
 		case op < 108:
 			cmds = append(cmds, []string{"SWAPDB", strconv.Itoa(rng.IntN(4)), strconv.Itoa(rng.IntN(4))})
+		case op < 112:
+			cmds = append(cmds, []string{"COPY", k("h:"), k("h:"), "REPLACE"}, []string{"MOVE", k("s:"), strconv.Itoa(rng.IntN(4))})
+		case op < 116:
+			cmds = append(cmds, []string{"SORT", k("l:"), "ALPHA", "STORE", k("l:")})
+		case op < 120:
+			cmds = append(cmds, []string{"EVAL", "redis.call('SET', KEYS[1], ARGV[1]); return redis.call('APPEND', KEYS[2], 'e')",
+				"2", k("str:"), k("str:"), "lua"})
+		case op < 124:
+			cmds = append(cmds, []string{"HPEXPIRE", k("h:"), "1", "FIELDS", "1", "f"}, []string{"HPEXPIRE", "bighash", "1", "FIELDS", "1", k("f")})
 		default:
 			cmds = append(cmds, []string{"MULTI"}, []string{"SET", k("str:"), "tx"}, []string{"INCR", k("n:")},
 				[]string{"LPUSH", k("l:"), "tx"}, []string{"EXEC"})
@@ -299,8 +308,9 @@ func mixedLoad(t *testing.T, tc *testConn, seed uint64, stop *atomic.Bool, ops *
 }
 
 // TestSnapshotPointInTime: while clients write every type in several databases (SET, APPEND,
-// INCR, LPUSH, HSET, SADD, ZADD, DEL, EXPIRE, RENAME, FLUSHDB, SWAPDB, MULTI/EXEC), slowed-down
-// snapshots produce exactly the image the same serializer made of every key at the instant.
+// INCR, LPUSH, HSET, SADD, ZADD, DEL, EXPIRE, RENAME, FLUSHDB, SWAPDB, MULTI/EXEC, COPY, MOVE,
+// SORT STORE, EVAL, HPEXPIRE) and the active expiry cron runs, slowed-down snapshots produce
+// exactly the image the same serializer made of every key at the instant.
 func TestSnapshotPointInTime(t *testing.T) {
 	e := newTestEngine()
 	populate(t, e)
@@ -313,6 +323,14 @@ func TestSnapshotPointInTime(t *testing.T) {
 		wg.Add(1)
 		go func() { defer wg.Done(); mixedLoad(t, tc, uint64(w), &stop, &ops) }()
 	}
+	wg.Add(1)
+	go func() { // the server cron's active expiry: keys, and hash fields
+		defer wg.Done()
+		for !stop.Load() {
+			e.ActiveExpire(time.Millisecond)
+			time.Sleep(time.Millisecond)
+		}
+	}()
 	defer func() { stop.Store(true); wg.Wait() }()
 	var copied int64
 	for round := range 3 {
