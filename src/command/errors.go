@@ -99,6 +99,23 @@ const (
 	// Sets.
 	ErrSetNumkeysArgs = "ERR Number of keys can't be greater than number of args"
 
+	// Geo (geo.go, geo_search.go). ErrGeoLonLat is followed by " lon,lat" as printf's %f writes
+	// them; ErrGeoStoreWith follows the option's name; ErrGeoFrom and ErrGeoBy the command's
+	// name as the client wrote it.
+	ErrGeoLonLat    = "ERR invalid longitude,latitude pair"
+	ErrGeoUnit      = "ERR unsupported unit provided. please use M, KM, FT, MI"
+	ErrGeoRadius    = "ERR need numeric radius"
+	ErrGeoRadiusNeg = "ERR radius cannot be negative"
+	ErrGeoWidth     = "ERR need numeric width"
+	ErrGeoHeight    = "ERR need numeric height"
+	ErrGeoBoxNeg    = "ERR height or width cannot be negative"
+	ErrGeoMember    = "ERR could not decode requested zset member"
+	ErrGeoCount     = "ERR COUNT must be > 0"
+	ErrGeoStoreWith = " is not compatible with WITHDIST, WITHHASH and WITHCOORD options"
+	ErrGeoFrom      = "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for "
+	ErrGeoBy        = "ERR exactly one of BYRADIUS and BYBOX can be specified for "
+	ErrGeoAny       = "ERR the ANY argument requires COUNT argument"
+
 	// Sorted sets.
 	ErrZIncrPairs     = "ERR INCR option supports a single increment-element pair"
 	ErrZNaN           = "ERR resulting score is not a number (NaN)"

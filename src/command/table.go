@@ -20,6 +20,7 @@ var families = [][]*Spec{
 	setCommands,
 	zsetCommands,
 	streamCommands,
+	geoCommands,
 	sortCommands,
 	pubsubCommands,
 	multiCommands,
