@@ -150,7 +150,7 @@ func (d *Decoder) next() (*Record, error) {
 			if err != nil {
 				return nil, err
 			}
-			r.ExpireMs = int64(uint32(b[0])|uint32(b[1])<<8|uint32(b[2])<<16|uint32(b[3])<<24) * 1000
+			r.ExpireMs = int64(int32(uint32(b[0])|uint32(b[1])<<8|uint32(b[2])<<16|uint32(b[3])<<24)) * 1000 // rdbLoadTime: int32 seconds
 		case OpExpireMs:
 			if r.ExpireMs, err = d.rd.ms(); err != nil {
 				return nil, err

@@ -21,12 +21,13 @@ const (
 	lzfMaxRatio = 88
 )
 
-// lzfTable is the compressor's hash table of recent 3-byte sequences. Slots
-// carry the generation of the call that wrote them, so the table is reused
-// across calls without clearing and each call's output is deterministic.
+// lzfTable is the compressor's hash table of recent 3-byte sequences. A slot
+// holds base+position: each call starts its base past every value earlier
+// calls stored, so stale slots are recognised without clearing the table and
+// each call's output depends on its input alone.
 type lzfTable struct {
-	gen   uint32
-	slots [1 << lzfHashLog]uint64
+	base  uint32
+	slots [1 << lzfHashLog]uint32
 }
 
 // LZFCompress appends the LZF compression of src to dst. The output is valid
@@ -41,21 +42,21 @@ func LZFCompress(dst, src []byte) []byte {
 // compress appends src compressed to dst. With limit >= 0 it gives up, returning
 // dst unchanged and false, once the compressed form would exceed limit bytes.
 func (t *lzfTable) compress(dst, src []byte, limit int) ([]byte, bool) {
-	t.gen++
-	if t.gen == 0 {
+	if uint64(t.base)+uint64(len(src))+1 > 1<<32-1 {
 		clear(t.slots[:])
-		t.gen = 1
+		t.base = 0
 	}
-	gen := uint64(t.gen) << 32
+	base := t.base + 1 // every slot below base is stale, 0 included
+	t.base += uint32(len(src)) + 1
 	start := len(dst)
 	lit := 0 // start of the pending literal run
 	n := len(src)
 	for ip := 0; ip+2 < n; {
 		h := (uint32(src[ip])<<16 | uint32(src[ip+1])<<8 | uint32(src[ip+2])) * 2654435761 >> (32 - lzfHashLog)
 		e := t.slots[h]
-		t.slots[h] = gen | uint64(ip)
-		ref := int(uint32(e))
-		if e&^0xffffffff != gen || ref >= ip || ip-ref-1 >= lzfMaxOff ||
+		t.slots[h] = base + uint32(ip)
+		ref := int(e - base)
+		if e < base || ref >= ip || ip-ref-1 >= lzfMaxOff ||
 			src[ref] != src[ip] || src[ref+1] != src[ip+1] || src[ref+2] != src[ip+2] {
 			ip++
 			continue
