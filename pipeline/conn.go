@@ -78,10 +78,19 @@ type Env struct {
 	// CLIENT KILL, a panicking command). It is checked after each command: later commands of
 	// the batch are then dropped.
 	Closing func(client any) bool
+	// Durable, when set, is called before Completed delivers slots' effects (final false: the
+	// slots before a barrier) and before the batch's replies are written (final true). The
+	// server waits there, under appendfsync always, until the writes the replies may depend on
+	// are fsynced. False means they never will be (the AOF was closed short of them): the
+	// replies are not written and the connection is closed (ErrNotDurable).
+	Durable func(client any, final bool) bool
 }
 
 // ErrClose asks the transport to close the connection after its replies were written.
 var ErrClose = errors.New("connection closed by command")
+
+// ErrNotDurable is returned by Serve when Env.Durable refused a batch's replies.
+var ErrNotDurable = errors.New("writes could not be made durable")
 
 // ErrWouldBlock is returned by Serve on an inline stream when the next batch may wait: nothing
 // of it ran, and its bytes stay buffered for the next Serve.
@@ -246,7 +255,11 @@ func (c *Conn) run() (err error) {
 		c.env.BeginBatch(c.Client, b.Now)
 	}
 	done := 0 // slots handed to Completed
+	durable := true
 	completed := func(to int) {
+		if c.env.Durable != nil && durable {
+			durable = c.env.Durable(c.Client, to == b.n)
+		}
 		if c.env.Completed != nil && to > done {
 			c.env.Completed(c.Client, b.Slots[done:to])
 		}
@@ -272,6 +285,9 @@ func (c *Conn) run() (err error) {
 	}
 	b.flush(g)
 	completed(b.n)
+	if !durable {
+		return ErrNotDurable
+	}
 	out := c.out[:0]
 	for i := range b.Slots[:b.n] {
 		if s := &b.Slots[i]; !s.Silent {

@@ -135,6 +135,16 @@ func (e *Engine) dirtyLocked() int64 {
 	return n
 }
 
+// Dirty is dirtyLocked for the server's save rules and INFO; held says the caller holds every
+// shard's token already (INFO's hook).
+func (e *Engine) Dirty(held bool) int64 {
+	if !held {
+		e.Group.LockAll()
+		defer e.Group.UnlockAll()
+	}
+	return e.dirtyLocked()
+}
+
 // AttachFeed attaches a reader to the write-effect feed, holding every shard while it does, so
 // that it sees exactly the writes that start after it returns.
 func (e *Engine) AttachFeed() *feed.Reader {

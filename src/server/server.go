@@ -14,10 +14,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/hotkv/hotkv/net/transport"
+	"github.com/hotkv/hotkv/persist/aof"
 	"github.com/hotkv/hotkv/pipeline"
 	"github.com/hotkv/hotkv/src/command"
 	"github.com/hotkv/hotkv/src/config"
@@ -38,6 +40,18 @@ type Server struct {
 	stopOnce sync.Once
 	stopped  chan struct{}
 	bgDone   chan struct{}
+
+	// Persistence (persist*.go, aof*.go). dataDir is dir, absolute (tests set their own).
+	dataDir     string
+	aof         aofState
+	rdb         rdbState
+	load        loadState
+	loading     atomic.Bool
+	loaded      chan struct{} // closed when the start-up load ended
+	loadErr     error         // set before loaded is closed
+	aofManifest *aof.Manifest // what the start-up load found
+	writeErr    [2]atomic.Pointer[string]
+	bgWork      sync.WaitGroup // background saves and rewrites
 }
 
 // New builds a server from a configuration without listening yet.
@@ -52,7 +66,8 @@ func New(cfg *config.Store) (*Server, error) {
 	}
 	runtime.GOMAXPROCS(threads)
 	s := &Server{cfg: cfg, log: log, grace: stopGrace,
-		stopped: make(chan struct{}), bgDone: make(chan struct{})}
+		stopped: make(chan struct{}), bgDone: make(chan struct{}), loaded: make(chan struct{})}
+	s.initPersistence()
 	s.Engine = command.NewEngine(command.Options{
 		Shards:    shardCount(threads),
 		Databases: int(cfg.Int("databases")),
@@ -60,6 +75,7 @@ func New(cfg *config.Store) (*Server, error) {
 		Config:    configStore{cfg},
 	})
 	s.Engine.Hooks.Shutdown = s.shutdownCommand
+	s.Engine.Hooks.Info = s.infoHook
 	s.reclaim = s.Engine.Reclaim
 	cfg.OnChange("timeout", func(string) { s.applyIdleTimeout() })
 	cfg.OnChange("sched-batch", func(string) { s.applySched() })
@@ -72,6 +88,9 @@ func New(cfg *config.Store) (*Server, error) {
 		cfg.OnChange(name, func(string) { s.gc.apply() })
 	}
 	s.env = s.Engine.Env()
+	s.env.Durable = s.durable
+	s.env.MayBlock = s.mayBlock(s.env.MayBlock)
+	s.persistenceHooks()
 	return s, nil
 }
 
@@ -179,6 +198,7 @@ func (s *Server) Start() {
 			s.Stop()
 		}
 	}()
+	s.startLoad()
 	go s.background()
 	s.log.Info("ready to accept connections", "addrs", fmt.Sprint(s.Addrs()), "pid", os.Getpid(),
 		"threads", runtime.GOMAXPROCS(0), "shards", len(s.Engine.Group.Shards))
@@ -201,6 +221,12 @@ func (s *Server) Stop() {
 				s.tr.Close()
 			}
 			<-s.bgDone
+			s.bgWork.Wait()
+			s.aof.mu.Lock()
+			if err := s.closeAOF(); err != nil {
+				s.log.Warn("Error closing the append only file", "err", err)
+			}
+			s.aof.mu.Unlock()
 			s.Engine.Close() // the Lua engine's watchdog
 			close(ended)
 		}()
@@ -240,6 +266,8 @@ func (s *Server) background() {
 		case <-cron.C:
 			s.tick("active expire", func() { s.Engine.ActiveExpire(time.Millisecond) })
 			s.tick("reclaim", s.reclaim)
+			s.tick("aof", s.aofCron)
+			s.tick("save rules", s.saveCron)
 			if now := s.hz(); now != hz { // CONFIG SET hz
 				hz = now
 				cron.Reset(time.Second / time.Duration(hz))
@@ -263,14 +291,6 @@ func (s *Server) tick(name string, fn func()) {
 
 func (s *Server) hz() int { return max(1, min(500, int(s.cfg.Int("hz")))) }
 
-// shutdownCommand serves SHUTDOWN: HotKV has no persistence yet, so there is nothing to save or
-// refuse, and the server stops whatever the flags (SAVE, NOSAVE, NOW, FORCE) say.
-func (s *Server) shutdownCommand(save, nosave, now, force bool) error {
-	s.log.Warn("user requested shutdown")
-	go s.Stop()
-	return nil
-}
-
 // Run is the whole program: parse arguments, start, serve until SHUTDOWN or a signal.
 func Run(args []string) error {
 	cfg, err := config.Load(args)
@@ -287,13 +307,23 @@ func Run(args []string) error {
 	s.Start()
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	select {
-	case got := <-sig:
-		s.log.Warn("received signal, shutting down", "signal", got.String())
-		s.Stop()
-	case <-s.Done():
+	for {
+		select {
+		case got := <-sig:
+			s.log.Warn("Received "+got.String()+" scheduling shutdown...", "signal", got.String())
+			if err := s.shutdown(false, false, false, false); err != nil {
+				s.log.Warn(got.String() + " received but errors trying to shut down the server, check the logs for more information")
+				continue
+			}
+		case <-s.Done():
+		}
+		select {
+		case <-s.loaded:
+			return s.loadErr
+		default:
+			return nil // stopped while loading
+		}
 	}
-	return nil
 }
 
 func newLogger(cfg *config.Store) (*slog.Logger, error) {

@@ -1,0 +1,255 @@
+package server
+
+// The append-only file in the server (issue 17 item 3): persist/aof's Writer over the
+// write-effect feed, opened at start (after loading) or by CONFIG SET appendonly yes, the
+// durability rule of appendfsync always (Env.Durable), MISCONF while the disk refuses writes,
+// and the rewrites (aof_rewrite.go).
+//
+// Ordering invariants:
+//
+//  1. The writer's feed reader is attached holding every shard's token, and the writer starts at
+//     the feed's sequence number read in that same hold: every write after it reaches the
+//     writer, none before (those are in what was loaded, or in the rewrite's base).
+//  2. Under always, no reply of a batch is written, and no keyspace event of it is published,
+//     before the writer's Durable() reaches the feed's sequence number read after the batch ran:
+//     every write the batch made or could have read is fsynced first. A reply that can never be
+//     made durable (the writer closed short of it) is not written: the connection is closed.
+//  3. A policy change or appendonly no closes the writer (its final write and fsync) before the
+//     next one opens on the same reader, so entries go to the files once and in order; waiters
+//     move to the new writer.
+//  4. The MISCONF gate follows the writer's sticky error, checked by the cron hz times a
+//     second: set while Err() is set, cleared once an fsync covering it succeeded.
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hotkv/hotkv/persist/aof"
+	"github.com/hotkv/hotkv/pipeline/feed"
+)
+
+// aofState is the server's append-only file. run is nil while appendonly is no.
+type aofState struct {
+	fs  aof.FS
+	mu  sync.Mutex // start, stop, policy changes and rewrites, one at a time
+	run atomic.Pointer[aofRun]
+
+	scheduled atomic.Bool               // aof_rewrite_scheduled: waiting for a BGSAVE to end
+	misconf   atomic.Bool               // the MISCONF gate is set for the AOF
+	last      atomic.Pointer[aof.Stats] // the INFO fields when the writer closed
+	lastCow   atomic.Int64              // aof_last_cow_size: the last rewrite's peak queued bytes
+}
+
+// aofRun is one open writer and the feed reader it consumes.
+type aofRun struct {
+	w      *aof.Writer
+	rd     *feed.Reader
+	always bool
+}
+
+func policyOf(name string) aof.Policy {
+	switch name {
+	case "always":
+		return aof.Always
+	case "no":
+		return aof.No
+	}
+	return aof.Everysec
+}
+
+// aofDir is appenddirname inside dir.
+func (s *Server) aofDir() string { return filepath.Join(s.dataDir, s.cfg.String("appenddirname")) }
+
+func (s *Server) aofConfig(m *aof.Manifest, start uint64) aof.Config {
+	return aof.Config{FS: s.aof.fs, Dir: s.aofDir(), Filename: s.cfg.String("appendfilename"),
+		Fsync: policyOf(s.cfg.String("appendfsync")), Manifest: m, Start: start,
+		OnLost: func() { go s.aofLost() },
+		Logf:   func(format string, args ...any) { s.log.Warn(fmt.Sprintf(format, args...)) }}
+}
+
+// openAOF starts a writer on the AOF directory (m is what Load returned, nil to read it),
+// attaching its reader at an exact point (invariant 1). The caller holds s.aof.mu.
+func (s *Server) openAOF(m *aof.Manifest) error {
+	g := s.Engine.Group
+	g.LockAll()
+	start := s.Engine.Feed.Seq()
+	rd := s.Engine.Feed.Attach()
+	g.UnlockAll()
+	return s.openWriter(m, start, rd)
+}
+
+func (s *Server) openWriter(m *aof.Manifest, start uint64, rd *feed.Reader) error {
+	cfg := s.aofConfig(m, start)
+	w, err := aof.Open(cfg, rd)
+	if err != nil {
+		rd.Close()
+		return err
+	}
+	s.aof.run.Store(&aofRun{w: w, rd: rd, always: cfg.Fsync == aof.Always})
+	return nil
+}
+
+// closeAOF writes and fsyncs what the writer holds and closes it. The caller holds s.aof.mu.
+func (s *Server) closeAOF() error {
+	r := s.aof.run.Load()
+	if r == nil {
+		return nil
+	}
+	err := r.w.Close()
+	st := r.w.Stats()
+	s.aof.last.Store(&st)
+	s.aof.run.Store(nil)
+	r.rd.Close()
+	s.clearAOFError()
+	return err
+}
+
+// applyAppendOnly is CONFIG SET appendonly: yes opens the AOF and rewrites it from a snapshot,
+// so that its base holds the data set (Redis's startAppendOnly); no closes it.
+func (s *Server) applyAppendOnly(v string) error {
+	s.aof.mu.Lock()
+	on := s.aof.run.Load() != nil
+	if v == "yes" && !on {
+		if err := s.openAOF(nil); err != nil {
+			s.aof.mu.Unlock()
+			s.log.Warn("Redis needs to enable the AOF but can't open the append only file", "err", err)
+			return errors.New("Failed to start AOF")
+		}
+		s.aof.mu.Unlock()
+		go func() {
+			if err := s.rewriteAOF(); err != nil {
+				s.log.Warn("Background append only file rewrite after CONFIG SET appendonly yes failed", "err", err)
+			}
+		}()
+		return nil
+	}
+	if v == "no" && on {
+		err := s.closeAOF()
+		s.aof.mu.Unlock()
+		if err != nil {
+			s.log.Warn("Error closing the append only file", "err", err)
+		}
+		return nil
+	}
+	s.aof.mu.Unlock()
+	return nil
+}
+
+// applyFsync is CONFIG SET appendfsync: the writer is closed (its final fsync) and opened again
+// on the same reader under the new policy (invariant 3).
+func (s *Server) applyFsync() {
+	s.aof.mu.Lock()
+	defer s.aof.mu.Unlock()
+	r := s.aof.run.Load()
+	if r == nil {
+		return
+	}
+	if err := r.w.Close(); err != nil {
+		s.log.Warn("Error closing the append only file", "err", err)
+	}
+	if err := s.openWriter(nil, r.w.Durable(), r.rd); err != nil {
+		s.aof.run.Store(nil)
+		s.log.Error("Can't reopen the append only file after CONFIG SET appendfsync", "err", err)
+	}
+}
+
+// durable is Env.Durable (invariant 2). With the AOF off it is one atomic load.
+func (s *Server) durable(_ any, final bool) bool {
+	r := s.aof.run.Load()
+	if r == nil {
+		return true
+	}
+	seq := s.Engine.Feed.Seq()
+	if r.w.Durable() >= seq {
+		return true
+	}
+	r.w.Notify()
+	if !r.always || (!final && s.Engine.Settings().NotifyKeyspaceEvents == 0) {
+		return true
+	}
+	return s.waitDurable(r, seq)
+}
+
+// waitDurable waits for seq to be fsynced, following the writer across reopenings; false when
+// the AOF was turned off short of it.
+func (s *Server) waitDurable(r *aofRun, seq uint64) bool {
+	for {
+		err := r.w.WaitDurable(seq, time.Second)
+		if err == nil {
+			return true
+		}
+		if !errors.Is(err, aof.ErrClosed) {
+			continue // the disk refuses writes: the reply waits (nothing unsynced is acknowledged)
+		}
+		next := s.aof.run.Load()
+		switch {
+		case next == nil:
+			return false
+		case next == r:
+			time.Sleep(time.Millisecond) // being reopened
+		case !next.always:
+			return true
+		default:
+			r = next
+		}
+	}
+}
+
+// mayBlock is Env.MayBlock: under always every batch may wait for an fsync, so none runs on a
+// netpoll poller, whose other connections would wait too and could not join the group commit.
+func (s *Server) mayBlock(engine func(any, [][]byte) bool) func(any, [][]byte) bool {
+	return func(client any, args [][]byte) bool {
+		if r := s.aof.run.Load(); r != nil && r.always {
+			return true
+		}
+		return engine != nil && engine(client, args)
+	}
+}
+
+// aofCron runs hz times a second: it wakes the writer for the cron's own writes (active expiry),
+// follows its error state with the MISCONF gate, and starts the automatic rewrite.
+func (s *Server) aofCron() {
+	r := s.aof.run.Load()
+	if r == nil {
+		return
+	}
+	r.w.Notify()
+	if err := r.w.Err(); err != nil {
+		if !s.aof.misconf.Swap(true) {
+			s.setWriteError(writeErrAOF, aof.MisconfMessage(err))
+		}
+	} else {
+		s.clearAOFError()
+	}
+	if s.aof.scheduled.Load() && !s.rdb.inProgress() {
+		s.aof.scheduled.Store(false)
+		go s.bgRewriteAOF()
+		return
+	}
+	st := r.w.Stats()
+	if st.ShouldRewrite(int(s.cfg.Int("auto-aof-rewrite-percentage")), s.cfg.Int("auto-aof-rewrite-min-size")) &&
+		!s.rdb.inProgress() {
+		s.log.Info("Starting automatic rewriting of AOF", "growth_percent",
+			st.CurrentSize*100/max(st.BaseSize, 1)-100)
+		go s.bgRewriteAOF()
+	}
+}
+
+func (s *Server) clearAOFError() {
+	if s.aof.misconf.Swap(false) {
+		s.setWriteError(writeErrAOF, "")
+	}
+}
+
+// aofLost is the writer's OnLost: the feed dropped entries it had not read, so only a rewrite
+// from a new reader and a snapshot can go on (persist/aof invariant 6).
+func (s *Server) aofLost() {
+	s.log.Warn("The AOF writer lost the write feed; starting an AOF rewrite")
+	if err := s.rewriteAOF(); err != nil {
+		s.log.Error("Background AOF rewrite after the feed was lost failed", "err", err)
+	}
+}
