@@ -20,10 +20,18 @@ var streamCommands = []*Spec{
 	{Name: "xsetid", Arity: -3, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: xsetid},
 	xinfoSpec,
 	xreadSpec,
+	xgroupSpec,
+	xreadgroupSpec,
+	{Name: "xack", Arity: -4, Flags: Write | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: xack},
+	{Name: "xpending", Arity: -3, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: xpending},
+	{Name: "xclaim", Arity: -6, Flags: Write | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: xclaim},
+	{Name: "xautoclaim", Arity: -6, Flags: Write | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: xautoclaim},
 }
 
 var xinfoSpec = (&Spec{Name: "xinfo", Arity: -2}).sub(
 	&Spec{Name: "xinfo|stream", Arity: -3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, Run: xinfoStream},
+	&Spec{Name: "xinfo|groups", Arity: 3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, Run: xinfoGroups},
+	&Spec{Name: "xinfo|consumers", Arity: 4, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, Run: xinfoConsumers},
 )
 
 // Stream wire errors, Redis 7.0.15's exact texts (kept with the family, which owns them).

@@ -132,11 +132,11 @@ func xinfoStream(c *Ctx) {
 		c.BulkString("entries")
 		replyRange(c, s, stream.ID{}, stream.Max, false, count)
 		c.BulkString("groups")
-		c.ArrayLen(0)
+		replyFullGroups(c, s, count)
 		return
 	}
 	c.BulkString("groups")
-	c.Int(0)
+	c.Int(int64(len(s.Groups())))
 	c.BulkString("first-entry")
 	if id, fv, ok := s.FirstEntry(); ok {
 		replyEntry(c, id, fv)
@@ -148,5 +148,57 @@ func xinfoStream(c *Ctx) {
 		replyEntry(c, id, fv)
 	} else {
 		c.Null()
+	}
+}
+
+// replyFullGroups is XINFO STREAM FULL's groups: each with its PEL and consumers, at most count
+// pending entries each (0: all).
+func replyFullGroups(c *Ctx, s *stream.Stream, count int64) {
+	limit := func(n int) int {
+		if count > 0 && int64(n) > count {
+			return int(count)
+		}
+		return n
+	}
+	c.ArrayLen(len(s.Groups()))
+	for _, g := range s.Groups() {
+		c.MapLen(7)
+		c.BulkString("name")
+		c.BulkString(g.Name)
+		c.BulkString("last-delivered-id")
+		replyID(c, g.LastID)
+		replyGroupCounters(c, s, g)
+		c.BulkString("pel-count")
+		c.Int(int64(len(g.PEL())))
+		c.BulkString("pel")
+		pel := g.PEL()[:limit(len(g.PEL()))]
+		c.ArrayLen(len(pel))
+		for _, n := range pel {
+			c.ArrayLen(4)
+			replyID(c, n.ID)
+			c.BulkString(n.Consumer.Name)
+			c.Int(n.DeliveryTime)
+			c.Int(int64(n.DeliveryCount))
+		}
+		c.BulkString("consumers")
+		c.ArrayLen(len(g.Consumers()))
+		for _, cons := range g.Consumers() {
+			c.MapLen(4)
+			c.BulkString("name")
+			c.BulkString(cons.Name)
+			c.BulkString("seen-time")
+			c.Int(cons.SeenTime)
+			c.BulkString("pel-count")
+			c.Int(int64(cons.Pending()))
+			c.BulkString("pel")
+			cp := cons.PEL()[:limit(cons.Pending())]
+			c.ArrayLen(len(cp))
+			for _, n := range cp {
+				c.ArrayLen(3)
+				replyID(c, n.ID)
+				c.Int(n.DeliveryTime)
+				c.Int(int64(n.DeliveryCount))
+			}
+		}
 	}
 }

@@ -18,10 +18,11 @@ import (
 var xreadSpec = &Spec{Name: "xread", Arity: -4, Flags: ReadOnly | Blocking | MovableKeys, Keys: xreadKeys, Run: xread}
 
 const (
-	ErrXReadUnbalanced = "ERR Unbalanced %s list of streams: for each stream key an ID or '%c' must be specified."
-	ErrXReadOnlyGroup  = "ERR The %s option is only supported by XREADGROUP. You called XREAD instead."
-	ErrXReadGT         = "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option."
-	ErrTimeoutInt      = "ERR timeout is not an integer or out of range"
+	ErrXReadUnbalanced   = "ERR Unbalanced %s list of streams: for each stream key an ID or '%c' must be specified."
+	ErrXReadOnlyGroup    = "ERR The %s option is only supported by XREADGROUP. You called XREAD instead."
+	ErrXReadGT           = "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option."
+	ErrTimeoutInt        = "ERR timeout is not an integer or out of range"
+	ErrXReadGroupMissing = "ERR Missing GROUP option for XREADGROUP"
 )
 
 // xreadKeys returns the keys after STREAMS, as Redis's xreadGetKeys: none when STREAMS is
@@ -55,6 +56,9 @@ func xreadKeys(args [][]byte, dst []int) []int {
 
 // xreadArgs are XREAD's parsed options.
 type xreadArgs struct {
+	group    []byte // XREADGROUP: the group and consumer
+	consumer []byte
+	noack    bool
 	count    int64
 	block    bool
 	deadline int64
@@ -62,7 +66,7 @@ type xreadArgs struct {
 	n        int // number of keys
 }
 
-func parseXRead(c *Ctx) (xreadArgs, bool) {
+func parseXRead(c *Ctx, readGroup bool) (xreadArgs, bool) {
 	var a xreadArgs
 	for i := 1; i < len(c.Args); i++ {
 		more := len(c.Args) - i - 1
@@ -90,15 +94,30 @@ func parseXRead(c *Ctx) (xreadArgs, bool) {
 			}
 			a.count = max(n, 0)
 		case more >= 2 && strs.EqualFold(o, "GROUP"):
-			c.Errf(ErrXReadOnlyGroup, "GROUP")
-			return a, false
+			if !readGroup {
+				c.Errf(ErrXReadOnlyGroup, "GROUP")
+				return a, false
+			}
+			a.group, a.consumer = c.Args[i+1], c.Args[i+2]
+			i += 2
 		case strs.EqualFold(o, "NOACK"):
-			c.Errf(ErrXReadOnlyGroup, "NOACK")
-			return a, false
+			if !readGroup {
+				c.Errf(ErrXReadOnlyGroup, "NOACK")
+				return a, false
+			}
+			a.noack = true
 		case more > 0 && strs.EqualFold(o, "STREAMS"):
 			a.streams = i + 1
 			if (len(c.Args)-a.streams)%2 != 0 {
-				c.Errf(ErrXReadUnbalanced, "XREAD", '$')
+				if readGroup {
+					c.Errf(ErrXReadUnbalanced, "XREADGROUP", '>')
+				} else {
+					c.Errf(ErrXReadUnbalanced, "XREAD", '$')
+				}
+				return a, false
+			}
+			if readGroup && a.group == nil {
+				c.Err(ErrXReadGroupMissing)
 				return a, false
 			}
 			a.n = (len(c.Args) - a.streams) / 2
@@ -114,7 +133,7 @@ func parseXRead(c *Ctx) (xreadArgs, bool) {
 
 // XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]
 func xread(c *Ctx) {
-	a, ok := parseXRead(c)
+	a, ok := parseXRead(c, false)
 	if !ok {
 		return
 	}
