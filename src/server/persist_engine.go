@@ -38,8 +38,14 @@ var errNoRDB = errors.New("RDB files are not available in this build")
 
 // writeRDB writes a point-in-time snapshot as an RDB stream, reporting progress into st.
 func (s *Server) writeRDB(w io.Writer, o rdbOpts, st *rdbState) (rdbStats, error) {
+	if testWriteRDB != nil {
+		return testWriteRDB(s, w, o)
+	}
 	return rdbStats{}, errNoRDB
 }
+
+// testWriteRDB, set by tests only, stands in for the engine's RDB writer.
+var testWriteRDB func(s *Server, w io.Writer, o rdbOpts) (rdbStats, error)
 
 // loadRDB loads an RDB stream into the (empty) engine.
 func (s *Server) loadRDB(r io.Reader, progress func(keys int64)) (rdbStats, error) {
