@@ -24,6 +24,8 @@
 //     chunks encoded by separate Encoders concatenate into one valid file, in
 //     the order they are joined. Within a key, the optional ExpireMs, Idle and
 //     Freq records come before the value's type byte, as Redis writes them.
+//     Redis never writes an empty collection (7.0 skips one on load, and
+//     RESTORE refuses it); callers must not either.
 //  2. Encoding allocates nothing per key once an Encoder's buffers have grown
 //     (BenchmarkEncodeStrings); the caller owns Buf and may reset it.
 //  3. The checksum is the caller's: CRC64 over the concatenated chunks, passed

@@ -37,7 +37,9 @@ func CheckDump(payload []byte, maxVersion int) (object []byte, err error) {
 }
 
 // DecodeObject decodes a DUMP object: a type byte and a value. As Redis's
-// RESTORE, it ignores bytes after the value. Errors wrap ErrCorrupt (Redis
+// RESTORE, it ignores bytes after the value. (RESTORE reads a value that runs
+// short on into the payload's 10-byte footer; given CheckDump's object, a
+// value short by up to 10 bytes fails here where RESTORE may accept it.) Errors wrap ErrCorrupt (Redis
 // answers "ERR Bad data format") or name an unsupported type. The Value's
 // slices are its own, not object's.
 func DecodeObject(object []byte) (Value, error) {
