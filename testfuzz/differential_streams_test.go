@@ -13,7 +13,11 @@ import (
 // TCP: XADD with explicit and ms-* IDs (some below the top, refused), MAXLEN and MINID trims with
 // =, ~ and LIMIT, values of every listpack size class so nodes split by bytes and by entry count,
 // XDEL, XTRIM, XRANGE and XREVRANGE with exclusive bounds and COUNT, XREAD over several keys,
-// XLEN and XINFO STREAM [FULL]; every reply must be Redis's byte for byte, in RESP2 and RESP3.
+// XLEN and XINFO STREAM [FULL], and consumer-group sessions (XGROUP CREATE|SETID|DESTROY|
+// CREATECONSUMER|DELCONSUMER, XREADGROUP of new entries and of history, with NOACK, XACK,
+// XPENDING, XCLAIM, XAUTOCLAIM, XINFO GROUPS) on two of the keys; every reply must be Redis's byte
+// for byte, in RESP2 and RESP3. Replies that carry the server's clock (idle and delivery times)
+// are left out: XPENDING's extended form, XINFO CONSUMERS, XINFO STREAM FULL of a key with groups.
 // -diff.seed reproduces a run.
 func TestStreamsAgainstRedis(t *testing.T) {
 	seed := *diffSeed
@@ -111,7 +115,7 @@ func (g *streamGen) trim(k string) []string {
 
 func (g *streamGen) next() []string {
 	k := g.key()
-	switch op := g.r.IntN(40); {
+	switch op := g.r.IntN(48); {
 	case op < 24:
 		cmd := []string{"XADD", k}
 		if g.r.IntN(40) == 0 {
@@ -151,9 +155,60 @@ func (g *streamGen) next() []string {
 	case op < 38:
 		return []string{"XINFO", "STREAM", k}
 	case op < 39:
-		return []string{"XINFO", "STREAM", k, "FULL", "COUNT", strconv.Itoa(g.r.IntN(4))}
+		return []string{"XINFO", "STREAM", "st:c", "FULL", "COUNT", strconv.Itoa(g.r.IntN(4))}
+	case op < 40:
+		return []string{"XLEN", k}
 	}
-	return []string{"XLEN", k}
+	return g.group()
+}
+
+// group returns a consumer-group command on st:a or st:b (st:c never has groups, so its XINFO
+// STREAM FULL holds no delivery times).
+func (g *streamGen) group() []string {
+	k := streamKeys[g.r.IntN(2)]
+	grp := []string{"g1", "g2"}[g.r.IntN(2)]
+	cons := "c" + strconv.Itoa(g.r.IntN(3))
+	count := strconv.Itoa(g.r.IntN(4))
+	pid := func() string { return strconv.Itoa(g.r.IntN(g.last[k]+1)) + "-" + strconv.Itoa(g.r.IntN(3)) }
+	switch g.r.IntN(14) {
+	case 0:
+		id := []string{"$", "0", pid()}[g.r.IntN(3)]
+		return []string{"XGROUP", "CREATE", k, grp, id, "MKSTREAM"}
+	case 1:
+		return []string{"XGROUP", "SETID", k, grp, []string{"$", "0", pid()}[g.r.IntN(3)]}
+	case 2:
+		if g.r.IntN(4) == 0 {
+			return []string{"XGROUP", "DESTROY", k, grp}
+		}
+		return []string{"XGROUP", "DELCONSUMER", k, grp, cons}
+	case 3:
+		return []string{"XGROUP", "CREATECONSUMER", k, grp, cons}
+	case 4, 5, 6:
+		cmd := []string{"XREADGROUP", "GROUP", grp, cons, "COUNT", count}
+		if g.r.IntN(4) == 0 {
+			cmd = append(cmd, "NOACK")
+		}
+		return append(cmd, "STREAMS", k, ">")
+	case 7:
+		return []string{"XREADGROUP", "GROUP", grp, cons, "COUNT", count, "STREAMS", k, []string{"0", pid()}[g.r.IntN(2)]}
+	case 8, 9:
+		return []string{"XACK", k, grp, pid(), pid()}
+	case 10:
+		return []string{"XPENDING", k, grp}
+	case 11:
+		cmd := []string{"XCLAIM", k, grp, cons, "0", pid(), pid()}
+		if g.r.IntN(2) == 0 {
+			cmd = append(cmd, "JUSTID")
+		}
+		return cmd
+	case 12:
+		cmd := []string{"XAUTOCLAIM", k, grp, cons, "0", pid(), "COUNT", strconv.Itoa(1 + g.r.IntN(5))}
+		if g.r.IntN(2) == 0 {
+			cmd = append(cmd, "JUSTID")
+		}
+		return cmd
+	}
+	return []string{"XINFO", "GROUPS", k}
 }
 
 // saw records the top millisecond an XADD reply gave.
