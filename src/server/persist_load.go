@@ -124,6 +124,10 @@ func (s *Server) loadRDBFile() error {
 	s.load.begin(size)
 	t0 := time.Now()
 	st, err := s.loadRDB(&countingReader{r: f, s: s}, func(keys int64) { s.load.progress(-1, keys) })
+	if errors.Is(err, errNoRDB) {
+		s.log.Warn("RDB file not loaded: this build cannot read RDB files", "file", path)
+		return nil
+	}
 	if err != nil {
 		s.log.Error("Fatal error loading the DB, check server logs. Exiting.", "err", err)
 		return fmt.Errorf("cannot load %s: %w", path, err)
