@@ -147,15 +147,17 @@ func (s *Shape) Within(score float64) (lon, lat, dist float64, ok bool) {
 	lon, lat = Decode(score)
 	if !s.Box {
 		lim := s.Radius * s.Conv
-		if roughDistance(s.Lon, s.Lat, lon, lat) > lim*(1+roughMargin)+roughMargin {
+		far := lim*(1+roughMargin) + roughMargin
+		// A great circle is at least as long as the meridian arc between the latitudes.
+		if EarthRadius*math.Abs(toRad(lat)-toRad(s.Lat)) > far || roughDistance(s.Lon, s.Lat, lon, lat) > far {
 			return lon, lat, 0, false
 		}
 		dist = Distance(s.Lon, s.Lat, lon, lat)
 		return lon, lat, dist, !(dist > lim)
 	}
 	w, h := s.Width*s.Conv, s.Height*s.Conv
-	if roughDistance(lon, lat, s.Lon, lat) > w/2*(1+roughMargin)+roughMargin ||
-		roughDistance(lon, lat, lon, s.Lat) > h/2*(1+roughMargin)+roughMargin {
+	if EarthRadius*math.Abs(toRad(lat)-toRad(s.Lat)) > h/2*(1+roughMargin)+roughMargin ||
+		roughDistance(lon, lat, s.Lon, lat) > w/2*(1+roughMargin)+roughMargin {
 		return lon, lat, 0, false
 	}
 	lonDist := Distance(lon, lat, s.Lon, lat)

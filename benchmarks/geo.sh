@@ -1,0 +1,43 @@
+#!/bin/bash
+# geo.sh: the GEOADD and GEOSEARCH BYRADIUS rows side by side with redis-server (issue 15). Both
+# servers pinned to CPU 0, hotkv-benchmark to CPU 1 (1 thread, 50 connections, pipeline 30). GEOADD
+# adds points on a one-degree patch to one key (members m:0 … m:99999, coordinates 13.<key>
+# 37.<key> from two independent key draws), which the GEOSEARCH row then searches: 5 km around a
+# random point of the patch, nearest 10 first. Server CPU is read from /proc before and after each
+# run. Not in run.sh's default sections.
+# Env: RUNS (1) DURATION (5s) RPORT (7171) HPORT (7172)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-1} DURATION=${DURATION:-5s} RPORT=${RPORT:-7171} HPORT=${HPORT:-7172}
+work=$(mktemp -d)
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+go build -o "$work/hotkv" ./src/cmd/hotkv
+go build -o "$work/hotkv-benchmark" ./tools/hotkv-benchmark
+mkdir -p "$work/r" "$work/h"
+taskset -c 0 redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$work/r" >"$work/r.log" 2>&1 &
+rpid=$!; pids+=("$rpid")
+taskset -c 0 "$work/hotkv" --port "$HPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$work/h" \
+  --threads 1 --gc-idle no >"$work/h.log" 2>&1 &
+hpid=$!; pids+=("$hpid")
+for port in "$RPORT" "$HPORT"; do
+  for _ in $(seq 200); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+done
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+tck=$(getconf CLK_TCK)
+row() { # name, command, expect
+  for name in redis hotkv; do
+    if [ $name = redis ]; then port=$RPORT pid=$rpid; else port=$HPORT pid=$hpid; fi
+    before=$(cpu "$pid")
+    out=$(taskset -c 1 "$work/hotkv-benchmark" --port "$port" --threads 1 --clients 50 --keys 100000 \
+      --duration "$DURATION" --pipeline 30 --quiet --command "$2" --expect "$3")
+    after=$(cpu "$pid")
+    echo "$out" | awk -v n=$name -v r="$1" -v cmd="${2%% *}" -v c=$((after - before)) -v t="$tck" '
+      $1 == cmd { printf "%-20s %-8s %12d %18.2f\n", r, n, $(NF-5), (c / t) / ($(NF-6) / 1e6) }'
+  done
+}
+printf '%-20s %-8s %12s %18s\n' row server "ops/s" "CPU-s per 1M ops"
+for run in $(seq "$RUNS"); do
+  row GEOADD 'GEOADD geo 13.__key__ 37.__key__ m:__key__' int
+  row GEOSEARCH-BYRADIUS 'GEOSEARCH geo FROMLONLAT 13.__key__ 37.__key__ BYRADIUS 5 km ASC COUNT 10' any
+done
