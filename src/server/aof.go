@@ -44,11 +44,38 @@ type aofState struct {
 	lastCow   atomic.Int64              // aof_last_cow_size: the last rewrite's peak queued bytes
 }
 
-// aofRun is one open writer and the feed reader it consumes.
+// aofRun is one open writer and the feed reader it consumes (through a gate).
 type aofRun struct {
 	w      *aof.Writer
 	rd     *feed.Reader
+	src    *gatedSource
 	always bool
+}
+
+// gatedSource is the writer's feed reader with a pause: while paused, Next returns nothing.
+// A rewrite pauses it before its snapshot and resumes it after StartRewrite, so the writer has
+// routed nothing past the snapshot point when the rewrite registers (persist/aof's
+// ErrRewriteLate rule), with Engine.WriteRDB calling its Instant after the tokens are released.
+// Next holds mu, so once pause returns no Next is running.
+type gatedSource struct {
+	mu     sync.Mutex
+	paused bool
+	rd     *feed.Reader
+}
+
+func (g *gatedSource) Next() ([]feed.Entry, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.paused {
+		return nil, nil
+	}
+	return g.rd.Next()
+}
+
+func (g *gatedSource) pause(on bool) {
+	g.mu.Lock()
+	g.paused = on
+	g.mu.Unlock()
 }
 
 func policyOf(name string) aof.Policy {
@@ -84,12 +111,13 @@ func (s *Server) openAOF(m *aof.Manifest) error {
 
 func (s *Server) openWriter(m *aof.Manifest, start uint64, rd *feed.Reader) error {
 	cfg := s.aofConfig(m, start)
-	w, err := aof.Open(cfg, rd)
+	src := &gatedSource{rd: rd}
+	w, err := aof.Open(cfg, src)
 	if err != nil {
 		rd.Close()
 		return err
 	}
-	s.aof.run.Store(&aofRun{w: w, rd: rd, always: cfg.Fsync == aof.Always})
+	s.aof.run.Store(&aofRun{w: w, rd: rd, src: src, always: cfg.Fsync == aof.Always})
 	return nil
 }
 

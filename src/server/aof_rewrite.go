@@ -11,6 +11,7 @@ package server
 import (
 	"errors"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/hotkv/hotkv/persist/aof"
@@ -68,19 +69,33 @@ func (s *Server) rewriteAOF() error {
 	return nil
 }
 
-// rewriteFrom writes the base from a snapshot; src, when not nil, is a reader attached before
-// it that replaces the writer's (after a lost feed).
-func (s *Server) rewriteFrom(r *aofRun, src *feed.Reader) error {
+// rewriteFrom writes the base from a snapshot; fresh, when not nil, is a reader attached before
+// it that replaces the writer's (after a lost feed). Otherwise the writer's source is paused from
+// before the snapshot until the rewrite is registered at its point.
+func (s *Server) rewriteFrom(r *aofRun, fresh *feed.Reader) error {
 	pr, pw := io.Pipe()
 	var startErr error
+	var next *gatedSource
+	if fresh != nil {
+		next = &gatedSource{rd: fresh}
+	} else {
+		r.src.pause(true)
+	}
+	resume := sync.OnceFunc(func() {
+		r.src.pause(false)
+		r.w.Notify()
+	})
+	defer resume()
 	started := make(chan struct{})
 	o := s.rdbOptions()
+	o.aofBase = true
 	o.instant = func(seq uint64) error {
-		if src != nil {
-			startErr = r.w.StartRewrite(seq, src)
+		if next != nil {
+			startErr = r.w.StartRewrite(seq, next)
 		} else {
 			startErr = r.w.StartRewrite(seq, nil)
 		}
+		resume()
 		close(started)
 		return startErr
 	}
@@ -92,10 +107,11 @@ func (s *Server) rewriteFrom(r *aofRun, src *feed.Reader) error {
 		done <- err
 	}()
 	fail := func(err error) error {
+		resume()
 		pr.CloseWithError(err)
 		<-done
-		if src != nil {
-			src.Close()
+		if fresh != nil {
+			fresh.Close()
 		}
 		return err
 	}
@@ -119,9 +135,9 @@ func (s *Server) rewriteFrom(r *aofRun, src *feed.Reader) error {
 	if werr := <-done; ferr == nil && werr != nil {
 		ferr = werr
 	}
-	if src != nil {
+	if fresh != nil {
 		old := r.rd
-		r.rd = src // the writer reads src now
+		r.rd, r.src = fresh, next // the writer reads fresh now
 		old.Close()
 	}
 	return ferr

@@ -25,8 +25,9 @@ type rdbStats struct {
 // rdbOpts are the RDB settings a save uses.
 type rdbOpts struct {
 	compression, checksum bool
-	// instant, when set, runs at the snapshot's instant holding every shard's token, with the
-	// feed sequence number the image holds (an AOF rewrite registers there).
+	aofBase               bool // the aof-base aux field
+	// instant, when set, runs once the snapshot's instant is fixed, with the feed sequence number
+	// the image holds (an AOF rewrite registers there); an error aborts the save.
 	instant func(seq uint64) error
 }
 
