@@ -167,6 +167,10 @@ func (e *Encoder) streamNode(entries []StreamEntry, i int, lim *Limits) int {
 // patchFirstInt replaces a listpack's first entry, the integer 0 (one byte and
 // its one-byte backlen), with v, moving the rest as needed.
 func patchFirstInt(b []byte, v int64) []byte {
+	if v >= 0 && v <= 127 { // same size as the 0 it replaces
+		b[lpHeaderSize] = byte(v)
+		return b
+	}
 	var t Listpack
 	t.AppendInt(v)
 	ent := t.b[lpHeaderSize:]
