@@ -236,3 +236,38 @@ func TestCorruptAOFStopsStart(t *testing.T) {
 	}
 	_ = bytes.MinRead
 }
+
+// aof-load-truncated: a torn last command is cut and the rest loads (yes), or the start fails
+// (no); an old single appendonly.aof beside the directory is moved in and loaded.
+func TestAOFTruncatedAndUpgrade(t *testing.T) {
+	torn := "*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n*3\r\n$3\r\nSET\r\n$1\r\nb\r\n$1"
+	mk := func() *aof.CrashFS {
+		fsys := aof.NewCrashFS()
+		fsys.MkdirAll("/data/appendonlydir")
+		fsys.WriteFile("/data/appendonlydir/appendonly.aof.manifest",
+			[]byte("file appendonly.aof.1.incr.aof seq 1 type i\n"))
+		fsys.WriteFile("/data/appendonlydir/appendonly.aof.1.incr.aof", []byte(torn))
+		return fsys
+	}
+	s := newPersistServer(t, "/data", mk(), "--appendonly", "yes", "--aof-load-truncated", "yes")
+	c := dialTestServer(t, s)
+	if a, b := c.query("GET a"), c.query("EXISTS b"); a != "$1\r\n1\r\n" || b != ":0\r\n" {
+		t.Fatalf("after a truncated load: GET a %q, EXISTS b %q", a, b)
+	}
+	s2 := newTestServer(t, "--appendonly", "yes", "--aof-load-truncated", "no")
+	s2.dataDir, s2.aof.fs = "/data", mk()
+	serveTestServer(t, s2)
+	if err := s2.LoadErr(); !errors.Is(err, aof.ErrTruncated) {
+		t.Fatalf("aof-load-truncated no: %v", err)
+	}
+	old := aof.NewCrashFS()
+	old.MkdirAll("/old")
+	old.WriteFile("/old/appendonly.aof", []byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\nold\r\n"))
+	c3 := dialTestServer(t, newPersistServer(t, "/old", old, "--appendonly", "yes"))
+	if got := c3.query("GET k"); got != "$3\r\nold\r\n" {
+		t.Fatalf("old single-file AOF: GET k %q", got)
+	}
+	if _, err := old.Stat("/old/appendonlydir/appendonly.aof.manifest"); err != nil {
+		t.Fatalf("no manifest after the upgrade: %v", err)
+	}
+}
