@@ -93,6 +93,11 @@ func NewDecoder(r io.Reader) *Decoder {
 	return &Decoder{rd: reader{r: r}}
 }
 
+// NewDecoderBytes returns a Decoder reading b in place, without a copy.
+func NewDecoderBytes(b []byte) *Decoder {
+	return &Decoder{rd: reader{buf: b, end: len(b)}}
+}
+
 // Version is the file's RDB version, known after the first Next.
 func (d *Decoder) Version() int { return d.version }
 

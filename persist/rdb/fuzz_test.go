@@ -32,8 +32,9 @@ func seedFiles(tb testing.TB) [][]byte {
 
 // decodeDigest decodes a whole input and describes every record and the
 // final error, so two readings of one input can be compared.
-func decodeDigest(r io.Reader) (string, error) {
-	d := NewDecoder(r)
+func decodeDigest(r io.Reader) (string, error) { return digestOf(NewDecoder(r)) }
+
+func digestOf(d *Decoder) (string, error) {
 	var sb bytes.Buffer
 	for range 100000 {
 		rec, err := d.Next()
@@ -50,7 +51,8 @@ func decodeDigest(r io.Reader) (string, error) {
 	return sb.String(), nil
 }
 
-// FuzzDecoder decodes whole files, read at once and one byte at a time: no
+// FuzzDecoder decodes whole files, read at once, one byte at a time and in
+// place (NewDecoderBytes): no
 // panic, an error of a known kind, and the same outcome both ways.
 func FuzzDecoder(f *testing.F) {
 	for _, s := range seedFiles(f) {
@@ -76,6 +78,9 @@ func FuzzDecoder(f *testing.F) {
 		}
 		if a != c {
 			t.Fatalf("whole and byte-at-a-time reads differ:\n%.500s\n%.500s", a, c)
+		}
+		if c, _ = digestOf(NewDecoderBytes(b)); a != c {
+			t.Fatalf("reader and in-place reads differ:\n%.500s\n%.500s", a, c)
 		}
 	})
 }
