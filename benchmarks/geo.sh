@@ -2,9 +2,10 @@
 # geo.sh: the GEOADD and GEOSEARCH BYRADIUS rows side by side with redis-server (issue 15). Both
 # servers pinned to CPU 0, hotkv-benchmark to CPU 1 (1 thread, 50 connections, pipeline 30). GEOADD
 # adds points on a one-degree patch to one key (members m:0 … m:99999, coordinates 13.<key>
-# 37.<key> from two independent key draws), which the GEOSEARCH row then searches: 5 km around a
-# random point of the patch, nearest 10 first. Server CPU is read from /proc before and after each
-# run. Not in run.sh's default sections.
+# 37.<key> from two independent key draws). GEOSEARCH searches a key both servers were given the
+# same 100,000 random points of that patch (redis-cli --pipe): 1 km around a random point of it
+# (about 25 points), nearest 10 first. Server CPU is read from /proc before and after each run. Not in run.sh's
+# default sections.
 # Env: RUNS (1) DURATION (5s) RPORT (7171) HPORT (7172)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +24,13 @@ hpid=$!; pids+=("$hpid")
 for port in "$RPORT" "$HPORT"; do
   for _ in $(seq 200); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
 done
+awk 'BEGIN { srand(15); for (i = 0; i < 100000; i += 100) {
+    printf "*302\r\n$6\r\nGEOADD\r\n$6\r\ngeofix\r\n"
+    for (j = i; j < i + 100; j++) {
+      lon = sprintf("%.6f", 13 + rand()); lat = sprintf("%.6f", 37 + rand()); m = "p" j
+      printf "$%d\r\n%s\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", length(lon), lon, length(lat), lat, length(m), m
+    } } }' >"$work/fill.resp"
+for port in "$RPORT" "$HPORT"; do redis-cli -p "$port" --pipe <"$work/fill.resp" >/dev/null; done
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 tck=$(getconf CLK_TCK)
 row() { # name, command, expect
@@ -39,5 +47,5 @@ row() { # name, command, expect
 printf '%-20s %-8s %12s %18s\n' row server "ops/s" "CPU-s per 1M ops"
 for run in $(seq "$RUNS"); do
   row GEOADD 'GEOADD geo 13.__key__ 37.__key__ m:__key__' int
-  row GEOSEARCH-BYRADIUS 'GEOSEARCH geo FROMLONLAT 13.__key__ 37.__key__ BYRADIUS 5 km ASC COUNT 10' any
+  row GEOSEARCH-BYRADIUS 'GEOSEARCH geofix FROMLONLAT 13.__key__ 37.__key__ BYRADIUS 1 km ASC COUNT 10' any
 done

@@ -17,10 +17,15 @@ func toDeg(r float64) float64 { return r / degRad }
 
 // Distance is the haversine distance in metres between two points given in degrees.
 func Distance(lon1, lat1, lon2, lat2 float64) float64 {
+	return distanceFrom(lon1, lat1, Cos(toRad(lat1)), lon2, lat2)
+}
+
+// distanceFrom is Distance given the first point's cosine of latitude, which a search reuses.
+func distanceFrom(lon1, lat1, cosLat1, lon2, lat2 float64) float64 {
 	lat1r, lon1r, lat2r, lon2r := toRad(lat1), toRad(lon1), toRad(lat2), toRad(lon2)
 	u := Sin((lat2r - lat1r) / 2)
 	v := Sin((lon2r - lon1r) / 2)
-	a := float64(u*u) + float64(float64(float64(Cos(lat1r)*Cos(lat2r))*v)*v)
+	a := float64(u*u) + float64(float64(float64(cosLat1*Cos(lat2r))*v)*v)
 	return (2.0 * EarthRadius) * Asin(math.Sqrt(a))
 }
 
@@ -33,6 +38,23 @@ type Shape struct {
 	Width, Height float64
 	Conv          float64
 	bounds        [4]float64 // min lon, min lat, max lon, max lat
+	// Set by prepare for Within: the centre's cosine of latitude (Cos's, and math's for the
+	// rough test), and the haversine term past which a point is surely outside a circle.
+	prepared         bool
+	cosLat, roughCos float64
+	roughLimit       float64
+}
+
+// prepare computes what Within reuses for every point of a search.
+func (s *Shape) prepare() {
+	s.prepared = true
+	s.cosLat, s.roughCos = Cos(toRad(s.Lat)), math.Cos(toRad(s.Lat))
+	half := s.Radius * s.Conv / (2 * EarthRadius)
+	s.roughLimit = math.Inf(1)
+	if half < math.Pi/2 {
+		h := math.Sin(half)
+		s.roughLimit = h*h*(1+roughMargin) + 1e-20
+	}
 }
 
 // boundingBox is geohashBoundingBox: the longitudes and latitudes the shape spans.
@@ -80,6 +102,7 @@ type ScoreRange struct{ Min, Max uint64 }
 // order, leaving out the boxes Redis excludes as outside the area and a box equal to the one
 // scanned just before it (huge radii make neighbours coincide). It writes into dst's array.
 func (s *Shape) Boxes(dst *[9]ScoreRange) []ScoreRange {
+	s.prepare()
 	s.boundingBox()
 	minLon, minLat, maxLon, maxLat := s.bounds[0], s.bounds[1], s.bounds[2], s.bounds[3]
 	metres := s.Radius
@@ -145,14 +168,17 @@ func (s *Shape) Boxes(dst *[9]ScoreRange) []ScoreRange {
 // is computed.
 func (s *Shape) Within(score float64) (lon, lat, dist float64, ok bool) {
 	lon, lat = Decode(score)
+	if !s.prepared {
+		s.prepare()
+	}
 	if !s.Box {
 		lim := s.Radius * s.Conv
-		far := lim*(1+roughMargin) + roughMargin
 		// A great circle is at least as long as the meridian arc between the latitudes.
-		if EarthRadius*math.Abs(toRad(lat)-toRad(s.Lat)) > far || roughDistance(s.Lon, s.Lat, lon, lat) > far {
+		if EarthRadius*math.Abs(toRad(lat)-toRad(s.Lat)) > lim*(1+roughMargin)+roughMargin ||
+			s.roughHaversine(lon, lat) > s.roughLimit {
 			return lon, lat, 0, false
 		}
-		dist = Distance(s.Lon, s.Lat, lon, lat)
+		dist = distanceFrom(s.Lon, s.Lat, s.cosLat, lon, lat)
 		return lon, lat, dist, !(dist > lim)
 	}
 	w, h := s.Width*s.Conv, s.Height*s.Conv
@@ -165,7 +191,14 @@ func (s *Shape) Within(score float64) (lon, lat, dist float64, ok bool) {
 	if lonDist > w/2 || latDist > h/2 {
 		return lon, lat, 0, false
 	}
-	return lon, lat, Distance(s.Lon, s.Lat, lon, lat), true
+	return lon, lat, distanceFrom(s.Lon, s.Lat, s.cosLat, lon, lat), true
+}
+
+// roughHaversine is the haversine term of the distance from the centre on Go's math library.
+func (s *Shape) roughHaversine(lon, lat float64) float64 {
+	u := math.Sin((toRad(lat) - toRad(s.Lat)) / 2)
+	v := math.Sin((toRad(lon) - toRad(s.Lon)) / 2)
+	return u*u + s.roughCos*math.Cos(toRad(lat))*v*v
 }
 
 // roughMargin is how far past an edge, relatively and in metres, a rough distance must be to

@@ -178,5 +178,10 @@ func Asin(a float64) float64 {
 	}
 	s := sinDDx(y)
 	d := dd{a, 0}.add(s.neg())
-	return y + (d.hi+d.lo)/math.Cos(y)
+	// The step only corrects the last bits, so cos(y) = sqrt(1-a²) need not be exact.
+	c := math.Sqrt((1 - a) * (1 + a))
+	if c == 0 {
+		return y
+	}
+	return y + (d.hi+d.lo)/c
 }
