@@ -71,6 +71,13 @@ type Hooks struct {
 	Shutdown func(save, nosave, now, force bool) error
 	// Info appends server-level INFO fields the command layer does not own.
 	Info func(section string, dst []byte) []byte
+	// Persistence (persist_cmds.go): nil answers as a server without the feature. A
+	// ReplyError is replied as it is; other errors as each command's Redis text.
+	Save         func() error                                    // SAVE: a foreground snapshot
+	BGSave       func(schedule bool) (scheduled bool, err error) // BGSAVE [SCHEDULE]
+	LastSave     func() int64                                    // LASTSAVE: unix seconds of the last successful save
+	BGRewriteAOF func() (scheduled bool, err error)              // BGREWRITEAOF
+	DebugReload  func(merge, noflush, nosave bool) error         // DEBUG RELOAD
 }
 
 // shardData is one shard's databases.
@@ -125,6 +132,8 @@ type Engine struct {
 	scripting scriptingState
 	// snapshot is the point-in-time snapshot running now, nil when none (snapshot.go).
 	snapshot atomic.Pointer[Snapshot]
+	// persist holds the -LOADING and -MISCONF gates (persist_gate.go).
+	persist persistState
 }
 
 // Options configure a new Engine.

@@ -194,4 +194,22 @@ const (
 	ErrScriptStrictKeys   = "ERR Script attempted to access a key not declared in KEYS (lua-strict-keys yes)"
 	ErrScriptUndeclaredTx = "ERR Script inside MULTI attempted to access an undeclared key on a shard the transaction does not hold: declare it in KEYS"
 	ErrScriptUndeclared   = "ERR Script attempted to access an undeclared key after writing, and its shard was busy: declare it in KEYS (this script runs under every shard from now on)"
+
+	// Persistence (persist*.go, dump.go), as Redis 7.0.15 words them.
+	ErrBusyKey          = "BUSYKEY Target key name already exists."
+	ErrDumpPayload      = "ERR DUMP payload version or checksum are wrong"
+	ErrBadDataFormat    = "ERR Bad data format"
+	ErrRestoreTTL       = "ERR Invalid TTL value, must be >= 0"
+	ErrRestoreIdle      = "ERR Invalid IDLETIME value, must be >= 0"
+	ErrRestoreFreq      = "ERR Invalid FREQ value, must be >= 0 and <= 255"
+	ErrLoading          = "LOADING Redis is loading the dataset in memory"
+	ErrMisconfRDB       = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
+	ErrMisconfAOF       = "MISCONF Errors writing to the AOF file: "
+	ErrSaveRunning      = "ERR Background save already in progress"
+	ErrSaveFailed       = "ERR"
+	ErrBGSaveBusy       = "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible."
+	ErrAOFRewriteBusy   = "ERR Background append only file rewriting already in progress"
+	ErrAOFRewriteFailed = "ERR Can't execute an AOF background rewriting. Please check the server logs for more information."
+	ErrDebugReloadOpts  = "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."
+	ErrDebugReloadLoad  = "ERR Error trying to load the RDB dump, check server logs."
 )

@@ -24,6 +24,8 @@ var keyCommands = []*Spec{
 	{Name: "copy", Arity: -3, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Run: copyCmd},
 	{Name: "move", Arity: 3, Flags: Write | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: move},
 	{Name: "swapdb", Arity: 3, Flags: Write | Fast, Scope: ScopeAll, Run: swapdb},
+	{Name: "dump", Arity: 2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: dumpCmd}, // dump.go
+	{Name: "restore", Arity: -4, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Run: restoreCmd},
 	scanSpec,
 	objectSpec,
 }

@@ -32,6 +32,12 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 		e.refuse(cl, s, spec, fmt.Sprintf(ErrSubscribedMode, spec.Name))
 		return
 	}
+	if g := e.persist.gate.Load(); g != 0 { // MISCONF, LOADING (persist_gate.go)
+		if msg := e.persistRefusal(cl, spec, g); msg != "" {
+			e.refuse(cl, s, spec, msg)
+			return
+		}
+	}
 	if e.scripting.running.Load() > 0 { // BUSY while a script runs past its threshold (scripting.go)
 		if msg := e.scriptBusy(spec, s.Args, cl.keyPos); msg != "" {
 			e.refuse(cl, s, spec, msg)

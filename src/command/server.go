@@ -17,6 +17,10 @@ var serverCommands = []*Spec{
 	{Name: "flushall", Arity: -1, Flags: Write, Scope: ScopeAll, Run: flushall},
 	{Name: "time", Arity: 1, Flags: Loading | Stale | Fast, Scope: ScopeConn, Run: timeCmd},
 	{Name: "lastsave", Arity: 1, Flags: Loading | Stale | Fast, Scope: ScopeConn, Run: lastsave},
+	// persist_cmds.go: barriers that lock nothing, so a pipeline's earlier writes are saved.
+	{Name: "save", Arity: 1, Flags: Admin | NoScript | NoAsyncLoading | NoMulti, Scope: ScopeSelf, Run: saveCmd},
+	{Name: "bgsave", Arity: -1, Flags: Admin | NoScript | NoAsyncLoading, Scope: ScopeSelf, Run: bgsaveCmd},
+	{Name: "bgrewriteaof", Arity: 1, Flags: Admin | NoScript | NoAsyncLoading, Scope: ScopeSelf, Run: bgrewriteaofCmd},
 	{Name: "shutdown", Arity: -1, Flags: Admin | NoScript | Loading | Stale | NoMulti | AllowBusy,
 		Scope: ScopeConn, Run: shutdown},
 	// DEBUG has no subcommand table in Redis (its errors name the subcommand as typed), so it is
@@ -94,11 +98,15 @@ func timeCmd(c *Ctx) {
 	c.BulkInt(now % 1e6)
 }
 
-// LASTSAVE
-//
-// HotKV has not saved a snapshot yet, so like a Redis that never saved it answers the start
-// time (persistence will report its own once it exists).
-func lastsave(c *Ctx) { c.Int(c.E.started.Unix()) }
+// LASTSAVE: the server's last successful save (Hooks.LastSave); without persistence the start
+// time, as a Redis that never saved answers.
+func lastsave(c *Ctx) {
+	if f := c.E.Hooks.LastSave; f != nil {
+		c.Int(f())
+		return
+	}
+	c.Int(c.E.started.Unix())
+}
 
 // SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
 func shutdown(c *Ctx) {
@@ -162,6 +170,8 @@ func debugCmd(c *Ctx) {
 		debugObject(c)
 	case n == 3 && strs.EqualFold(sub, "SLEEP"):
 		debugSleep(c)
+	case strs.EqualFold(sub, "RELOAD"):
+		debugReload(c) // persist_cmds.go
 	default:
 		c.Errf(ErrSubSyntax, sub, "DEBUG")
 	}
@@ -171,6 +181,19 @@ var debugHelpLines = []string{
 	"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 	"OBJECT <key>",
 	"    Show low level info about the `key` and associated value.",
+	"RELOAD [option ...]",
+	"    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+	"    * MERGE: conflicting keys will be loaded from RDB.",
+	"    * NOFLUSH: the existing database will not be removed before load, but",
+	"      conflicting keys will generate an exception and kill the server.",
+	"    * NOSAVE: the database will be loaded from an existing RDB file.",
+	"    Examples:",
+	"    * DEBUG RELOAD: verify that the server is able to persist, flush and reload",
+	"      the database.",
+	"    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an",
+	"      existing RDB file.",
+	"    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
+	"      file to the database.",
 	"SLEEP <seconds>",
 	"    Stop the server for <seconds>. Decimals allowed.",
 	"HELP",
