@@ -64,8 +64,8 @@ func writeStrings(t *testing.T, name string, n, valueLen int) int64 {
 // on stderr (not a terminal here: lines, then the final state at 100%),
 // reports every key and exits 0; redis-check-rdb agrees. It logs both rates.
 func TestLargeFile(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 200 MB")
+	if testing.Short() || raceOn {
+		t.Skip("writes 200 MB (skipped with -short and -race)")
 	}
 	dir := t.TempDir()
 	name := filepath.Join(dir, "big.rdb")
@@ -108,8 +108,8 @@ func TestLargeFile(t *testing.T) {
 // TestProgressWhileReading: a Progress with a short period, fed by Check over
 // 100 MB, writes lines whose byte counts grow and end at the size.
 func TestProgressWhileReading(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 100 MB")
+	if testing.Short() || raceOn {
+		t.Skip("writes 100 MB (skipped with -short and -race)")
 	}
 	name := filepath.Join(t.TempDir(), "mid.rdb")
 	size := writeStrings(t, name, 100_000, 1000)
