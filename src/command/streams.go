@@ -32,6 +32,7 @@ var xinfoSpec = (&Spec{Name: "xinfo", Arity: -2}).sub(
 	&Spec{Name: "xinfo|stream", Arity: -3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, Run: xinfoStream},
 	&Spec{Name: "xinfo|groups", Arity: 3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, Run: xinfoGroups},
 	&Spec{Name: "xinfo|consumers", Arity: 4, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, Run: xinfoConsumers},
+	&Spec{Name: "xinfo|help", Arity: 2, Flags: Loading | Stale, Scope: ScopeConn, Run: func(c *Ctx) { replyHelpLines(c, xinfoHelpLines) }},
 )
 
 // Stream wire errors, Redis 7.0.15's exact texts (kept with the family, which owns them).

@@ -16,7 +16,41 @@ var xgroupSpec = (&Spec{Name: "xgroup", Arity: -2}).sub(
 	&Spec{Name: "xgroup|destroy", Arity: 4, Flags: Write, FirstKey: 2, LastKey: 2, Step: 1, Run: xgroupDestroy},
 	&Spec{Name: "xgroup|createconsumer", Arity: 5, Flags: Write | DenyOOM, FirstKey: 2, LastKey: 2, Step: 1, Run: xgroupCreateConsumer},
 	&Spec{Name: "xgroup|delconsumer", Arity: 5, Flags: Write, FirstKey: 2, LastKey: 2, Step: 1, Run: xgroupDelConsumer},
+	&Spec{Name: "xgroup|help", Arity: 2, Flags: Loading | Stale, Scope: ScopeConn, Run: func(c *Ctx) { replyHelpLines(c, xgroupHelpLines) }},
 )
+
+// xgroupHelpLines and xinfoHelpLines are Redis 7.0.15's XGROUP HELP and XINFO HELP texts.
+var xgroupHelpLines = []string{
+	"XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"CREATE <key> <groupname> <id|$> [option]",
+	"    Create a new consumer group. Options are:",
+	"    * MKSTREAM",
+	"      Create the empty stream if it does not exist.",
+	"    * ENTRIESREAD entries_read",
+	"      Set the group's entries_read counter (internal use).",
+	"CREATECONSUMER <key> <groupname> <consumer>",
+	"    Create a new consumer in the specified group.",
+	"DELCONSUMER <key> <groupname> <consumer>",
+	"    Remove the specified consumer.",
+	"DESTROY <key> <groupname>",
+	"    Remove the specified group.",
+	"SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+	"    Set the current group ID and entries_read counter.",
+	"HELP",
+	"    Prints this help.",
+}
+
+var xinfoHelpLines = []string{
+	"XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"CONSUMERS <key> <groupname>",
+	"    Show consumers of <groupname>.",
+	"GROUPS <key>",
+	"    Show the stream consumer groups.",
+	"STREAM <key> [FULL [COUNT <count>]",
+	"    Show information about the stream.",
+	"HELP",
+	"    Prints this help.",
+}
 
 const (
 	ErrXGroupNoKey       = "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically."
