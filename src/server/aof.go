@@ -248,7 +248,7 @@ func (s *Server) aofCron() {
 	r.w.Notify()
 	if err := r.w.Err(); err != nil {
 		if !s.aof.misconf.Swap(true) {
-			s.setWriteError(writeErrAOF, aof.MisconfMessage(err))
+			s.setWriteError(writeErrAOF, aof.Strerror(err))
 		}
 	} else {
 		s.clearAOFError()

@@ -12,11 +12,16 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hotkv/hotkv/persist/aof"
 	"github.com/hotkv/hotkv/pipeline/feed"
 )
+
+// rewriteInstantDelay, set by tests only, widens the gap between the snapshot's instant and the
+// rewrite's registration, where a writer not paused would route past the point.
+var rewriteInstantDelay atomic.Int64
 
 // aofRewriting reports whether an AOF rewrite runs.
 func (s *Server) aofRewriting() bool {
@@ -90,6 +95,9 @@ func (s *Server) rewriteFrom(r *aofRun, fresh *feed.Reader) error {
 	o := s.rdbOptions()
 	o.aofBase = true
 	o.instant = func(seq uint64) error {
+		if d := rewriteInstantDelay.Load(); d > 0 {
+			time.Sleep(time.Duration(d))
+		}
 		if next != nil {
 			startErr = r.w.StartRewrite(seq, next)
 		} else {

@@ -19,7 +19,6 @@ package server
 //     writes get MISCONF.
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,6 +29,7 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/persist/aof"
+	"github.com/hotkv/hotkv/src/command"
 	"github.com/hotkv/hotkv/src/config"
 )
 
@@ -38,9 +38,9 @@ const bgsaveRetryDelay = 5 * time.Second
 
 // Redis's replies for the RDB commands.
 var (
-	errBgsaveRunning  = errors.New("ERR Background save already in progress")
-	errRewriteRunning = errors.New("ERR Background append only file rewriting already in progress")
-	errBgsaveBlocked  = errors.New("ERR An AOF log rewriting in progress: can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.")
+	errBgsaveRunning  = command.ErrSnapshotRunning
+	errRewriteRunning = command.ErrAOFRewriteRunning
+	errBgsaveBlocked  = command.ErrChildActive
 )
 
 // rdbState is the RDB side of persistence. Counters are atomics: INFO reads them while a save
@@ -78,7 +78,6 @@ func (s *Server) rdbPath() string { return filepath.Join(s.dataDir, s.cfg.String
 func (s *Server) saveRDB() (err error) {
 	fsys, dir := s.aof.fs, s.dataDir
 	tmp := filepath.Join(dir, "temp-"+strconv.Itoa(os.Getpid())+".rdb")
-	s.rdb.lastTry.Store(time.Now().UnixNano())
 	dirty := s.dirty()
 	f, err := fsys.Create(tmp)
 	if err != nil {
@@ -134,12 +133,9 @@ func (s *Server) save() error {
 	}
 	s.rdb.busy.Lock()
 	defer s.rdb.busy.Unlock()
-	if err := s.saveRDB(); err != nil {
-		s.noteSaveResult(err)
-		return errors.New("ERR")
-	}
-	s.noteSaveResult(nil)
-	return nil
+	err := s.saveRDB()
+	s.noteSaveResult(err, false)
+	return err
 }
 
 // bgsave is BGSAVE [SCHEDULE]: the snapshot on a goroutine of its own. scheduled reports that it
@@ -165,6 +161,7 @@ func (s *Server) bgsave(schedule bool) (scheduled bool, err error) {
 // startBgsave runs the background save; the caller holds rdb.busy, which it releases.
 func (s *Server) startBgsave() {
 	s.rdb.bg.Store(true)
+	s.rdb.lastTry.Store(time.Now().UnixNano())
 	s.rdb.bgStart.Store(time.Now().UnixNano())
 	s.log.Info("Background saving started")
 	s.bgWork.Add(1)
@@ -176,7 +173,7 @@ func (s *Server) startBgsave() {
 		s.rdb.lastTimeSec.Store(int64(time.Since(t0) / time.Second))
 		s.rdb.bgStart.Store(0)
 		s.rdb.bg.Store(false)
-		s.noteSaveResult(err)
+		s.noteSaveResult(err, true)
 		if err == nil {
 			s.log.Info("Background saving terminated with success")
 		} else {
@@ -186,9 +183,12 @@ func (s *Server) startBgsave() {
 }
 
 // noteSaveResult records rdb_last_bgsave_status and sets or clears the MISCONF gate (invariant
-// 3). Redis sets the status for SAVE too.
-func (s *Server) noteSaveResult(err error) {
-	s.rdb.lastOK.Store(err == nil)
+// 3). As Redis's rdbSave, a foreground save that succeeds sets the status ok and one that fails
+// leaves it.
+func (s *Server) noteSaveResult(err error, background bool) {
+	if background || err == nil {
+		s.rdb.lastOK.Store(err == nil)
+	}
 	s.updateRDBGate()
 }
 
@@ -198,15 +198,12 @@ func (s *Server) updateRDBGate() {
 	deny := !s.rdb.lastOK.Load() && len(s.cfg.Current().Save) > 0 && s.cfg.Bool("stop-writes-on-bgsave-error")
 	if s.rdb.misconf.Swap(deny) != deny {
 		if deny {
-			s.setWriteError(writeErrRDB, misconfRDB)
+			s.setWriteError(writeErrRDB, "the last background save failed")
 		} else {
 			s.setWriteError(writeErrRDB, "")
 		}
 	}
 }
-
-// misconfRDB is Redis 7.0.15's shared.bgsaveerr without the leading '-'.
-const misconfRDB = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
 
 // saveCron is serverCron's save rule check: a BGSAVE when some rule's seconds have passed since
 // the last save with at least its changes, and, after a failed one, not before the retry delay.

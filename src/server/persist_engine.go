@@ -3,6 +3,7 @@ package server
 // The calls persistence makes into the command engine, in one place.
 
 import (
+	"context"
 	"errors"
 	"io"
 
@@ -11,8 +12,8 @@ import (
 
 // Kinds of write errors behind the MISCONF gate.
 const (
-	writeErrRDB = iota
-	writeErrAOF
+	writeErrRDB = int(command.WriteErrRDB)
+	writeErrAOF = int(command.WriteErrAOF)
 )
 
 // rdbStats are what a save or a load reports.
@@ -37,33 +38,66 @@ func (s *Server) rdbOptions() rdbOpts {
 
 var errNoRDB = errors.New("RDB files are not available in this build")
 
-// writeRDB writes a point-in-time snapshot as an RDB stream, reporting progress into st.
+// testWriteRDB, set by tests only, stands in for the engine's RDB writer.
+var testWriteRDB func(s *Server, w io.Writer, o rdbOpts) (rdbStats, error)
+
+// writeRDB writes a point-in-time snapshot as an RDB stream (Engine.WriteRDB), reporting its
+// progress into st. Stop cancels it.
 func (s *Server) writeRDB(w io.Writer, o rdbOpts, st *rdbState) (rdbStats, error) {
 	if testWriteRDB != nil {
 		return testWriteRDB(s, w, o)
 	}
-	return rdbStats{}, errNoRDB
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.stopped:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	opts := command.RDBOptions{Compress: o.compression, Checksum: o.checksum, AOFBase: o.aofBase,
+		Instant: o.instant,
+		Progress: func(p command.RDBProgress) {
+			st.keysTotal.Store(p.Keys)
+		}}
+	rs, err := s.Engine.WriteRDB(ctx, w, opts)
+	st.keysDone.Store(0)
+	st.keysTotal.Store(0)
+	return rdbStats{keys: rs.Keys, bytes: rs.Bytes, peakQueued: rs.Snapshot.PeakHeld}, err
 }
 
-// testWriteRDB, set by tests only, stands in for the engine's RDB writer.
-var testWriteRDB func(s *Server, w io.Writer, o rdbOpts) (rdbStats, error)
-
-// loadRDB loads an RDB stream into the (empty) engine.
-func (s *Server) loadRDB(r io.Reader, progress func(keys int64)) (rdbStats, error) {
-	return rdbStats{}, errNoRDB
+// loadRDB loads an RDB stream into the engine (size 0 when unknown; an AOF base keeps keys
+// already expired, as Redis loads a preamble).
+func (s *Server) loadRDB(r io.Reader, size int64, aofBase bool, progress func(command.LoadProgress)) (rdbStats, error) {
+	st, err := s.Engine.LoadRDB(r, command.LoadOptions{KeepExpired: aofBase, Size: size,
+		Progress: progress, ProgressKeys: 10_000})
+	return rdbStats{loaded: st.Keys, expired: st.Expired, bytes: st.Bytes}, err
 }
 
 // dirty is Redis's server.dirty; dirtyHeld is it from inside INFO (every token held).
 func (s *Server) dirty() int64     { return s.Engine.Dirty(false) }
 func (s *Server) dirtyHeld() int64 { return s.Engine.Dirty(true) }
 
-// setWriteError sets (text not empty) or clears the MISCONF gate of one kind.
-func (s *Server) setWriteError(kind int, text string) {
-	s.writeErr[kind].Store(&text)
+// setWriteError sets (cause not empty) or clears the MISCONF gate of one kind; for the AOF
+// cause is the error's strerror text.
+func (s *Server) setWriteError(kind int, cause string) {
+	s.writeErr[kind].Store(&cause)
+	s.Engine.SetWriteError(command.WriteErrKind(kind), cause)
 }
 
-// markLoader exempts the AOF loader's fake client from the -LOADING gate.
-func markLoader(cl *command.Client) {}
-
 // engineLoading turns the -LOADING gate on or off.
-func (s *Server) engineLoading(on bool) {}
+func (s *Server) engineLoading(on bool) { s.Engine.SetLoading(on) }
+
+// markLoader exempts the AOF loader's fake client from the -LOADING gate.
+func (s *Server) markLoader(cl *command.Client) { s.Engine.ExemptFromLoading(cl) }
+
+// persistHooks fills the engine's persistence hooks.
+func (s *Server) persistHooks() {
+	h := &s.Engine.Hooks
+	h.Save = s.save
+	h.BGSave = s.bgsave
+	h.LastSave = s.lastSave
+	h.BGRewriteAOF = s.bgRewriteAOF
+	h.DebugReload = s.debugReload
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/hotkv/hotkv/net/resp"
 	"github.com/hotkv/hotkv/persist/aof"
 	"github.com/hotkv/hotkv/pipeline"
+	"github.com/hotkv/hotkv/src/command"
 )
 
 // loadState is what INFO shows while loading.
@@ -123,7 +124,8 @@ func (s *Server) loadRDBFile() error {
 	defer f.Close()
 	s.load.begin(size)
 	t0 := time.Now()
-	st, err := s.loadRDB(&countingReader{r: f, s: s}, func(keys int64) { s.load.progress(-1, keys) })
+	st, err := s.loadRDB(&countingReader{r: f, s: s}, size, false,
+		func(p command.LoadProgress) { s.load.progress(p.Bytes, p.Keys) })
 	if errors.Is(err, errNoRDB) {
 		s.log.Warn("RDB file not loaded: this build cannot read RDB files", "file", path)
 		return nil
@@ -176,7 +178,7 @@ func (s *Server) loadAOF() error {
 		if err := fc.flush(); err != nil {
 			return err
 		}
-		st, err := s.loadRDB(r, func(keys int64) { s.load.progress(0, keys) })
+		st, err := s.loadRDB(r, 0, true, func(p command.LoadProgress) { s.load.progress(0, p.Keys) })
 		s.rdb.loadLoaded.Store(st.loaded)
 		s.rdb.loadExpired.Store(st.expired)
 		return err
@@ -223,9 +225,9 @@ const fakeBatch = 256 << 10
 func (s *Server) newFakeClient() *fakeClient {
 	mem := &memStream{}
 	cl := s.Engine.NewClient("", "", func() {})
-	markLoader(cl)
+	s.markLoader(cl)
 	return &fakeClient{s: s, mem: mem, pc: pipeline.NewConn(s.env, mem, cl),
-		release: func() { s.Engine.RemoveClient(cl) }}
+		release: func() { s.markLoader(nil); s.Engine.RemoveClient(cl) }}
 }
 
 func (f *fakeClient) close() { f.release() }

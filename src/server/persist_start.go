@@ -107,7 +107,7 @@ func (s *Server) shutdown(save, nosave, now, force bool) error {
 		s.rdb.busy.Lock()
 		err := s.saveRDB()
 		s.rdb.busy.Unlock()
-		s.noteSaveResult(err)
+		s.noteSaveResult(err, false)
 		if err != nil {
 			if !force {
 				s.log.Warn("Error trying to save the DB, can't exit.")

@@ -76,6 +76,7 @@ func New(cfg *config.Store) (*Server, error) {
 	})
 	s.Engine.Hooks.Shutdown = s.shutdownCommand
 	s.Engine.Hooks.Info = s.infoHook
+	s.persistHooks()
 	s.reclaim = s.Engine.Reclaim
 	cfg.OnChange("timeout", func(string) { s.applyIdleTimeout() })
 	cfg.OnChange("sched-batch", func(string) { s.applySched() })
