@@ -42,6 +42,10 @@ type aofState struct {
 	misconf   atomic.Bool               // the MISCONF gate is set for the AOF
 	last      atomic.Pointer[aof.Stats] // the INFO fields when the writer closed
 	lastCow   atomic.Int64              // aof_last_cow_size: the last rewrite's peak queued bytes
+	// lost: the writer lost the feed and only a rewrite from a fresh reader goes on (persist/aof
+	// invariant 6); the cron retries one a second (lostTry) until one succeeds.
+	lost    atomic.Bool
+	lostTry atomic.Int64
 }
 
 // aofRun is one open writer and the feed reader it consumes (through a gate).
@@ -131,6 +135,7 @@ func (s *Server) closeAOF() error {
 	st := r.w.Stats()
 	s.aof.last.Store(&st)
 	s.aof.run.Store(nil)
+	s.aof.lost.Store(false)
 	r.rd.Close()
 	s.clearAOFError()
 	return err
@@ -253,6 +258,12 @@ func (s *Server) aofCron() {
 	} else {
 		s.clearAOFError()
 	}
+	if s.aof.lost.Load() && !s.aofRewriting() && !s.rdb.inProgress() &&
+		time.Now().UnixNano()-s.aof.lostTry.Load() >= int64(time.Second) {
+		s.aof.lostTry.Store(time.Now().UnixNano())
+		go s.aofLost()
+		return
+	}
 	if s.aof.scheduled.Load() && !s.rdb.inProgress() {
 		s.aof.scheduled.Store(false)
 		go s.bgRewriteAOF()
@@ -276,6 +287,7 @@ func (s *Server) clearAOFError() {
 // aofLost is the writer's OnLost: the feed dropped entries it had not read, so only a rewrite
 // from a new reader and a snapshot can go on (persist/aof invariant 6).
 func (s *Server) aofLost() {
+	s.aof.lost.Store(true)
 	s.log.Warn("The AOF writer lost the write feed; starting an AOF rewrite")
 	if err := s.rewriteAOF(); err != nil {
 		s.log.Error("Background AOF rewrite after the feed was lost failed", "err", err)

@@ -63,9 +63,16 @@ func (s *Server) rewriteAOF() error {
 	}
 	s.log.Info("Background append only file rewriting started")
 	t0 := time.Now()
-	err := s.rewriteFrom(r, nil)
-	if errors.Is(err, aof.ErrNeedSource) {
-		err = s.rewriteFrom(r, s.Engine.AttachFeed())
+	var err error
+	if !s.aof.lost.Load() {
+		err = s.rewriteFrom(r, nil)
+	}
+	if s.aof.lost.Load() || errors.Is(err, aof.ErrNeedSource) {
+		s.aof.lost.Store(true)
+		s.aof.lostTry.Store(time.Now().UnixNano())
+		if err = s.rewriteFrom(r, s.Engine.AttachFeed()); err == nil {
+			s.aof.lost.Store(false)
+		}
 	}
 	if err != nil {
 		return err

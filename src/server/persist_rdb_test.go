@@ -165,3 +165,34 @@ func incrWriters(t *testing.T, s *Server, n, depth int) ([]atomic.Int64, func())
 	}
 	return acked, func() { close(done); wg.Wait() }
 }
+
+// A value larger than a feed ring (1 MB) is dropped from the feed, so the writer loses it
+// (feed.ErrLost); the server rewrites the AOF from a fresh reader and a snapshot, the client's
+// reply under always waits for that base, and a restart has the value and the writes after.
+func TestAOFFeedLostRewrites(t *testing.T) {
+	for _, policy := range []string{"always", "everysec"} {
+		t.Run(policy, func(t *testing.T) {
+			dir := t.TempDir()
+			args := []string{"--appendonly", "yes", "--appendfsync", policy}
+			s := newPersistServer(t, dir, nil, args...)
+			c := dialTestServer(t, s)
+			c.query("SET before 1")
+			big := strings.Repeat("b", 2<<20)
+			c.conn.SetDeadline(time.Now().Add(10 * time.Second))
+			c.conn.Write([]byte("*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$" + strconv.Itoa(len(big)) + "\r\n" + big + "\r\n"))
+			if got := c.reply(); got != "+OK\r\n" {
+				t.Fatalf("SET big: %q", got)
+			}
+			waitFor(t, func() bool { return infoField(t, c, "aof_rewrites") == "1" }, "the rewrite after the lost feed")
+			c.query("SET after 1")
+			s.Stop()
+			c2 := dialTestServer(t, newPersistServer(t, dir, nil, args...))
+			if got := c2.query("STRLEN big"); got != ":2097152\r\n" {
+				t.Fatalf("STRLEN big after restart: %q", got)
+			}
+			if got := c2.query("MGET before after"); got != "*2\r\n$1\r\n1\r\n$1\r\n1\r\n" {
+				t.Fatalf("MGET before after: %q", got)
+			}
+		})
+	}
+}
