@@ -297,7 +297,8 @@ func TestTruncateToTimestamp(t *testing.T) {
 }
 
 // TestOldStyle: single files (an RDB preamble with its AOF tail, and a
-// command stream), whole and cut, get redis-check-aof's verdict and prefix.
+// command stream), whole and cut, get redis-check-aof's verdict and prefix;
+// --fix of a cut tail leaves what redis-check-aof calls valid.
 func TestOldStyle(t *testing.T) {
 	for _, name := range []string{"preamble", "resp"} {
 		dir := fixture(t, name)
@@ -308,7 +309,18 @@ func TestOldStyle(t *testing.T) {
 		file := filepath.Join(dir, "appendonly.aof")
 		for _, cut := range []int{len(whole), len(whole) - 3, len(b) + len(i)/2, len(b) - 2} {
 			os.WriteFile(file, whole[:cut], 0o644)
-			agree(t, fmt.Sprintf("%s old-style cut at %d of %d", name, cut, len(whole)), file)
+			theirs := agree(t, fmt.Sprintf("%s old-style cut at %d of %d", name, cut, len(whole)), file)
+			if theirs.Offset < 0 {
+				continue
+			}
+			code, out, _ := ours("y\n", "--fix", file)
+			st, _ := os.Stat(file)
+			if code != 0 || st.Size() != theirs.Offset {
+				t.Fatalf("%s cut %d --fix: exit %d size %d, redis-check-aof ok_up_to %d\n%s", name, cut, code, st.Size(), theirs.Offset, out)
+			}
+			if v := redistest.CheckAOF(t, "", file); !v.OK {
+				t.Fatalf("redis-check-aof after our --fix:\n%s", v.Output)
+			}
 		}
 	}
 }
@@ -322,11 +334,15 @@ func TestMissingAndEmpty(t *testing.T) {
 	agree(t, "missing incr", m)
 }
 
-// TestUsage: bad command lines exit 1 for both checkers, as do a missing file
-// and a timestamp that is not a number.
+// TestUsage: bad command lines exit 1 for both checkers, as do a missing file,
+// a manifest line Redis refuses and a timestamp that is not a number.
 func TestUsage(t *testing.T) {
-	m, _, _ := parts(t, fixture(t, "resp"))
+	dir := fixture(t, "resp")
+	m, _, _ := parts(t, dir)
+	badManifest := filepath.Join(dir, "bad.manifest")
+	os.WriteFile(badManifest, []byte("filexyz\n"), 0o644)
 	for _, args := range [][]string{
+		{badManifest},
 		nil,
 		{"--fix"},
 		{"--bogus", m},

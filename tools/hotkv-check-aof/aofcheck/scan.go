@@ -56,6 +56,13 @@ func Scan(r io.Reader, start, toTimestamp int64) Result {
 	return s.run(toTimestamp)
 }
 
+// scanWith is Scan reading through br, which it resets to r.
+func scanWith(br *bufio.Reader, r io.Reader, start int64) Result {
+	br.Reset(r)
+	s := &scanner{br: br, off: start}
+	return s.run(0)
+}
+
 type scanner struct {
 	br  *bufio.Reader
 	off int64
@@ -272,15 +279,19 @@ const resyncWindow = 64 << 20
 // damage in the middle (valid commands would be lost by truncating).
 func Resync(r io.Reader, at int64) (found int64, commands int64) {
 	data, _ := io.ReadAll(io.LimitReader(r, resyncWindow))
-	for p, tries := 1, 0; p < len(data) && tries < 10000; p++ {
+	br := bufio.NewReaderSize(nil, 4096) // one buffer for every try
+	// Bounded work: 10000 tries, and failed tries read at most 4 windows in all.
+	budget := int64(4 * resyncWindow)
+	for p, tries := 1, 0; p < len(data) && tries < 10000 && budget > 0; p++ {
 		if data[p] != '*' || data[p-1] != '\n' {
 			continue
 		}
 		tries++
-		res := Scan(bytes.NewReader(data[p:]), at+int64(p), 0)
+		res := scanWith(br, bytes.NewReader(data[p:]), at+int64(p))
 		if res.Commands > 0 {
 			return at + int64(p), res.Commands
 		}
+		budget -= res.End - (at + int64(p))
 	}
 	return -1, 0
 }
