@@ -86,7 +86,7 @@ type Options struct {
 var offsetRE = regexp.MustCompile(`offset (\d+)`)
 
 // prefixRE is what Failure.Message leaves out: the package and the offset it reports apart.
-var prefixRE = regexp.MustCompile(`^rdb: corrupt( at offset \d+)?: `)
+var prefixRE = regexp.MustCompile(`^rdb: (corrupt( at offset \d+)?: )?`)
 
 // Check reads the RDB at the start of ra (size bytes) to its end and checksum.
 // The report is complete for what was read; Report.OK says whether the whole

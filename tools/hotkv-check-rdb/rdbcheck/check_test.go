@@ -233,3 +233,32 @@ func TestLibraryName(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorOffsets: the failure names the offset persist/rdb detected (the
+// bad type byte itself, the end of a cut file), its kind, and the last key.
+func TestErrorOffsets(t *testing.T) {
+	e := &rdb.Encoder{}
+	e.Header(rdb.Version)
+	e.SelectDB(0)
+	e.StringValue([]byte("k1"), []byte("v"))
+	at := int64(len(e.Buf))
+	good := bytes.Clone(e.Buf)
+	for _, c := range []struct {
+		tail []byte
+		kind string
+		off  int64
+	}{
+		{[]byte{100}, "corrupt", at},
+		{[]byte{rdb.OpModuleAux}, "unsupported", at},
+		{[]byte{rdb.TypeString, 3, 'k'}, "truncated", at + 3},
+	} {
+		b := append(bytes.Clone(good), c.tail...)
+		rep := Check("mem", bytes.NewReader(b), int64(len(b)), Options{})
+		if rep.OK || rep.Error.Kind != c.kind || rep.Error.Offset != c.off || rep.Error.LastKey != "k1" || rep.Error.Type != "string/raw" {
+			t.Errorf("tail %q: %+v, want %s at %d after k1", c.tail, rep.Error, c.kind, c.off)
+		}
+		if strings.HasPrefix(rep.Error.Message, "rdb:") {
+			t.Errorf("message keeps the prefix: %q", rep.Error.Message)
+		}
+	}
+}
