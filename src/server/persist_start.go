@@ -2,11 +2,11 @@ package server
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"time"
 
 	"github.com/hotkv/hotkv/persist/aof"
+	"github.com/hotkv/hotkv/src/command"
 )
 
 // initPersistence sets the persistence state of a new server (before the engine exists).
@@ -121,9 +121,43 @@ func (s *Server) shutdown(save, nosave, now, force bool) error {
 	return nil
 }
 
-// debugReload is DEBUG RELOAD: save (unless nosave), empty the data set (unless noflush),
-// load the file back.
+// debugReload is DEBUG RELOAD: save (unless nosave), empty the data set (unless noflush, with
+// FLUSHALL through a fake client, which takes every token), load the file back (merge: its keys
+// replace those present). The FLUSHALL reaches the AOF and the loaded keys do not, so with the
+// AOF on a rewrite follows before the reply.
 func (s *Server) debugReload(merge, noflush, nosave bool) error {
-	_, _, _ = merge, noflush, nosave
-	return fmt.Errorf("ERR DEBUG RELOAD is not available")
+	if !nosave {
+		if err := s.save(); err != nil {
+			return command.ReplyError("ERR")
+		}
+	}
+	if !noflush {
+		fc := s.newFakeClient()
+		fc.mem.buf = appendCommand(fc.mem.buf, []byte("FLUSHALL"))
+		err := fc.flush()
+		fc.close()
+		if err != nil {
+			return err
+		}
+	}
+	f, err := s.aof.fs.Open(s.rdbPath())
+	if err != nil {
+		s.log.Warn("Error trying to load the RDB dump", "err", err)
+		return errors.New("load failed")
+	}
+	defer f.Close()
+	st, err := s.Engine.LoadRDB(f, command.LoadOptions{Replace: merge})
+	if err != nil {
+		s.log.Warn("Error trying to load the RDB dump", "err", err)
+		return err
+	}
+	s.rdb.loadLoaded.Store(st.Keys)
+	s.rdb.loadExpired.Store(st.Expired)
+	s.log.Warn("DB reloaded by DEBUG RELOAD")
+	if s.aof.run.Load() != nil {
+		if err := s.rewriteAOF(); err != nil {
+			s.log.Warn("AOF rewrite after DEBUG RELOAD failed", "err", err)
+		}
+	}
+	return nil
 }
