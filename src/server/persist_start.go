@@ -59,8 +59,8 @@ func (s *Server) finishLoad() {
 	}
 	s.rdb.dirtyBase.Store(s.dirty())
 	s.loadErr = err
-	close(s.loaded)
 	s.setLoading(false)
+	close(s.loaded) // after the gate opened: a test that waited for it sees no -LOADING
 	if err != nil {
 		go s.Stop()
 	}
