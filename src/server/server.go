@@ -311,9 +311,13 @@ func Run(args []string) error {
 	for {
 		select {
 		case got := <-sig:
-			s.log.Warn("Received "+got.String()+" scheduling shutdown...", "signal", got.String())
+			name := "SIGTERM"
+			if got == syscall.SIGINT {
+				name = "SIGINT"
+			}
+			s.log.Warn("Received " + name + " scheduling shutdown...")
 			if err := s.shutdown(false, false, false, false); err != nil {
-				s.log.Warn(got.String() + " received but errors trying to shut down the server, check the logs for more information")
+				s.log.Warn(name + " received but errors trying to shut down the server, check the logs for more information")
 				continue
 			}
 		case <-s.Done():
