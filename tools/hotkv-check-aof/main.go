@@ -10,7 +10,8 @@
 // --fix truncates the last file to its last whole command after asking
 // "Continue? [y/N]" on stdin; damage followed by valid commands asks again,
 // saying how much would be lost. --truncate-to-timestamp cuts the last file
-// before its first "#TS:" annotation later than the timestamp.
+// before its first "#TS:" annotation later than the timestamp. Files over
+// 64 MB show their progress on stderr, as hotkv-check-rdb's.
 package main
 
 import (
@@ -20,5 +21,5 @@ import (
 )
 
 func main() {
-	os.Exit(aofcheck.Main(os.Args[1:], os.Stdin, os.Stdout))
+	os.Exit(aofcheck.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

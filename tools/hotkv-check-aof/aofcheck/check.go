@@ -21,9 +21,10 @@ const Usage = "Usage: hotkv-check-aof [--fix|--truncate-to-timestamp $timestamp]
 // Main runs the checker on args (without the program name) and returns the
 // exit status, as redis-check-aof's: 0 when every file is valid (or was
 // fixed, or is empty), 1 otherwise, for refused fixes and for usage errors.
-// Prompts are answered from stdin.
-func Main(args []string, stdin io.Reader, stdout io.Writer) int {
-	c := &run{out: stdout, in: bufio.NewReader(stdin)}
+// Prompts are answered from stdin. Files over 64 MB show their progress on
+// stderr (nil: nowhere), as hotkv-check-rdb's.
+func Main(args []string, stdin io.Reader, stdout io.Writer, stderr *os.File) int {
+	c := &run{out: stdout, in: bufio.NewReader(stdin), stderr: stderr}
 	var file string
 	switch {
 	case len(args) == 1 && !strings.HasPrefix(args[0], "--"):
@@ -45,11 +46,12 @@ func Main(args []string, stdin io.Reader, stdout io.Writer) int {
 }
 
 type run struct {
-	out   io.Writer
-	in    *bufio.Reader
-	fix   bool
-	toTS  int64
-	fixed bool // a file was truncated
+	out    io.Writer
+	stderr *os.File
+	in     *bufio.Reader
+	fix    bool
+	toTS   int64
+	fixed  bool // a file was truncated
 }
 
 // exit ends the run with status 1 after a message.
@@ -166,8 +168,15 @@ func (c *run) file(path, name, label string, last bool) error {
 	}
 	var start int64
 	var head [5]byte
+	var prog *rdbcheck.Progress
+	var ropts rdbcheck.Options
+	if size > rdbcheck.ProgressMin && c.stderr != nil {
+		prog = rdbcheck.NewProgress(c.stderr, size)
+		ropts.Progress = prog.Update
+		defer prog.Finish()
+	}
 	if n, _ := f.ReadAt(head[:], 0); n == 5 && string(head[:]) == "REDIS" {
-		rep := rdbcheck.Check(name, f, size, rdbcheck.Options{})
+		rep := rdbcheck.Check(name, f, size, ropts)
 		if !rep.OK {
 			c.p(label, "%s: RDB part NOT valid: %s at offset %d: %s", name, rep.Error.Kind, rep.Error.Offset, rep.Error.Message)
 			return fail("the RDB part of %s is not sane (hotkv-check-rdb %s tells more); --fix cannot repair it", name, name)
@@ -178,7 +187,11 @@ func (c *run) file(path, name, label string, last bool) error {
 	if _, err := f.Seek(start, io.SeekStart); err != nil {
 		return fail("cannot read %s: %v", path, err)
 	}
-	res := Scan(f, start, c.toTS)
+	var r io.Reader = f
+	if prog != nil {
+		r = &progressReader{r: f, n: start, update: prog.Update}
+	}
+	res := Scan(r, start, c.toTS)
 	if c.toTS != 0 {
 		return c.toTimestamp(path, name, label, last, res)
 	}
@@ -270,4 +283,18 @@ func truncate(path string, size int64) error {
 		err = f.Sync()
 	}
 	return errors.Join(err, f.Close())
+}
+
+// progressReader reports the file offset reached to update.
+type progressReader struct {
+	r      io.Reader
+	n      int64
+	update func(int64)
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.n += int64(n)
+	p.update(p.n)
+	return n, err
 }

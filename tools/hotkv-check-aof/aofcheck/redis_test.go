@@ -120,7 +120,7 @@ func parts(t *testing.T, dir string) (manifest, base, incr string) {
 // offset it would truncate the damaged file to (-1 when none).
 func ours(stdin string, args ...string) (int, string, int64) {
 	var out bytes.Buffer
-	code := Main(args, strings.NewReader(stdin), &out)
+	code := Main(args, strings.NewReader(stdin), &out, nil)
 	okUpTo := int64(-1)
 	if m := regexp.MustCompile(`whole commands end at (?:offset )?(\d+)|after offset (\d+), where`).FindStringSubmatch(out.String()); m != nil {
 		okUpTo, _ = strconv.ParseInt(m[1]+m[2], 10, 64)
