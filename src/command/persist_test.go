@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -25,6 +26,16 @@ func canonKeys(t testing.TB, do doer, dbs int, skipEnc func(key string) bool) ma
 	t.Helper()
 	out := map[string]string{}
 	for db := range dbs {
+		maps.Copy(out, canonKeysDB(t, do, db, skipEnc))
+	}
+	return out
+}
+
+// canonKeysDB is canonKeys for database db only.
+func canonKeysDB(t testing.TB, do doer, db int, skipEnc func(key string) bool) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	{
 		do("SELECT", strconv.Itoa(db))
 		var keys []string
 		for cursor := "0"; ; {
