@@ -1,12 +1,17 @@
 package server
 
 import (
+	"bytes"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hotkv/hotkv/persist/aof"
+	"github.com/hotkv/hotkv/src/command"
 )
 
 // SAVE, then BGSAVE: each file, loaded by a restarted server, answers the read-back commands
@@ -230,4 +235,41 @@ func TestDebugReload(t *testing.T) {
 	s.Stop()
 	c2 := dialTestServer(t, newPersistServer(t, dir, nil, args...))
 	sameLines(t, "restart after DEBUG RELOAD", want, readBack(t, c2, reads))
+}
+
+// A full disk (CrashFS's space limit) fails the save rules' BGSAVE: writes get Redis's RDB
+// MISCONF; once there is room, the next BGSAVE succeeds and writes are accepted again; the old
+// file stays whole throughout.
+func TestRDBDiskFullMisconf(t *testing.T) {
+	fsys := aof.NewCrashFS()
+	fsys.MkdirAll("/data")
+	s := newPersistServer(t, "/data", fsys, "--save", "1 1")
+	c := dialTestServer(t, s)
+	c.query("SET small 1")
+	if got := c.query("SAVE"); got != "+OK\r\n" {
+		t.Fatalf("SAVE: %q", got)
+	}
+	saved, _ := fsys.ReadFile("/data/dump.rdb")
+	fsys.SetSpace(int64(len(saved)) + 1000)
+	var big strings.Builder // letters LZF cannot shrink much
+	for range 4000 {
+		big.WriteByte(byte('a' + rand.IntN(26)))
+	}
+	c.query("SET big " + big.String())
+	s.rdb.lastSave.Store(time.Now().Unix() - 5)
+	waitFor(t, func() bool { return infoField(t, c, "rdb_last_bgsave_status") == "err" }, "the failed bgsave")
+	if got := c.query("SET x 1"); got != "-"+command.ErrMisconfRDB+"\r\n" {
+		t.Fatalf("SET with a full disk: %q", got)
+	}
+	if now, _ := fsys.ReadFile("/data/dump.rdb"); !bytes.Equal(now, saved) {
+		t.Fatal("the failed save changed dump.rdb")
+	}
+	fsys.SetSpace(0)
+	if got := c.query("BGSAVE"); got != "+Background saving started\r\n" {
+		t.Fatalf("BGSAVE: %q", got)
+	}
+	waitFor(t, func() bool { return infoField(t, c, "rdb_last_bgsave_status") == "ok" }, "the good bgsave")
+	if got := c.query("SET x 1"); got != "+OK\r\n" {
+		t.Fatalf("SET after the disk recovered: %q", got)
+	}
 }

@@ -67,7 +67,8 @@ func benchAOFSet(b *testing.B, policy string) {
 	}
 	t := &testing.T{}
 	s := newTestServer(t, args...)
-	s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	logs := &syncBuffer{}
+	s.log = slog.New(slog.NewTextHandler(logs, nil))
 	s.dataDir = b.TempDir()
 	fsys := &countingFS{}
 	s.aof.fs = fsys
@@ -119,6 +120,7 @@ func benchAOFSet(b *testing.B, policy string) {
 	total := float64(per * clients)
 	b.ReportMetric(total/el.Seconds(), "SET/s")
 	b.ReportMetric(float64(syncs)/el.Seconds(), "fsync/s")
+	b.ReportMetric(float64(strings.Count(logs.String(), "lost the write feed")), "feed-lost")
 }
 
 // BenchmarkBGSave1M fills a server with 1,000,000 keys of 256 bytes, then times BGSAVE to its
