@@ -1,12 +1,12 @@
 package server
 
 // AOF rewrites: BGREWRITEAOF, the automatic rule, CONFIG SET appendonly yes and recovery after
-// the feed was lost. The base is a point-in-time snapshot written by Engine.WriteRDB (the RDB
-// preamble; aof-use-rdb-preamble no is written the same way: HotKV has no command-form base
-// yet, and Redis 7.0 loads either). The rewrite is registered with the writer at the snapshot's
-// instant, holding every shard's token (persist/aof's StartRewrite rule), so no entry after the
-// snapshot point reaches the old INCR file; after a lost feed a reader is attached before the
-// snapshot instead and handed over with it.
+// the feed was lost. The base is a point-in-time snapshot written by Engine.WriteRDB: as it is
+// (the RDB preamble), or decoded into commands with aof-use-rdb-preamble no (aof_base.go). The
+// rewrite registers with the writer at the snapshot's point (persist/aof's StartRewrite rule)
+// with the writer's source paused across the instant, so no entry after the point reaches the
+// old INCR file; after a lost feed a reader is attached before the snapshot instead and handed
+// over with it.
 
 import (
 	"errors"
@@ -100,7 +100,8 @@ func (s *Server) rewriteFrom(r *aofRun, fresh *feed.Reader) error {
 	defer resume()
 	started := make(chan struct{})
 	o := s.rdbOptions()
-	o.aofBase = true
+	preamble := s.cfg.Bool("aof-use-rdb-preamble")
+	o.aofBase = preamble
 	o.instant = func(seq uint64) error {
 		if d := rewriteInstantDelay.Load(); d > 0 {
 			time.Sleep(time.Duration(d))
@@ -143,9 +144,12 @@ func (s *Server) rewriteFrom(r *aofRun, fresh *feed.Reader) error {
 		return fail(startErr)
 	}
 	ferr := r.w.FinishRewrite(func(w io.Writer) error {
+		if !preamble {
+			return rdbToCommands(w, pr)
+		}
 		_, err := io.Copy(w, pr)
 		return err
-	}, true)
+	}, preamble)
 	pr.CloseWithError(errors.New("rewrite ended"))
 	if werr := <-done; ferr == nil && werr != nil {
 		ferr = werr

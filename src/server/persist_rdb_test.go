@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,15 +66,37 @@ func TestRedisLoadsSavedRDB(t *testing.T) {
 // file; a restart, and redis-server 7.0.15 on a copy of the directory, both answer as the
 // server did.
 func TestBGRewriteAOFRestart(t *testing.T) {
+	for _, preamble := range []string{"yes", "no"} {
+		t.Run("preamble-"+preamble, func(t *testing.T) { bgRewriteRestart(t, preamble) })
+	}
+}
+
+func bgRewriteRestart(t *testing.T, preamble string) {
 	dir := t.TempDir()
-	args := []string{"--appendonly", "yes", "--appendfsync", "always"}
+	args := []string{"--appendonly", "yes", "--appendfsync", "always", "--aof-use-rdb-preamble", preamble}
 	s := newPersistServer(t, dir, nil, args...)
 	c := dialTestServer(t, s)
 	reads := fillTypes(t, c)
+	for _, w := range []string{"XGROUP CREATE x g 0", "XREADGROUP GROUP g alice COUNT 1 STREAMS x >",
+		"XGROUP CREATECONSUMER x g bob", "XADD empty 5-5 a b", "XDEL empty 5-5", "ZADD z 2.5 half",
+		"EXPIRE l 5000"} {
+		if got := c.query(w); strings.HasPrefix(got, "-") {
+			t.Fatalf("%s: %q", w, got)
+		}
+	}
+	reads = append(reads, "XPENDING x g", "XINFO GROUPS x", "XLEN empty", "XINFO STREAM empty", "PTTL l")
 	if got := c.query("BGREWRITEAOF"); got != "+Background append only file rewriting started\r\n" {
 		t.Fatalf("BGREWRITEAOF: %q", got)
 	}
 	waitFor(t, func() bool { return infoField(t, c, "aof_rewrites") == "1" }, "the rewrite")
+	suffix, magic := ".base.rdb", "REDIS"
+	if preamble == "no" {
+		suffix, magic = ".base.aof", "*2\r\n$6\r\nSELECT"
+	}
+	base, err := os.ReadFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.1"+suffix))
+	if err != nil || !strings.HasPrefix(string(base), magic) {
+		t.Fatalf("base file: %v, starts %q", err, base[:min(len(base), 20)])
+	}
 	c.query("SET s1 rewritten")
 	c.query("RPUSH l after")
 	want := readBack(t, c, reads)
