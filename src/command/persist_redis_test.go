@@ -8,13 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
 // startRedisIn starts a throwaway redis-server whose dir is dir (loading dir/dump.rdb if there
-// is one) and returns a session with it. It skips the test without a redis-server.
+// is one) and returns a session with it once it has loaded (at once with --key-load-delay). It skips the test without a redis-server.
 func startRedisIn(t *testing.T, dir string, extra ...string) *redisSession {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
@@ -49,7 +50,8 @@ func startRedisIn(t *testing.T, dir string, extra ...string) *redisSession {
 			conn.SetDeadline(time.Now().Add(time.Minute))
 			rs := &redisSession{t: t, r: bufio.NewReader(conn), w: conn.Write}
 			t.Cleanup(func() { conn.Close() })
-			for j := 0; j < 200 && strings.HasPrefix(rs.do("PING"), "-LOADING"); j++ {
+			for j := 0; j < 200 && !slices.Contains(extra, "--key-load-delay") &&
+				strings.HasPrefix(rs.do("PING"), "-LOADING"); j++ {
 				time.Sleep(10 * time.Millisecond)
 			}
 			return rs
