@@ -39,6 +39,7 @@ type aofState struct {
 	run atomic.Pointer[aofRun]
 
 	scheduled atomic.Bool               // aof_rewrite_scheduled: waiting for a BGSAVE to end
+	rewriting atomic.Bool               // a rewrite runs (from its start, before the writer knows)
 	misconf   atomic.Bool               // the MISCONF gate is set for the AOF
 	last      atomic.Pointer[aof.Stats] // the INFO fields when the writer closed
 	lastCow   atomic.Int64              // aof_last_cow_size: the last rewrite's peak queued bytes

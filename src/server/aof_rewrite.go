@@ -24,10 +24,7 @@ import (
 var rewriteInstantDelay atomic.Int64
 
 // aofRewriting reports whether an AOF rewrite runs.
-func (s *Server) aofRewriting() bool {
-	r := s.aof.run.Load()
-	return r != nil && r.w.Stats().RewriteInProgress
-}
+func (s *Server) aofRewriting() bool { return s.aof.rewriting.Load() }
 
 // bgRewriteAOF is BGREWRITEAOF's start: scheduled while a BGSAVE runs, as Redis does.
 func (s *Server) bgRewriteAOF() (scheduled bool, err error) {
@@ -38,11 +35,28 @@ func (s *Server) bgRewriteAOF() (scheduled bool, err error) {
 		s.aof.scheduled.Store(true)
 		return true, nil
 	}
+	off := s.aof.run.Load() == nil
+	s.aof.rewriting.Store(true) // a BGSAVE from now on is refused or scheduled
 	s.bgWork.Add(1)
 	go func() {
 		defer s.bgWork.Done()
+		defer s.aof.rewriting.Store(false)
+		if off { // as Redis with appendonly no: the files are written, the AOF stays off
+			s.aof.mu.Lock()
+			err := s.openAOF(nil)
+			s.aof.mu.Unlock()
+			if err != nil {
+				s.log.Warn("Can't open the append only file for the rewrite", "err", err)
+				return
+			}
+		}
 		if err := s.rewriteAOF(); err != nil {
 			s.log.Warn("Background AOF rewrite failed", "err", err)
+		}
+		if off {
+			s.aof.mu.Lock()
+			s.closeAOF()
+			s.aof.mu.Unlock()
 		}
 	}()
 	return false, nil
@@ -55,6 +69,8 @@ func (s *Server) rewriteAOF() error {
 		return errBgsaveRunning
 	}
 	defer s.rdb.busy.Unlock()
+	s.aof.rewriting.Store(true)
+	defer s.aof.rewriting.Store(false)
 	s.aof.mu.Lock()
 	defer s.aof.mu.Unlock()
 	r := s.aof.run.Load()

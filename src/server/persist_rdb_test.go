@@ -297,3 +297,48 @@ func TestRDBDiskFullMisconf(t *testing.T) {
 		t.Fatalf("SET after the disk recovered: %q", got)
 	}
 }
+
+// BGSAVE while a rewrite runs is refused with Redis's error, BGSAVE SCHEDULE is started by the
+// cron once the rewrite ended; BGREWRITEAOF with appendonly no writes the AOF files (a base and
+// a manifest) and leaves the AOF off, as Redis 7.0.15 does.
+func TestBgsaveScheduleAndRewriteOff(t *testing.T) {
+	dir := t.TempDir()
+	s := newPersistServer(t, dir, nil, "--appendonly", "yes")
+	c := dialTestServer(t, s)
+	c.query("SET a 1")
+	rewriteInstantDelay.Store(int64(500 * time.Millisecond))
+	defer rewriteInstantDelay.Store(0)
+	if got := c.query("BGREWRITEAOF"); got != "+Background append only file rewriting started\r\n" {
+		t.Fatalf("BGREWRITEAOF: %q", got)
+	}
+	if got := c.query("BGSAVE"); got != "-"+command.ErrBGSaveBusy+"\r\n" {
+		t.Fatalf("BGSAVE during a rewrite: %q", got)
+	}
+	if got := c.query("BGREWRITEAOF"); got != "-"+command.ErrAOFRewriteBusy+"\r\n" {
+		t.Fatalf("BGREWRITEAOF during a rewrite: %q", got)
+	}
+	if got := c.query("BGSAVE SCHEDULE"); got != "+Background saving scheduled\r\n" {
+		t.Fatalf("BGSAVE SCHEDULE: %q", got)
+	}
+	waitFor(t, func() bool { return infoField(t, c, "rdb_saves") == "1" }, "the scheduled bgsave")
+	if v := infoField(t, c, "aof_rewrites"); v != "1" {
+		t.Fatalf("aof_rewrites: %s", v)
+	}
+	rewriteInstantDelay.Store(0)
+
+	dir2 := t.TempDir()
+	c2 := dialTestServer(t, newPersistServer(t, dir2, nil))
+	c2.query("SET k v")
+	if got := c2.query("BGREWRITEAOF"); got != "+Background append only file rewriting started\r\n" {
+		t.Fatalf("BGREWRITEAOF with appendonly no: %q", got)
+	}
+	waitFor(t, func() bool { return infoField(t, c2, "aof_rewrites") == "1" }, "the rewrite with appendonly no")
+	if v := infoField(t, c2, "aof_enabled"); v != "0" {
+		t.Fatalf("aof_enabled after BGREWRITEAOF with appendonly no: %s", v)
+	}
+	for _, f := range []string{"appendonly.aof.manifest", "appendonly.aof.1.base.rdb"} {
+		if _, err := os.Stat(filepath.Join(dir2, "appendonlydir", f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

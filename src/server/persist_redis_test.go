@@ -49,7 +49,11 @@ func startRedisIn(t *testing.T, dir string, args ...string) (*testClient, func()
 			continue
 		}
 		t.Cleanup(func() { conn.Close() })
-		return &testClient{t: t, conn: conn, r: bufio.NewReader(conn)}, stop
+		c := &testClient{t: t, conn: conn, r: bufio.NewReader(conn)}
+		for c.do("PING") != "+PONG\r\n" { // -LOADING while it reads its files
+			time.Sleep(20 * time.Millisecond)
+		}
+		return c, stop
 	}
 	t.Fatal("redis-server did not start")
 	return nil, nil
