@@ -267,7 +267,7 @@ func (s *Server) aofCron() {
 	}
 	if s.aof.scheduled.Load() && !s.rdb.inProgress() {
 		s.aof.scheduled.Store(false)
-		go s.bgRewriteAOF()
+		s.bgRewriteAOF()
 		return
 	}
 	st := r.w.Stats()
@@ -275,7 +275,7 @@ func (s *Server) aofCron() {
 		!s.rdb.inProgress() {
 		s.log.Info("Starting automatic rewriting of AOF", "growth_percent",
 			st.CurrentSize*100/max(st.BaseSize, 1)-100)
-		go s.bgRewriteAOF()
+		s.bgRewriteAOF()
 	}
 }
 

@@ -342,3 +342,27 @@ func TestBgsaveScheduleAndRewriteOff(t *testing.T) {
 		}
 	}
 }
+
+// auto-aof-rewrite-percentage/min-size: once the AOF passes the minimum size and has doubled
+// over its base, the cron rewrites it (once: the base then holds the data).
+func TestAutoAOFRewrite(t *testing.T) {
+	s := newPersistServer(t, t.TempDir(), nil, "--appendonly", "yes", "--auto-aof-rewrite-min-size", "4096",
+		"--auto-aof-rewrite-percentage", "100")
+	c := dialTestServer(t, s)
+	if v := infoField(t, c, "aof_rewrites"); v != "0" {
+		t.Fatalf("aof_rewrites before any write: %s", v)
+	}
+	for i := range 200 {
+		c.query("SET key:" + strconv.Itoa(i) + " " + strings.Repeat("v", 20))
+	}
+	waitFor(t, func() bool { return infoField(t, c, "aof_rewrites") == "1" }, "the automatic rewrite")
+	time.Sleep(300 * time.Millisecond)
+	if v := infoField(t, c, "aof_rewrites"); v != "1" {
+		t.Fatalf("aof_rewrites kept growing without writes: %s", v)
+	}
+	base, _ := strconv.Atoi(infoField(t, c, "aof_base_size"))
+	cur, _ := strconv.Atoi(infoField(t, c, "aof_current_size"))
+	if base == 0 || cur < base {
+		t.Fatalf("aof_base_size %d, aof_current_size %d", base, cur)
+	}
+}
