@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -190,15 +191,16 @@ func TestPersistCrashAcknowledged(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			bin := crashBin(t, kind)
-			runs := map[string]int{"always": 4, "everysec": 3}
+			runs := map[string]int{"always": 4, "always+rewrite": 3, "everysec": 3}
 			if kind == "redis" {
-				runs = map[string]int{"always": 2, "everysec": 1} // the harness's check
+				runs = map[string]int{"always": 2, "always+rewrite": 1, "everysec": 1} // the harness's check
 			}
-			for _, policy := range []string{"always", "everysec"} {
-				t.Run(policy, func(t *testing.T) {
+			for _, mode := range []string{"always", "always+rewrite", "everysec"} {
+				t.Run(mode, func(t *testing.T) {
 					r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 5))
-					for run := range runs[policy] {
-						crashRun(t, bin, policy, run, r)
+					policy, rewrite := strings.CutSuffix(mode, "+rewrite")
+					for run := range runs[mode] {
+						crashRun(t, bin, policy, rewrite, run, r)
 					}
 				})
 			}
@@ -206,11 +208,17 @@ func TestPersistCrashAcknowledged(t *testing.T) {
 	}
 }
 
-func crashRun(t *testing.T, bin, policy string, run int, r *rand.Rand) {
+// crashRun is one run: writers, a kill at a random moment (with rewrite, over 40 MB of other
+// keys and up to 400 ms after a BGREWRITEAOF sent at that moment, so that the kill mostly falls
+// inside the rewrite), a restart and the check.
+func crashRun(t *testing.T, bin, policy string, rewrite bool, run int, r *rand.Rand) {
 	dir := t.TempDir()
 	args := []string{"--appendonly", "yes", "--appendfsync", policy}
 	p := startProc(t, bin, dir, args...)
 	p.ready(30 * time.Second)
+	if rewrite { // 40 MB for the rewrite to write, so that the kill can fall inside it
+		fillKeys(t, dial(t, p.addr), 40_000, 1000, "r")
+	}
 	writers := make([]*crashWriter, 4)
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -219,7 +227,21 @@ func crashRun(t *testing.T, bin, policy string, run int, r *rand.Rand) {
 		wg.Add(1)
 		go func() { defer wg.Done(); writers[i].run(p.addr, stop) }()
 	}
-	time.Sleep(500*time.Millisecond + time.Duration(r.Int64N(int64(2*time.Second))))
+	load := 500*time.Millisecond + time.Duration(r.Int64N(int64(2*time.Second)))
+	var ctl *rawConn
+	if rewrite {
+		time.Sleep(load)
+		load = time.Duration(r.Int64N(int64(400 * time.Millisecond)))
+		ctl = dial(t, p.addr)
+		if got := ctl.do("BGREWRITEAOF"); !strings.HasPrefix(got, "+Background append only file rewriting") {
+			t.Errorf("%s BGREWRITEAOF: %s", p.name, quote(got))
+		}
+	}
+	time.Sleep(load)
+	rewriting := ""
+	if ctl != nil {
+		rewriting = ", rewrite in progress at the kill: " + infoField(t, ctl, "persistence", "aof_rewrite_in_progress")
+	}
 	p.kill()
 	killed := time.Now()
 	close(stop)
@@ -233,6 +255,14 @@ func crashRun(t *testing.T, bin, policy string, run int, r *rand.Rand) {
 	p2.ready(60 * time.Second)
 	c := dial(t, p2.addr)
 	var total crashLoss
+	if rewrite {
+		for i := 0; i < 40_000; i += 400 {
+			if got := c.do("GET", "k:"+strconv.Itoa(i)); got != bulk(crashValue(i, 1000, "r")) {
+				t.Errorf("%s after a kill during BGREWRITEAOF: k:%d is %s", p.name, i, quote(got))
+				break
+			}
+		}
+	}
 	for _, w := range writers {
 		l := w.check(t, c)
 		total.add(l.acked, l.lost, l.firstLost)
@@ -241,14 +271,18 @@ func crashRun(t *testing.T, bin, policy string, run int, r *rand.Rand) {
 	if total.lost > 0 {
 		window = killed.Sub(total.firstLost)
 	}
-	t.Logf("%s appendfsync %s run %d: %d writes acknowledged, %d recovered, %d lost (loss window %v)",
-		p.name, policy, run, total.acked, total.acked-total.lost, total.lost, window.Round(time.Millisecond))
+	what := "appendfsync " + policy
+	if rewrite {
+		what += " with BGREWRITEAOF"
+	}
+	t.Logf("%s %s run %d: %d writes acknowledged, %d recovered, %d lost (loss window %v%s)",
+		p.name, what, run, total.acked, total.acked-total.lost, total.lost, window.Round(time.Millisecond), rewriting)
 	switch {
 	case total.acked == 0:
 		t.Errorf("run %d: no write was acknowledged before the kill", run)
 	case policy == "always" && total.lost > 0:
-		t.Errorf("%s appendfsync always run %d lost %d acknowledged writes (first acknowledged %v before the kill)",
-			p.name, run, total.lost, window)
+		t.Errorf("%s %s run %d lost %d acknowledged writes (first acknowledged %v before the kill)",
+			p.name, what, run, total.lost, window)
 	case window > 2*time.Second:
 		t.Errorf("%s appendfsync %s run %d: loss window %v exceeds 2 s", p.name, policy, run, window)
 	}

@@ -245,3 +245,36 @@ func copyByDump(t *testing.T, src, dst *node, d serverDump) {
 		t.Fatalf("%s FUNCTION RESTORE: %s", dst.kind, quote(got))
 	}
 }
+
+// TestPersistSigtermSave: a server process (redis-server, and the built hotkv binary) with a
+// save rule is filled and sent SIGTERM; it saves on the way out, and redis-server and HotKV
+// started on the file dump what it held.
+func TestPersistSigtermSave(t *testing.T) {
+	if !haveRedis() {
+		t.Skip("redis-server not on PATH")
+	}
+	for _, kind := range persistKinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			bin := crashBin(t, kind)
+			dir := t.TempDir()
+			p := startProc(t, bin, dir, "--save", "3600 1")
+			p.ready(30 * time.Second)
+			newFiller(t, p.addr, 4, "term").fill()
+			want := dumpServer(t, p.addr, dumpOpts{})
+			p.term(60 * time.Second)
+			if p.err != nil {
+				t.Errorf("%s exited with %v after SIGTERM\n%s", kind, p.err, tail(p.out.String(), 2000))
+			}
+			for _, to := range persistKinds {
+				d := t.TempDir()
+				if err := copyFile(filepath.Join(dir, "dump.rdb"), filepath.Join(d, "dump.rdb")); err != nil {
+					t.Fatalf("%s saved no dump.rdb on SIGTERM: %v", kind, err)
+				}
+				n := startNode(t, to, d)
+				compareDumps(t, kind+" SIGTERM save loaded by "+to, want, dumpServer(t, n.addr, dumpOpts{}))
+				n.stop(t)
+			}
+		})
+	}
+}
