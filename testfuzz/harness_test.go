@@ -26,7 +26,9 @@ const ioTimeout = 20 * time.Second
 // configuration (redis-server command-line syntax) and stops it when the test ends.
 func startHotKV(t testing.TB, args ...string) (string, *server.Server) {
 	t.Helper()
-	all := append([]string{"--port", "0", "--bind", "127.0.0.1", "--loglevel", "warning"}, args...)
+	// No save rules: the server's files would go to the package directory (its dir), and the
+	// next test's server would load them.
+	all := append([]string{"--port", "0", "--bind", "127.0.0.1", "--loglevel", "warning", "--save", ""}, args...)
 	cfg, err := config.Load(all)
 	if err != nil {
 		t.Fatalf("config.Load(%q): %v", all, err)
