@@ -72,6 +72,11 @@ type Failure struct {
 	LastKey string `json:"last_key,omitempty"` // the last key read whole before the error ("" if none)
 	LastDB  int    `json:"last_db"`
 	Type    string `json:"last_type,omitempty"` // its type/encoding
+	// Reading is the key whose value was being read (redis-check-rdb's
+	// "Reading key"), when the failed record is a key whose name is whole.
+	Reading     string `json:"reading_key,omitempty"`
+	ReadingType string `json:"reading_type,omitempty"` // its RDB type byte and name, e.g. "18 (list-quicklist-2)"
+	RecordStart int64  `json:"record_start"`           // where the failed record begins
 }
 
 // Options are a check's settings.
@@ -112,6 +117,10 @@ func Check(name string, ra io.ReaderAt, size int64, opts Options) *Report {
 	}
 	c.finishTypes()
 	rep.Error = c.failure(err)
+	rep.Error.RecordStart = c.recStart
+	if key, typ, ok := pendingKey(ra, c.recStart, size); ok {
+		rep.Error.Reading, rep.Error.ReadingType = key, fmt.Sprintf("%d (%s)", typ, typeNames[typ])
+	}
 	rep.End = rep.Error.Offset
 	return rep
 }
@@ -133,22 +142,27 @@ func checksum(ra io.ReaderAt, end int64, version int) string {
 }
 
 type checker struct {
-	rep     *Report
-	dec     *rdb.Decoder
-	nowMs   int64
-	db      int // index into rep.DBs; -1 before the first SELECTDB
-	lastKey []byte
-	lastDB  int
-	lastTyp string
-	types   map[TypeCount]int64 // key counts by type and encoding (Keys zero)
+	rep      *Report
+	dec      *rdb.Decoder
+	nowMs    int64
+	db       int // index into rep.DBs; -1 before the first SELECTDB
+	lastKey  []byte
+	lastDB   int
+	lastTyp  string
+	recStart int64               // where the record being read began
+	types    map[TypeCount]int64 // key counts by type and encoding (Keys zero)
 }
 
 func (c *checker) run() error {
 	c.types = map[TypeCount]int64{}
 	for {
+		c.recStart = c.dec.Offset()
 		rec, err := c.dec.Next()
 		if c.rep.Version == 0 {
 			c.rep.Version = c.dec.Version()
+		}
+		if c.recStart == 0 && c.rep.Version > 0 {
+			c.recStart = 9 // the first record follows "REDIS" and four digits
 		}
 		if err == io.EOF {
 			return nil

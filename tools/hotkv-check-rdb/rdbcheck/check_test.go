@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -139,6 +140,7 @@ func TestDamagedAgreesWithRedis(t *testing.T) {
 	starts := recordStarts(t, good)
 	dir := t.TempDir()
 	size := int64(len(good))
+	named := 0
 	var cuts []int64
 	for i := int64(0); i < 24; i++ {
 		cuts = append(cuts, i*size/24)
@@ -160,6 +162,7 @@ func TestDamagedAgreesWithRedis(t *testing.T) {
 		if ours.Error.Kind != "truncated" || ours.Error.Offset > cut || ours.Error.Offset < theirs.Offset {
 			t.Errorf("cut %d: ours %+v, redis-check-rdb at %d", cut, ours.Error, theirs.Offset)
 		}
+		sameKey(t, fmt.Sprintf("cut %d", cut), ours, theirs, &named)
 	}
 	sameRecord, flips := 0, 0
 	for i := int64(0); i < 60; i++ {
@@ -184,9 +187,26 @@ func TestDamagedAgreesWithRedis(t *testing.T) {
 			if recordOf(starts, ours.Error.Offset) == recordOf(starts, theirs.Offset) {
 				sameRecord++
 			}
+			sameKey(t, fmt.Sprintf("flip %#x at %d", x, p), ours, theirs, &named)
 		}
 	}
-	t.Logf("%d cuts agree; %d flips agree, %d of them reported in the same record as redis-check-rdb", len(cuts), flips, sameRecord)
+	t.Logf("%d cuts agree; %d flips agree, %d of them reported in the same record as redis-check-rdb; %d errors name the key being read, as redis-check-rdb does", len(cuts), flips, sameRecord, named)
+}
+
+var readingRE = regexp.MustCompile(`\[additional info\] Reading key '(.*)'\n`)
+
+// sameKey: when redis-check-rdb names the key it was reading and the error is
+// in a key record, ours names the same key.
+func sameKey(t *testing.T, what string, ours *Report, theirs redistest.Verdict, named *int) {
+	t.Helper()
+	m := readingRE.FindStringSubmatch(theirs.Output)
+	if m == nil || ours.Error.Reading == "" {
+		return
+	}
+	if ours.Error.Reading != m[1] {
+		t.Errorf("%s: ours reading %q, redis-check-rdb %q", what, ours.Error.Reading, m[1])
+	}
+	*named++
 }
 
 // TestVersionAndTypes: a file of our own Encoder at versions 9 and 10 reports
@@ -260,5 +280,37 @@ func TestErrorOffsets(t *testing.T) {
 		if strings.HasPrefix(rep.Error.Message, "rdb:") {
 			t.Errorf("message keeps the prefix: %q", rep.Error.Message)
 		}
+	}
+}
+
+// TestPendingKey reads a record's key past its expiry, idle and freq
+// opcodes, in the raw, integer and LZF encodings; a key cut short, or a
+// record that is not a key, gives none.
+func TestPendingKey(t *testing.T) {
+	long := strings.Repeat("key", 30)
+	for _, key := range []string{"plain", "12345", "-7", long} {
+		e := &rdb.Encoder{Compress: true}
+		e.ExpireMs(1 << 40)
+		e.Idle(5)
+		e.Freq(3)
+		e.ListValue([]byte(key), 1, seq([]byte("x")))
+		b := e.Buf
+		if key == long && !bytes.Contains(b, []byte{0xc3}) {
+			t.Fatal("the long key is not LZF-encoded")
+		}
+		for _, size := range []int64{int64(len(b)), int64(len(b) - 1)} {
+			got, typ, ok := pendingKey(bytes.NewReader(b[:size]), 0, size)
+			if !ok || got != key || typ != rdb.TypeListQuicklist2 {
+				t.Errorf("%q in %d bytes: %q %d %v", key, size, got, typ, ok)
+			}
+		}
+		if _, _, ok := pendingKey(bytes.NewReader(b[:20]), 0, 20); ok && key == long {
+			t.Errorf("%q cut at 20 bytes still read", key)
+		}
+	}
+	e := &rdb.Encoder{}
+	e.Aux("a", "b")
+	if k, _, ok := pendingKey(bytes.NewReader(e.Buf), 0, int64(len(e.Buf))); ok {
+		t.Errorf("aux record read as key %q", k)
 	}
 }

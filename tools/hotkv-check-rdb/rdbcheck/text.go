@@ -47,6 +47,9 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	e := r.Error
 	p("ERROR", "%s at offset %d: %s", e.Kind, e.Offset, e.Message)
+	if e.Reading != "" {
+		p("reading", "key %s of RDB type %s, in the record from offset %d", printable(e.Reading), e.ReadingType, e.RecordStart)
+	}
 	if e.LastKey != "" {
 		p("last key", "%s in db %d (%s), read whole before the error", printable(e.LastKey), e.LastDB, e.Type)
 	} else {
