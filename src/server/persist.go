@@ -19,6 +19,7 @@ package server
 //     writes get MISCONF.
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -63,6 +64,7 @@ type rdbState struct {
 	keysDone    atomic.Int64 // current_save_keys_processed
 	keysTotal   atomic.Int64
 	misconf     atomic.Bool
+	cancel      atomic.Pointer[context.CancelFunc] // aborts the snapshot being written
 
 	loadExpired atomic.Int64 // rdb_last_load_keys_expired
 	loadLoaded  atomic.Int64 // rdb_last_load_keys_loaded

@@ -49,6 +49,8 @@ func (s *Server) writeRDB(w io.Writer, o rdbOpts, st *rdbState) (rdbStats, error
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	st.cancel.Store(&cancel)
+	defer st.cancel.Store(nil)
 	go func() {
 		select {
 		case <-s.stopped:

@@ -366,3 +366,40 @@ func TestAutoAOFRewrite(t *testing.T) {
 		t.Fatalf("aof_base_size %d, aof_current_size %d", base, cur)
 	}
 }
+
+// SHUTDOWN SAVE during a long BGSAVE aborts it, as Redis kills the child, then saves: the file
+// holds every key and the server stops.
+func TestShutdownAbortsBgsave(t *testing.T) {
+	dir := t.TempDir()
+	s := newPersistServer(t, dir, nil)
+	logs := captureLog(s)
+	c := dialTestServer(t, s)
+	const keys = 100_000
+	var buf strings.Builder
+	for i := range keys {
+		buf.WriteString("SET key:" + strconv.Itoa(i) + " " + strings.Repeat("v", 64) + "\r\n")
+	}
+	c.conn.SetDeadline(time.Now().Add(30 * time.Second))
+	c.conn.Write([]byte(buf.String()))
+	for range keys {
+		c.line()
+	}
+	if got := c.query("BGSAVE"); got != "+Background saving started\r\n" {
+		t.Fatalf("BGSAVE: %q", got)
+	}
+	c.send("SHUTDOWN SAVE")
+	select {
+	case <-s.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("SHUTDOWN SAVE did not stop the server")
+	}
+	s.Stop()
+	if s.rdb.saves.Load() == 0 {
+		t.Fatal("no save completed")
+	}
+	c2 := dialTestServer(t, newPersistServer(t, dir, nil))
+	if got := c2.query("DBSIZE"); got != ":100000\r\n" {
+		t.Fatalf("DBSIZE after restart: %q", got)
+	}
+	t.Logf("aborted the bgsave: %v", strings.Contains(logs.String(), "Killing it!"))
+}

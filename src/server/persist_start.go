@@ -95,6 +95,14 @@ func (s *Server) shutdown(save, nosave, now, force bool) error {
 		go s.Stop()
 		return nil
 	}
+	if c := s.rdb.cancel.Load(); c != nil { // Redis kills the saving child
+		if s.aofRewriting() {
+			s.log.Warn("There is a child rewriting the AOF. Killing it!")
+		} else {
+			s.log.Warn("There is a child saving an .rdb. Killing it!")
+		}
+		(*c)()
+	}
 	if r := s.aof.run.Load(); r != nil {
 		s.log.Info("Calling fsync() on the AOF file.")
 		if err := r.w.WaitDurable(s.Engine.Feed.Seq(), 5*time.Second); err != nil && !force {
