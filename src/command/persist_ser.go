@@ -63,6 +63,10 @@ type RDBSerializer struct {
 	zs    []float64
 	next  int // member handed out next by the set and sorted-set callbacks
 	st    rdb.Stream
+	// The iterators live here: the bytes they hand out point into them, which would move a
+	// local iterator to the heap on every key.
+	lit list.Iter
+	hit hash.Iter
 }
 
 // newRDBSerializer returns a serializer for values as of now, under the engine's thresholds and
@@ -138,8 +142,8 @@ func (s *RDBSerializer) value(key []byte, en *keyspace.Entry) {
 		s.enc.StringValue(key, en.Bytes())
 	case keyspace.KindList:
 		l := keyspace.Obj[list.List](en)
-		it := l.IterAt(0, false)
-		s.enc.ListValue(key, l.Len(), func() []byte { v, _ := it.Next(); return v })
+		s.lit = l.IterAt(0, false)
+		s.enc.ListValue(key, l.Len(), func() []byte { v, _ := s.lit.Next(); return v })
 	case keyspace.KindHash:
 		s.hashValue(key, keyspace.Obj[hash.Hash](en))
 	case keyspace.KindSet:
@@ -169,11 +173,11 @@ func (s *RDBSerializer) hashValue(key []byte, h *hash.Hash) {
 	defer s.form(true)
 	n := s.liveFields(h)
 	nowMs := s.now / 1e6
-	it := h.Iter()
+	s.hit = h.Iter()
 	s.enc.HashValue(key, n, func() ([]byte, []byte) {
-		for it.Next() {
-			if t := it.TTL(); t == 0 || t > nowMs {
-				return it.Field(), it.Value()
+		for s.hit.Next() {
+			if t := s.hit.TTL(); t == 0 || t > nowMs {
+				return s.hit.Field(), s.hit.Value()
 			}
 		}
 		return nil, nil
