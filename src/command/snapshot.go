@@ -426,6 +426,20 @@ func (sn *Snapshot) Abort() {
 	<-sn.exited
 }
 
+// SnapshotNow returns the running snapshot's counters so far and the bytes queued for its
+// consumer now (INFO's current_cow_* and current_save_keys_processed); ok is false when none
+// runs.
+func (e *Engine) SnapshotNow() (st SnapshotStats, queued int64, ok bool) {
+	sn := e.snapshot.Load()
+	if sn == nil {
+		return st, 0, false
+	}
+	sn.mu.Lock()
+	queued = sn.queued
+	sn.mu.Unlock()
+	return sn.Stats(), queued, true
+}
+
 // Stats returns the snapshot's counters so far.
 func (sn *Snapshot) Stats() SnapshotStats {
 	sn.mu.Lock()

@@ -58,11 +58,8 @@ type rdbState struct {
 	bgStart     atomic.Int64 // unix nanos; 0 when no bgsave runs
 	saves       atomic.Int64
 	dirtyBase   atomic.Int64 // server.dirty at the last successful save
-	queued      atomic.Int64 // the running snapshot's queued bytes (current_cow_size)
-	peakQueued  atomic.Int64
-	lastQueued  atomic.Int64 // rdb_last_cow_size
-	keysDone    atomic.Int64 // current_save_keys_processed
-	keysTotal   atomic.Int64
+	lastQueued  atomic.Int64 // rdb_last_cow_size: the last save's peak held snapshot bytes
+	keysTotal   atomic.Int64 // current_save_keys_total
 	misconf     atomic.Bool
 	cancel      atomic.Pointer[context.CancelFunc] // aborts the snapshot being written
 

@@ -64,7 +64,6 @@ func (s *Server) writeRDB(w io.Writer, o rdbOpts, st *rdbState) (rdbStats, error
 			st.keysTotal.Store(p.Keys)
 		}}
 	rs, err := s.Engine.WriteRDB(ctx, w, opts)
-	st.keysDone.Store(0)
 	st.keysTotal.Store(0)
 	return rdbStats{keys: rs.Keys, bytes: rs.Bytes, peakQueued: rs.Snapshot.PeakHeld}, err
 }

@@ -18,16 +18,23 @@ func (s *Server) infoHook(section string, dst []byte) []byte {
 	w.flag("loading", loading)
 	w.int("async_loading", 0)
 	bg := s.rdb.bg.Load()
-	w.int("current_cow_peak", s.rdb.peakQueued.Load())
-	w.int("current_cow_size", s.rdb.queued.Load())
+	// A snapshot's copy-on-write cost is the bytes it holds: queued for the writer plus what the
+	// shards copied (fork's would be the pages copied).
+	sn, queued, running := s.Engine.SnapshotNow()
+	var done, total int64
+	if running {
+		done, total = sn.Walked+sn.Copied, s.rdb.keysTotal.Load()
+	}
+	w.int("current_cow_peak", sn.PeakHeld)
+	w.int("current_cow_size", queued)
 	w.int("current_cow_size_age", 0)
 	perc := 0.0
-	if t := s.rdb.keysTotal.Load(); bg && t > 0 {
-		perc = float64(s.rdb.keysDone.Load()) * 100 / float64(t)
+	if total > 0 {
+		perc = float64(done) * 100 / float64(total)
 	}
 	w.str("current_fork_perc", strconv.FormatFloat(perc, 'f', 2, 64))
-	w.int("current_save_keys_processed", s.rdb.keysDone.Load())
-	w.int("current_save_keys_total", s.rdb.keysTotal.Load())
+	w.int("current_save_keys_processed", done)
+	w.int("current_save_keys_total", total)
 	w.int("rdb_changes_since_last_save", s.dirtyHeld()-s.rdb.dirtyBase.Load())
 	w.flag("rdb_bgsave_in_progress", bg)
 	w.int("rdb_last_save_time", s.rdb.lastSave.Load())

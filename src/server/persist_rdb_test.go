@@ -403,3 +403,50 @@ func TestShutdownAbortsBgsave(t *testing.T) {
 	}
 	t.Logf("aborted the bgsave: %v", strings.Contains(logs.String(), "Killing it!"))
 }
+
+// INFO during a BGSAVE of 50k keys: rdb_bgsave_in_progress 1 with current_save_keys_total the
+// instant's key count and the processed count within it; after it, rdb_last_cow_size is the
+// snapshot's peak held bytes (more than 0) and the current fields are 0 again.
+func TestInfoDuringBgsave(t *testing.T) {
+	s := newPersistServer(t, t.TempDir(), nil)
+	c := dialTestServer(t, s)
+	fillKeys(t, c, 50_000)
+	if got := c.query("BGSAVE"); got != "+Background saving started\r\n" {
+		t.Fatalf("BGSAVE: %q", got)
+	}
+	seen := 0
+	for infoField(t, c, "rdb_bgsave_in_progress") == "1" {
+		total, _ := strconv.Atoi(infoField(t, c, "current_save_keys_total"))
+		done, _ := strconv.Atoi(infoField(t, c, "current_save_keys_processed"))
+		if total != 0 && total != 50_000 || done > 50_000 {
+			t.Fatalf("during the save: keys total %d, processed %d", total, done)
+		}
+		if total > 0 {
+			seen++
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Logf("%d samples during the save", seen)
+	if v, _ := strconv.Atoi(infoField(t, c, "rdb_last_cow_size")); v <= 0 {
+		t.Fatalf("rdb_last_cow_size after the save: %d", v)
+	}
+	for _, f := range []string{"current_save_keys_total", "current_save_keys_processed", "current_cow_size"} {
+		if v := infoField(t, c, f); v != "0" {
+			t.Fatalf("%s after the save: %s", f, v)
+		}
+	}
+}
+
+// fillKeys SETs key:0..n-1 to 64-byte values in one pipeline.
+func fillKeys(t *testing.T, c *testClient, n int) {
+	t.Helper()
+	var buf strings.Builder
+	for i := range n {
+		buf.WriteString("SET key:" + strconv.Itoa(i) + " " + strings.Repeat("v", 64) + "\r\n")
+	}
+	c.conn.SetDeadline(time.Now().Add(60 * time.Second))
+	c.conn.Write([]byte(buf.String()))
+	for range n {
+		c.line()
+	}
+}
