@@ -7,14 +7,8 @@ import (
 	"testing"
 
 	"github.com/hotkv/hotkv/net/resp/resptest"
+	"github.com/hotkv/hotkv/persist/rdb"
 )
-
-// TestCRC64Jones: the check value of Redis's crc64.c self-test.
-func TestCRC64Jones(t *testing.T) {
-	if got := crc64Jones(0, []byte("123456789")); got != 0xe9c6d914c4b8d9ca {
-		t.Errorf("crc64(123456789) = %#x", got)
-	}
-}
 
 // TestDumpRestoreDifferential moves payloads both ways between redis-server and the engine and
 // compares every reply: Redis's payload (its large library LZF-compressed) restored here, ours
@@ -70,7 +64,7 @@ func TestDumpRestoreDifferential(t *testing.T) {
 	bad[len(bad)-1] ^= 1
 	wrongType := []byte{7, 1, 'x'}
 	wrongType = binary.LittleEndian.AppendUint16(wrongType, rdbVersion)
-	wrongType = binary.LittleEndian.AppendUint64(wrongType, crc64Jones(0, wrongType))
+	wrongType = binary.LittleEndian.AppendUint64(wrongType, rdb.CRC64(0, wrongType))
 	one := New(Config{}) // a payload of one library: which of two collides first is Redis's hash order
 	defer one.Close()
 	if _, errReply := one.FunctionLoad(nil, []byte(small), false); errReply != "" {
@@ -78,7 +72,7 @@ func TestDumpRestoreDifferential(t *testing.T) {
 	}
 	truncated := []byte{rdbOpFunction2, 0x40}
 	truncated = binary.LittleEndian.AppendUint16(truncated, rdbVersion)
-	truncated = binary.LittleEndian.AppendUint64(truncated, crc64Jones(0, truncated))
+	truncated = binary.LittleEndian.AppendUint64(truncated, rdb.CRC64(0, truncated))
 	for _, c := range []struct {
 		name    string
 		payload []byte
