@@ -244,8 +244,8 @@ func firingRule(rules []config.SaveParam, changes, elapsed int64) (config.SavePa
 // lastSave is LASTSAVE.
 func (s *Server) lastSave() int64 { return s.rdb.lastSave.Load() }
 
-// waitBgsave waits for a background save to end (SHUTDOWN, DEBUG RELOAD, Stop).
+// waitBgsave waits for the snapshot running now (a save or a rewrite) to end.
 func (s *Server) waitBgsave() {
 	s.rdb.busy.Lock()
-	s.rdb.busy.Unlock() //nolint:staticcheck // only waiting for the holder
+	s.rdb.busy.Unlock() // only waiting for the holder to finish
 }
