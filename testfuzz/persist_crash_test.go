@@ -21,17 +21,6 @@ import (
 	"github.com/hotkv/hotkv/net/resp/resptest"
 )
 
-// crashBin returns the server binary of a kind: redis-server, or hotkv built from the tree.
-func crashBin(t *testing.T, kind string) string {
-	if kind == "redis" {
-		if !haveRedis() {
-			t.Skip("redis-server not on PATH")
-		}
-		return "redis-server"
-	}
-	return buildHotKV(t)
-}
-
 // crashWriter is one pipelining connection writing INCR of its counter, SET of unique keys and
 // RPUSH to its list, and remembering every acknowledged reply with the time it arrived.
 type crashWriter struct {
@@ -180,29 +169,23 @@ func (w *crashWriter) check(t *testing.T, c *rawConn) crashLoss {
 	return l
 }
 
-// TestPersistCrashAcknowledged: under appendfsync always, 4 pipelining writers record every
+// crashAcknowledged: under appendfsync always, 4 pipelining writers record every
 // acknowledged reply; the server is killed (SIGKILL) at a random moment and restarted on the
 // same directory, and every acknowledged write is there: counters at least the last value
 // acknowledged, every acknowledged SET key present, every list at least as long as the last
 // RPUSH answered, in order. Under everysec the loss window (from the earliest lost write's
 // acknowledgement to the kill) is reported and fails only beyond 2 s.
-func TestPersistCrashAcknowledged(t *testing.T) {
-	for _, kind := range persistKinds {
-		t.Run(kind, func(t *testing.T) {
-			t.Parallel()
-			bin := crashBin(t, kind)
-			runs := map[string]int{"always": 4, "always+rewrite": 3, "everysec": 3}
-			if kind == "redis" {
-				runs = map[string]int{"always": 2, "always+rewrite": 1, "everysec": 1} // the harness's check
-			}
-			for _, mode := range []string{"always", "always+rewrite", "everysec"} {
-				t.Run(mode, func(t *testing.T) {
-					r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 5))
-					policy, rewrite := strings.CutSuffix(mode, "+rewrite")
-					for run := range runs[mode] {
-						crashRun(t, bin, policy, rewrite, run, r)
-					}
-				})
+func crashAcknowledged(t *testing.T, kind, bin string) {
+	runs := map[string]int{"always": 3, "always+rewrite": 2, "everysec": 2}
+	if kind == "redis" {
+		runs = map[string]int{"always": 1, "always+rewrite": 1, "everysec": 1} // the harness's check
+	}
+	for _, mode := range []string{"always", "always+rewrite", "everysec"} {
+		t.Run(mode, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 5))
+			policy, rewrite := strings.CutSuffix(mode, "+rewrite")
+			for run := range runs[mode] {
+				crashRun(t, bin, policy, rewrite, run, r)
 			}
 		})
 	}
@@ -289,58 +272,52 @@ func crashRun(t *testing.T, bin, policy string, rewrite bool, run int, r *rand.R
 	p2.kill()
 }
 
-// TestPersistCrashDuringBgsave: after a SAVE, half the keys change and a BGSAVE starts; the
+// crashDuringBgsave: after a SAVE, half the keys change and a BGSAVE starts; the
 // server is killed (SIGKILL, its whole process group: Redis's forked child too) once the
 // temporary file holds a megabyte. The previous dump.rdb is unchanged byte for byte,
 // redis-check-rdb accepts it, and a restart loads the keys as they were at the SAVE.
-func TestPersistCrashDuringBgsave(t *testing.T) {
-	for _, kind := range persistKinds {
-		t.Run(kind, func(t *testing.T) {
-			t.Parallel()
-			bin := crashBin(t, kind)
-			dir := t.TempDir()
-			args := []string{"--rdbcompression", "no"}
-			p := startProc(t, bin, dir, args...)
-			p.ready(30 * time.Second)
-			c := dial(t, p.addr)
-			const keys, size = 60_000, 1000
-			fillKeys(t, c, keys, size, "a")
-			if got := c.do("SAVE"); got != "+OK\r\n" {
-				t.Fatalf("SAVE: %s", quote(got))
-			}
-			path := filepath.Join(dir, "dump.rdb")
-			before := fileSum(t, path)
-			fillKeys(t, c, keys/2, size, "b")
-			c.do("SET", "marker", "after the save")
-			if got := c.do("BGSAVE"); got != "+Background saving started\r\n" {
-				t.Fatalf("BGSAVE: %s", quote(got))
-			}
-			caught := waitTempFile(dir, 1<<20, 30*time.Second)
-			p.kill()
-			if !caught {
-				t.Fatalf("%s: the BGSAVE ended (or wrote no temp-*.rdb) before it could be killed", p.name)
-			}
-			if after := fileSum(t, path); after != before {
-				t.Fatalf("%s: dump.rdb changed by a BGSAVE killed in the middle", p.name)
-			}
-			if out, err := exec.Command("redis-check-rdb", path).CombinedOutput(); err != nil && haveRedis() {
-				t.Errorf("redis-check-rdb on the surviving dump.rdb: %v\n%s", err, tail(string(out), 1000))
-			}
-			p2 := startProc(t, bin, dir, args...)
-			p2.ready(60 * time.Second)
-			c2 := dial(t, p2.addr)
-			if n := c2.do("DBSIZE"); n != ":"+strconv.Itoa(keys)+"\r\n" {
-				t.Errorf("%s after restart: DBSIZE %s, want %d", p.name, quote(n), keys)
-			}
-			for i := 0; i < keys; i += keys / 50 {
-				if got, want := c2.do("GET", "k:"+strconv.Itoa(i)), bulk(crashValue(i, size, "a")); got != want {
-					t.Errorf("%s after restart: key k:%d is not the saved value (got %s)", p.name, i, quote(got))
-					break
-				}
-			}
-			t.Logf("%s: BGSAVE killed mid-file; dump.rdb of %d keys unchanged and loaded", p.name, keys)
-		})
+func crashDuringBgsave(t *testing.T, kind, bin string) {
+	dir := t.TempDir()
+	args := []string{"--rdbcompression", "no"}
+	p := startProc(t, bin, dir, args...)
+	p.ready(30 * time.Second)
+	c := dial(t, p.addr)
+	const keys, size = 30_000, 1000
+	fillKeys(t, c, keys, size, "a")
+	if got := c.do("SAVE"); got != "+OK\r\n" {
+		t.Fatalf("SAVE: %s", quote(got))
 	}
+	path := filepath.Join(dir, "dump.rdb")
+	before := fileSum(t, path)
+	fillKeys(t, c, keys/2, size, "b")
+	c.do("SET", "marker", "after the save")
+	if got := c.do("BGSAVE"); got != "+Background saving started\r\n" {
+		t.Fatalf("BGSAVE: %s", quote(got))
+	}
+	caught := waitTempFile(dir, 1<<20, 30*time.Second)
+	p.kill()
+	if !caught {
+		t.Fatalf("%s: the BGSAVE ended (or wrote no temp-*.rdb) before it could be killed", p.name)
+	}
+	if after := fileSum(t, path); after != before {
+		t.Fatalf("%s: dump.rdb changed by a BGSAVE killed in the middle", p.name)
+	}
+	if out, err := exec.Command("redis-check-rdb", path).CombinedOutput(); err != nil && haveRedis() {
+		t.Errorf("redis-check-rdb on the surviving dump.rdb: %v\n%s", err, tail(string(out), 1000))
+	}
+	p2 := startProc(t, bin, dir, args...)
+	p2.ready(60 * time.Second)
+	c2 := dial(t, p2.addr)
+	if n := c2.do("DBSIZE"); n != ":"+strconv.Itoa(keys)+"\r\n" {
+		t.Errorf("%s after restart: DBSIZE %s, want %d", p.name, quote(n), keys)
+	}
+	for i := 0; i < keys; i += keys / 50 {
+		if got, want := c2.do("GET", "k:"+strconv.Itoa(i)), bulk(crashValue(i, size, "a")); got != want {
+			t.Errorf("%s after restart: key k:%d is not the saved value (got %s)", p.name, i, quote(got))
+			break
+		}
+	}
+	t.Logf("%s: BGSAVE killed mid-file; dump.rdb of %d keys unchanged and loaded", p.name, keys)
 }
 
 func bulk(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n" }

@@ -46,6 +46,11 @@ func persistPort(t testing.TB) int {
 	return 0
 }
 
+// packageDir is this package's directory, read before any test runs: an in-process server's
+// dir directive changes the process's working directory (os.Chdir, as Redis does), to a test's
+// temporary directory that is removed when that test ends.
+var packageDir, _ = os.Getwd()
+
 // buildHotKV builds ./src/cmd/hotkv into a temporary directory and returns the binary's path.
 // It skips under -short: these are the slow, process-level tests.
 func buildHotKV(t *testing.T) string {
@@ -55,10 +60,41 @@ func buildHotKV(t *testing.T) string {
 	}
 	bin := filepath.Join(t.TempDir(), "hotkv")
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/hotkv/hotkv/src/cmd/hotkv")
+	cmd.Dir = packageDir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// TestPersistProcesses runs the tests that need real processes (kill -9 by process group,
+// SIGTERM, a refusal to start) against redis-server 7.0.15, which proves each harness, and
+// against one hotkv binary built for all of them (skipped under -short):
+// CrashAcknowledged, CrashDuringBgsave, AOFTails, SigtermSave.
+func TestPersistProcesses(t *testing.T) {
+	bins := map[string]string{"hotkv": buildHotKV(t), "redis": "redis-server"}
+	for _, tc := range []struct {
+		name string
+		f    func(t *testing.T, kind, bin string)
+	}{
+		{"CrashAcknowledged", crashAcknowledged},
+		{"CrashDuringBgsave", crashDuringBgsave},
+		{"AOFTails", aofTails},
+		{"SigtermSave", sigtermSave},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			for _, kind := range persistKinds {
+				t.Run(kind, func(t *testing.T) {
+					t.Parallel()
+					if !haveRedis() {
+						t.Skip("redis-server not on PATH: install redis-server 7.0.15 (every test here also uses it)")
+					}
+					tc.f(t, kind, bins[kind])
+				})
+			}
+		})
+	}
 }
 
 // lockedBuffer collects a child's output.
@@ -105,6 +141,7 @@ func startProc(t testing.TB, bin, dir string, args ...string) *proc {
 	p := &proc{t: t, name: name, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 		cmd: exec.Command(bin, all...), out: &lockedBuffer{}, exited: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	p.cmd.Dir = dir
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)

@@ -246,35 +246,53 @@ func copyByDump(t *testing.T, src, dst *node, d serverDump) {
 	}
 }
 
-// TestPersistSigtermSave: a server process (redis-server, and the built hotkv binary) with a
-// save rule is filled and sent SIGTERM; it saves on the way out, and redis-server and HotKV
-// started on the file dump what it held.
-func TestPersistSigtermSave(t *testing.T) {
+// sigtermSave: a server process with a save rule is filled and sent SIGTERM; it saves on the
+// way out, and redis-server and HotKV started on the file dump what it held.
+func sigtermSave(t *testing.T, kind, bin string) {
+	dir := t.TempDir()
+	p := startProc(t, bin, dir, "--save", "3600 1")
+	p.ready(30 * time.Second)
+	newFiller(t, p.addr, 4, "term").fill()
+	want := dumpServer(t, p.addr, dumpOpts{})
+	p.term(60 * time.Second)
+	if p.err != nil {
+		t.Errorf("%s exited with %v after SIGTERM\n%s", kind, p.err, tail(p.out.String(), 2000))
+	}
+	for _, to := range persistKinds {
+		d := t.TempDir()
+		if err := copyFile(filepath.Join(dir, "dump.rdb"), filepath.Join(d, "dump.rdb")); err != nil {
+			t.Fatalf("%s saved no dump.rdb on SIGTERM: %v", kind, err)
+		}
+		n := startNode(t, to, d)
+		compareDumps(t, kind+" SIGTERM save loaded by "+to, want, dumpServer(t, n.addr, dumpOpts{}))
+		n.stop(t)
+	}
+}
+
+// TestPersistDebugReload: DEBUG RELOAD (save, empty, load) keeps the whole dump; after a SAVE
+// and more writes, DEBUG RELOAD NOSAVE brings back the saved state and drops the writes.
+func TestPersistDebugReload(t *testing.T) {
 	if !haveRedis() {
 		t.Skip("redis-server not on PATH")
 	}
+	t.Parallel()
 	for _, kind := range persistKinds {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			bin := crashBin(t, kind)
-			dir := t.TempDir()
-			p := startProc(t, bin, dir, "--save", "3600 1")
-			p.ready(30 * time.Second)
-			newFiller(t, p.addr, 4, "term").fill()
-			want := dumpServer(t, p.addr, dumpOpts{})
-			p.term(60 * time.Second)
-			if p.err != nil {
-				t.Errorf("%s exited with %v after SIGTERM\n%s", kind, p.err, tail(p.out.String(), 2000))
+			n := startNode(t, kind, t.TempDir(), "--enable-debug-command", "yes")
+			f := newFiller(t, n.addr, 5, "reload")
+			f.fill()
+			want := dumpServer(t, n.addr, dumpOpts{})
+			c := dial(t, n.addr)
+			if got := c.do("DEBUG", "RELOAD"); got != "+OK\r\n" {
+				t.Fatalf("%s DEBUG RELOAD: %s", kind, quote(got))
 			}
-			for _, to := range persistKinds {
-				d := t.TempDir()
-				if err := copyFile(filepath.Join(dir, "dump.rdb"), filepath.Join(d, "dump.rdb")); err != nil {
-					t.Fatalf("%s saved no dump.rdb on SIGTERM: %v", kind, err)
-				}
-				n := startNode(t, to, d)
-				compareDumps(t, kind+" SIGTERM save loaded by "+to, want, dumpServer(t, n.addr, dumpOpts{}))
-				n.stop(t)
+			compareDumps(t, kind+" DEBUG RELOAD", want, dumpServer(t, n.addr, dumpOpts{}))
+			f.mutate()
+			if got := c.do("DEBUG", "RELOAD", "NOSAVE"); got != "+OK\r\n" {
+				t.Fatalf("%s DEBUG RELOAD NOSAVE: %s", kind, quote(got))
 			}
+			compareDumps(t, kind+" DEBUG RELOAD NOSAVE after more writes", want, dumpServer(t, n.addr, dumpOpts{}))
 		})
 	}
 }

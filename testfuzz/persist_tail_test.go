@@ -15,7 +15,7 @@ import (
 // tailKeys are the SETs written before the file is damaged.
 const tailKeys = 200
 
-// TestPersistAOFTails: the server (redis-server, proving the harness, and the hotkv binary)
+// aofTails: the server (redis-server, proving the harness, and the hotkv binary)
 // writes an AOF of 200 SETs and stops; then, on copies of its directory:
 //   - a command torn at the end of the last incremental file, with aof-load-truncated yes: the
 //     server starts, logs the truncation, has every whole command's key and not the torn one,
@@ -23,29 +23,23 @@ const tailKeys = 200
 //   - the same with aof-load-truncated no: the server refuses to start (exits, never answers);
 //   - a byte of the file's middle changed ('$' to '!'): it refuses with either setting, logging
 //     "Bad file format".
-func TestPersistAOFTails(t *testing.T) {
-	for _, kind := range persistKinds {
-		t.Run(kind, func(t *testing.T) {
-			t.Parallel()
-			bin := crashBin(t, kind)
-			orig := t.TempDir()
-			p := startProc(t, bin, orig, "--appendonly", "yes", "--appendfsync", "always")
-			p.ready(30 * time.Second)
-			c := dial(t, p.addr)
-			for i := range tailKeys {
-				c.do("SET", "t:"+strconv.Itoa(i), strings.Repeat("v", i))
-			}
-			c.write(appendCommand(nil, "SHUTDOWN", "NOSAVE"))
-			c.readUntilClosed(30 * time.Second)
-			if !p.waitExit(30 * time.Second) {
-				t.Fatal("no exit after SHUTDOWN")
-			}
-			t.Run("torn/yes", func(t *testing.T) { tornTail(t, bin, orig, true) })
-			t.Run("torn/no", func(t *testing.T) { tornTail(t, bin, orig, false) })
-			for _, truncated := range []string{"yes", "no"} {
-				t.Run("corrupt/"+truncated, func(t *testing.T) { corruptMiddle(t, bin, orig, truncated) })
-			}
-		})
+func aofTails(t *testing.T, kind, bin string) {
+	orig := t.TempDir()
+	p := startProc(t, bin, orig, "--appendonly", "yes", "--appendfsync", "always")
+	p.ready(30 * time.Second)
+	c := dial(t, p.addr)
+	for i := range tailKeys {
+		c.do("SET", "t:"+strconv.Itoa(i), strings.Repeat("v", i))
+	}
+	c.write(appendCommand(nil, "SHUTDOWN", "NOSAVE"))
+	c.readUntilClosed(30 * time.Second)
+	if !p.waitExit(30 * time.Second) {
+		t.Fatal("no exit after SHUTDOWN")
+	}
+	t.Run("torn/yes", func(t *testing.T) { tornTail(t, bin, orig, true) })
+	t.Run("torn/no", func(t *testing.T) { tornTail(t, bin, orig, false) })
+	for _, truncated := range []string{"yes", "no"} {
+		t.Run("corrupt/"+truncated, func(t *testing.T) { corruptMiddle(t, bin, orig, truncated) })
 	}
 }
 
