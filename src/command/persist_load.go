@@ -51,7 +51,7 @@ type LoadOptions struct {
 
 // LoadProgress is what a load reports as it goes (the server's log, INFO's loading_* fields).
 type LoadProgress struct {
-	Keys    int64   // loaded so far
+	Keys    int64   // read so far (and kept: not expired)
 	Expired int64   // skipped as expired so far
 	Bytes   int64   // read so far
 	Percent float64 // of Size, 0 when unknown
@@ -99,6 +99,7 @@ type loader struct {
 	shards  []loadShard
 	st      LoadStats
 	start   time.Time
+	read    int64 // keys read and kept (queued or inserted)
 	lastKey int64
 	lastOff int64
 	db      int
@@ -156,7 +157,7 @@ func (ld *loader) run(d *rdb.Decoder) error {
 			if err := ld.key(rec); err != nil {
 				return err
 			}
-			if n := ld.st.Keys + ld.st.Expired; ld.o.Progress != nil &&
+			if n := ld.read + ld.st.Expired; ld.o.Progress != nil &&
 				(n-ld.lastKey >= ld.o.ProgressKeys || d.Offset()-ld.lastOff >= 8<<20) {
 				ld.lastKey, ld.lastOff = n, d.Offset()
 				ld.o.Progress(ld.progress(d.Offset()))
@@ -167,12 +168,12 @@ func (ld *loader) run(d *rdb.Decoder) error {
 
 func (ld *loader) progress(off int64) LoadProgress {
 	el := time.Since(ld.start)
-	p := LoadProgress{Keys: ld.st.Keys, Expired: ld.st.Expired, Bytes: off, Elapsed: el}
+	p := LoadProgress{Keys: ld.read, Expired: ld.st.Expired, Bytes: off, Elapsed: el}
 	if ld.o.Size > 0 {
 		p.Percent = 100 * float64(off) / float64(ld.o.Size)
 	}
 	if s := el.Seconds(); s > 0 {
-		p.Rate = float64(ld.st.Keys) / s
+		p.Rate = float64(ld.read) / s
 	}
 	return p
 }
@@ -192,6 +193,7 @@ func (ld *loader) key(rec *rdb.Record) error {
 	if it.kind == 0 {
 		return nil // an empty collection: Redis skips empty keys
 	}
+	ld.read++
 	sh := int(ld.e.shardOf(it.key))
 	ls := &ld.shards[sh]
 	ls.items = append(ls.items, it)
