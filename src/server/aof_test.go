@@ -309,3 +309,82 @@ func TestAOFPolicySwitchUnderLoad(t *testing.T) {
 		}
 	}
 }
+
+// Under everysec a crash loses at most about the last second or two of acknowledged writes
+// (Redis's promise): writers pipeline INCRs for 3-3.5 s (longer than the bound, so a policy
+// that never fsyncs fails), the file system is crashed, and for
+// each writer the last recovered value was acknowledged no more than 2.5 s before the crash.
+func TestAOFCrashEverysecWindow(t *testing.T) {
+	fsys := aof.NewCrashFS()
+	s := newPersistServer(t, "/data", fsys, "--appendonly", "yes", "--appendfsync", "everysec")
+	const writers, depth = 4, 20
+	type ack struct {
+		v  int64
+		at time.Time
+	}
+	var mu sync.Mutex
+	acks := make([][]ack, writers)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range writers {
+		c := dialTestServer(t, s)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := strings.Repeat("INCR ctr:"+strconv.Itoa(w)+"\r\n", depth)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c.conn.SetDeadline(time.Now().Add(10 * time.Second))
+				if _, err := c.conn.Write([]byte(cmd)); err != nil {
+					return
+				}
+				var v int64
+				for range depth {
+					line, err := c.r.ReadString('\n')
+					if err != nil {
+						return
+					}
+					v, _ = strconv.ParseInt(strings.TrimSpace(line[1:]), 10, 64)
+				}
+				mu.Lock()
+				acks[w] = append(acks[w], ack{v, time.Now()})
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(time.Duration(3000+rand.IntN(500)) * time.Millisecond)
+	mu.Lock()
+	crashAt := time.Now()
+	crashed := fsys.CrashCopy()
+	mu.Unlock()
+	close(stop)
+	wg.Wait()
+	s.Stop()
+	c := dialTestServer(t, newPersistServer(t, "/data", crashed, "--appendonly", "yes"))
+	var worst time.Duration
+	for w := range writers {
+		got := getInt(c, "ctr:"+strconv.Itoa(w))
+		// the newest acknowledgement the recovered value covers; everything after it was lost
+		var lostFrom time.Time
+		for _, a := range acks[w] {
+			if a.at.After(crashAt) {
+				break
+			}
+			if a.v > got {
+				lostFrom = a.at
+				break
+			}
+		}
+		if !lostFrom.IsZero() {
+			worst = max(worst, crashAt.Sub(lostFrom))
+		}
+	}
+	t.Logf("everysec: acknowledged writes lost from at most %v before the crash", worst)
+	if worst > 2500*time.Millisecond {
+		t.Fatalf("everysec lost %v of acknowledged writes", worst)
+	}
+}
