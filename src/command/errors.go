@@ -212,4 +212,6 @@ const (
 	ErrAOFRewriteFailed = "ERR Can't execute an AOF background rewriting. Please check the server logs for more information."
 	ErrDebugReloadOpts  = "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."
 	ErrDebugReloadLoad  = "ERR Error trying to load the RDB dump, check server logs."
+	// HotKV's own: a reload inside EXEC would wait for the tokens EXEC holds.
+	ErrDebugReloadMulti = "ERR DEBUG RELOAD is not allowed inside MULTI in HotKV"
 )

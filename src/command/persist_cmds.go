@@ -69,11 +69,13 @@ func bgsaveCmd(c *Ctx) {
 		c.Err(ErrSaveFailed)
 		return
 	}
-	scheduled, err := f(schedule)
+	// Inside EXEC the save can start only once EXEC lets its tokens go: Redis (server.in_exec)
+	// answers "scheduled" there too.
+	scheduled, err := f(schedule || c.tx != nil)
 	switch {
 	case err != nil:
 		hookReply(c, err, ErrSaveFailed)
-	case scheduled:
+	case scheduled || c.tx != nil:
 		c.Simple("Background saving scheduled")
 	default:
 		c.Simple("Background saving started")
@@ -91,7 +93,7 @@ func bgrewriteaofCmd(c *Ctx) {
 	switch {
 	case err != nil:
 		hookReply(c, err, ErrAOFRewriteFailed)
-	case scheduled:
+	case scheduled || c.tx != nil: // inside EXEC, as BGSAVE
 		c.Simple("Background append only file rewriting scheduled")
 	default:
 		c.Simple("Background append only file rewriting started")
@@ -117,6 +119,10 @@ func debugReload(c *Ctx) {
 		}
 	}
 	f := c.E.Hooks.DebugReload
+	if c.tx != nil { // EXEC holds the tokens the save and the load need
+		c.Err(ErrDebugReloadMulti)
+		return
+	}
 	if f == nil {
 		c.Err(ErrDebugReloadLoad)
 		return

@@ -54,7 +54,8 @@ func TestPersistCommandsAgainstRedis(t *testing.T) {
 		{"BGREWRITEAOF"}, {"BGREWRITEAOF", "x"}, {"DEBUG", "RELOAD"}, {"DEBUG", "RELOAD", "NOSAVE"},
 		{"DEBUG", "RELOAD", "foo"}, {"DEBUG", "RELOAD", "MERGE", "NOFLUSH", "NOSAVE", "bar"},
 		{"DEBUG", "reload", "merge", "noflush", "nosave"},
-		{"MULTI"}, {"SAVE"}, {"BGSAVE"}, {"EXEC"}}
+		{"MULTI"}, {"SAVE"}, {"BGSAVE"}, {"EXEC"},
+		{"MULTI"}, {"BGSAVE"}, {"BGREWRITEAOF"}, {"EXEC"}}
 	inMulti := false
 	for _, c := range cmds {
 		want, got := rs.do(c...), tc.do(c...)
@@ -65,8 +66,10 @@ func TestPersistCommandsAgainstRedis(t *testing.T) {
 			t.Errorf("%q:\n got %q\nwant %q", c, got, want)
 		}
 	}
-	// The transaction is aborted (SAVE is refused inside MULTI), so its BGSAVE never calls.
-	wantCalls := []string{"save", "bgsave now", "bgrewriteaof", "reload ", "reload nosave", "reload merge,noflush,nosave"}
+	// The first transaction is aborted (SAVE is refused inside MULTI), so its BGSAVE never
+	// calls; inside the second EXEC both answer "scheduled", as Redis does there.
+	wantCalls := []string{"save", "bgsave now", "bgrewriteaof", "reload ", "reload nosave", "reload merge,noflush,nosave",
+		"bgsave schedule", "bgrewriteaof"}
 	if strings.Join(f.calls, "|") != strings.Join(wantCalls, "|") {
 		t.Errorf("hook calls %q, want %q", f.calls, wantCalls)
 	}
@@ -104,4 +107,8 @@ func TestPersistCommandsRefusals(t *testing.T) {
 	check("-ERR Error trying to load the RDB dump, check server logs.\r\n", "DEBUG", "RELOAD")
 	f.err = ReplyError("ERR")
 	check("-ERR\r\n", "DEBUG", "RELOAD") // a failed save before the load
+	f.err = nil
+	tc.do("MULTI")
+	tc.do("DEBUG", "RELOAD")
+	check("*1\r\n-"+ErrDebugReloadMulti+"\r\n", "EXEC")
 }
