@@ -55,7 +55,7 @@ func (w *Writer) StartRewrite(at uint64, src Source) error {
 		return ErrRewriteInProgress
 	}
 	w.pending = &rewrite{at: at, src: src, adopted: make(chan struct{})}
-	w.active = w.pending
+	w.active, w.started = w.pending, w.pending
 	w.stats.RewriteInProgress = true
 	w.rwStart = w.now()
 	w.Notify()
@@ -66,13 +66,17 @@ func (w *Writer) StartRewrite(at uint64, src Source) error {
 // then persists the manifest base(new) + incr(new), marks the old files history and deletes them.
 func (w *Writer) FinishRewrite(writeBase func(w io.Writer) error, rdbPreamble bool) error {
 	w.mu.Lock()
-	rw := w.active
+	rw := w.started // not active: the loop may have failed and ended it already
+	w.started = nil
 	w.mu.Unlock()
 	if rw == nil {
 		return errors.New("aof: no rewrite started")
 	}
 	<-rw.adopted
 	if rw.err != nil {
+		// The loop records the end right after it releases adopted: a round trip through it
+		// lets a caller that sees the error start the next rewrite at once.
+		w.do(func() {})
 		return rw.err
 	}
 	tmp := join(w.cfg.Dir, "temp-rewriteaof-"+w.cfg.Filename)

@@ -97,6 +97,7 @@ type Writer struct {
 	err     error         // sticky write/fsync error
 	pending *rewrite      // registered by StartRewrite, adopted by the loop
 	active  *rewrite      // from StartRewrite to the rewrite's end
+	started *rewrite      // the last StartRewrite's, until FinishRewrite takes it (it may have ended)
 	rwStart time.Time
 	stats   Stats
 	oldest  time.Time // first write not yet fsynced
