@@ -154,11 +154,10 @@ func (s *Server) applyAppendOnly(v string) error {
 			return errors.New("Failed to start AOF")
 		}
 		s.aof.mu.Unlock()
-		go func() {
-			if err := s.rewriteAOF(); err != nil {
-				s.log.Warn("Background append only file rewrite after CONFIG SET appendonly yes failed", "err", err)
-			}
-		}()
+		// Scheduled while a BGSAVE runs, as Redis's startAppendOnly does.
+		if _, err := s.bgRewriteAOF(); err != nil {
+			s.log.Warn("Background append only file rewrite after CONFIG SET appendonly yes failed", "err", err)
+		}
 		return nil
 	}
 	if v == "no" && on {

@@ -50,7 +50,9 @@ func (s *Server) bgRewriteAOF() (scheduled bool, err error) {
 				return
 			}
 		}
-		if err := s.rewriteAOF(); err != nil {
+		if err := s.rewriteAOF(); errors.Is(err, errBgsaveRunning) {
+			s.aof.scheduled.Store(true) // a SAVE took the snapshot first: the cron starts it after
+		} else if err != nil {
 			s.log.Warn("Background AOF rewrite failed", "err", err)
 		}
 		if off {
