@@ -158,10 +158,10 @@ func restoreApply(c *Ctx, ks *keyspace.Keyspace, old *keyspace.Entry, it *loadIt
 	if ttl != 0 {
 		ks.SetExpireMs(en, ttl)
 	}
-	switch {
-	case o.freq >= 0:
+	switch lfu := lfuPolicy(c.E); { // objectSetLRUOrLFU: each only under its kind of policy
+	case lfu && o.freq >= 0:
 		en.Freq = uint8(o.freq)
-	case o.idle >= 0:
+	case !lfu && o.idle >= 0:
 		en.Access -= uint32(min(o.idle, int64(en.Access)))
 	}
 	signalCreated(c, c.DB, key)
