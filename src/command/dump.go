@@ -32,11 +32,16 @@ func dumpCmd(c *Ctx) {
 
 // dumpPayload is e's DUMP payload.
 func (e *Engine) dumpPayload(en *keyspace.Entry, now int64) []byte {
+	return rdb.DumpPayload(nil, e.dumpObject(en, now), rdb.Version)
+}
+
+// dumpObject is the object of en's DUMP payload: type byte and value, LZF per rdbcompression.
+func (e *Engine) dumpObject(en *keyspace.Entry, now int64) []byte {
 	s := e.newRDBSerializer(configBool(e, "rdbcompression", true), time.Unix(0, now))
 	s.enc.OmitKey = true
 	k := en.Key()
 	s.value(unsafe.Slice(unsafe.StringData(k), len(k)), en)
-	return rdb.DumpPayload(nil, s.enc.Buf, rdb.Version)
+	return s.enc.Buf
 }
 
 // restoreOpts are RESTORE's options after the payload.

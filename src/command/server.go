@@ -262,7 +262,7 @@ func debugObject(c *Ctx) {
 		access = nowSec
 	}
 	c.Simple(fmt.Sprintf("Value at:%p refcount:%d encoding:%s serializedlength:%d lru:%d lru_seconds_idle:%d",
-		e, refcount, enc, serializedLen(e, enc), access&lruClockMax, nowSec-min(access, nowSec)))
+		e, refcount, enc, serializedLen(c, e, enc), access&lruClockMax, nowSec-min(access, nowSec)))
 }
 
 // Redis shares the integer objects 0..9999 and shows them with the maximal refcount.
@@ -295,11 +295,12 @@ func valueEncoding(e *keyspace.Entry) string {
 }
 
 // serializedLen estimates the value's RDB size (uncompressed): integers take their short
-// integer encoding, strings a length prefix and their bytes. Collections report 0 until their
-// RDB encoders exist.
-func serializedLen(e *keyspace.Entry, enc string) int {
+// integer encoding, strings a length prefix and their bytes. Collections are what the RDB
+// serializer writes for them (rdbSavedObjectLen: the value without its type byte, LZF per
+// rdbcompression; persist_ser.go).
+func serializedLen(c *Ctx, e *keyspace.Entry, enc string) int {
 	if e.Kind != keyspace.KindString {
-		return 0
+		return len(c.E.dumpObject(e, c.Now)) - 1
 	}
 	if n, _ := ParseInt(e.Bytes()); enc == "int" && n >= math.MinInt32 && n <= math.MaxInt32 {
 		switch {
