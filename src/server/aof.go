@@ -40,6 +40,7 @@ type aofState struct {
 
 	scheduled atomic.Bool               // aof_rewrite_scheduled: waiting for a BGSAVE to end
 	rewriting atomic.Bool               // a rewrite runs (from its start, before the writer knows)
+	reopen    atomic.Bool               // an appendfsync change waits for the rewrite to end
 	misconf   atomic.Bool               // the MISCONF gate is set for the AOF
 	last      atomic.Pointer[aof.Stats] // the INFO fields when the writer closed
 	lastCow   atomic.Int64              // aof_last_cow_size: the last rewrite's peak queued bytes
@@ -133,8 +134,7 @@ func (s *Server) closeAOF() error {
 		return nil
 	}
 	err := r.w.Close()
-	st := r.w.Stats()
-	s.aof.last.Store(&st)
+	s.aof.last.Store(s.aofStats(r))
 	s.aof.run.Store(nil)
 	s.aof.lost.Store(false)
 	r.rd.Close()
@@ -173,8 +173,17 @@ func (s *Server) applyAppendOnly(v string) error {
 }
 
 // applyFsync is CONFIG SET appendfsync: the writer is closed (its final fsync) and opened again
-// on the same reader under the new policy (invariant 3).
+// on the same reader under the new policy (invariant 3). While a rewrite runs (it holds the
+// AOF's lock) the change waits for the cron, so that CONFIG SET does not wait for the rewrite.
 func (s *Server) applyFsync() {
+	if s.aofRewriting() {
+		s.aof.reopen.Store(true)
+		return
+	}
+	s.reopenAOF()
+}
+
+func (s *Server) reopenAOF() {
 	s.aof.mu.Lock()
 	defer s.aof.mu.Unlock()
 	r := s.aof.run.Load()
@@ -184,6 +193,7 @@ func (s *Server) applyFsync() {
 	if err := r.w.Close(); err != nil {
 		s.log.Warn("Error closing the append only file", "err", err)
 	}
+	s.aof.last.Store(s.aofStats(r))
 	if err := s.openWriter(nil, r.w.Durable(), r.rd); err != nil {
 		s.aof.run.Store(nil)
 		s.log.Error("Can't reopen the append only file after CONFIG SET appendfsync", "err", err)
@@ -258,6 +268,11 @@ func (s *Server) aofCron() {
 	} else {
 		s.clearAOFError()
 	}
+	if s.aof.reopen.Load() && !s.aofRewriting() {
+		s.aof.reopen.Store(false)
+		go s.reopenAOF()
+		return
+	}
 	if s.aof.lost.Load() && !s.aofRewriting() && !s.rdb.inProgress() &&
 		time.Now().UnixNano()-s.aof.lostTry.Load() >= int64(time.Second) {
 		s.aof.lostTry.Store(time.Now().UnixNano())
@@ -276,6 +291,20 @@ func (s *Server) aofCron() {
 			st.CurrentSize*100/max(st.BaseSize, 1)-100)
 		s.bgRewriteAOF()
 	}
+}
+
+// aofStats are r's INFO fields continuing those of the writers before it (a writer's own start
+// from zero): rewrites add up, the last rewrite's fields are the newest writer's that had one.
+func (s *Server) aofStats(r *aofRun) *aof.Stats {
+	st := r.w.Stats()
+	if prev := s.aof.last.Load(); prev != nil {
+		st.Rewrites += prev.Rewrites
+		if st.LastRewriteTimeSec < 0 && !st.RewriteInProgress {
+			st.LastRewriteTimeSec, st.LastBgrewriteStatus = prev.LastRewriteTimeSec, prev.LastBgrewriteStatus
+			st.RewritesConsecutiveFailures = prev.RewritesConsecutiveFailures
+		}
+	}
+	return &st
 }
 
 func (s *Server) clearAOFError() {

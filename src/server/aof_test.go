@@ -388,3 +388,24 @@ func TestAOFCrashEverysecWindow(t *testing.T) {
 		t.Fatalf("everysec lost %v of acknowledged writes", worst)
 	}
 }
+
+// CONFIG SET appendfsync during a rewrite answers at once and takes effect after it.
+func TestFsyncChangeDuringRewrite(t *testing.T) {
+	s := newPersistServer(t, t.TempDir(), nil, "--appendonly", "yes", "--appendfsync", "everysec")
+	c := dialTestServer(t, s)
+	c.query("SET a 1")
+	rewriteInstantDelay.Store(int64(time.Second))
+	defer rewriteInstantDelay.Store(0)
+	c.query("BGREWRITEAOF")
+	t0 := time.Now()
+	if got := c.do("CONFIG SET appendfsync always"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET appendfsync always: %q", got)
+	}
+	if el := time.Since(t0); el > 500*time.Millisecond {
+		t.Fatalf("CONFIG SET waited %v for the rewrite", el)
+	}
+	waitFor(t, func() bool { r := s.aof.run.Load(); return r != nil && r.always }, "the policy change")
+	if v := infoField(t, c, "aof_rewrites"); v != "1" {
+		t.Fatalf("the rewrite did not complete: aof_rewrites %s", v)
+	}
+}

@@ -53,7 +53,7 @@ func (s *Server) infoHook(section string, dst []byte) []byte {
 	st := aof.Stats{LastRewriteTimeSec: -1, CurrentRewriteTimeSec: -1, LastBgrewriteStatus: "ok",
 		LastWriteStatus: "ok"}
 	if r != nil {
-		st = r.w.Stats()
+		st = *s.aofStats(r)
 	} else if last := s.aof.last.Load(); last != nil {
 		st = *last
 		st.RewriteInProgress, st.CurrentRewriteTimeSec = false, -1
