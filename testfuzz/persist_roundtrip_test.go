@@ -296,3 +296,48 @@ func TestPersistDebugReload(t *testing.T) {
 		})
 	}
 }
+
+// TestPersistInProgressAtReply: what waitBgsave and waitRewrite rely on, as Redis does it: right
+// after BGSAVE or BGREWRITEAOF replies (over 50 MB, so that neither can have ended), INFO
+// persistence says rdb_bgsave_in_progress:1 or aof_rewrite_in_progress:1, and a second request
+// is refused while the first runs.
+func TestPersistInProgressAtReply(t *testing.T) {
+	if !haveRedis() {
+		t.Skip("redis-server not on PATH")
+	}
+	t.Parallel()
+	for _, kind := range persistKinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			n := startNode(t, kind, t.TempDir(), "--appendonly", "yes", "--rdbcompression", "no")
+			c := dial(t, n.addr)
+			fillKeys(t, c, 100_000, 500, "p")
+			for _, step := range []struct{ cmd, reply, field, again string }{
+				{"BGSAVE", "+Background saving started\r\n", "rdb_bgsave_in_progress",
+					"-ERR Background save already in progress\r\n"},
+				{"BGREWRITEAOF", "+Background append only file rewriting started\r\n", "aof_rewrite_in_progress",
+					"-ERR Background append only file rewriting already in progress\r\n"},
+			} {
+				c.write(appendCommand(appendCommand(appendCommand(nil, step.cmd), "INFO", "persistence"), step.cmd))
+				if got := string(c.reply()); got != step.reply {
+					t.Fatalf("%s %s: %s", kind, step.cmd, quote(got))
+				}
+				info := string(c.reply())
+				again := string(c.reply())
+				if !strings.Contains(info, step.field+":1\r\n") {
+					at := strings.Index(info, step.field)
+					t.Errorf("%s: INFO right after %s replied says %s, Redis says %s:1", kind, step.cmd,
+						quote(info[at:min(len(info), at+len(step.field)+2)]), step.field)
+				}
+				if again != step.again {
+					t.Errorf("%s: a second %s while one runs: %s, want %s", kind, step.cmd, quote(again), quote(step.again))
+				}
+				if step.cmd == "BGSAVE" {
+					waitBgsave(t, c, ":0\r\n")
+				} else {
+					waitRewrite(t, c)
+				}
+			}
+		})
+	}
+}
