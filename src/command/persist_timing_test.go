@@ -2,6 +2,8 @@ package command
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -75,11 +77,8 @@ func BenchmarkRDBSerializer(b *testing.B) {
 	}
 }
 
-// BenchmarkLoadRDB1M loads a file of 1,000,000 keys of 256-byte strings (written by the codec
-// directly, or HOTKV_LOAD_RDB, e.g. redis-server's SAVE after DEBUG POPULATE 1000000 key 256)
-// into a fresh engine, reporting keys/s. One iteration is enough: -benchtime 1x.
-func BenchmarkLoadRDB1M(b *testing.B) {
-	const n = 1_000_000
+// stringsFile is an RDB file of n keys of 256-byte strings, written by the codec.
+func stringsFile(n int) []byte {
 	var enc rdb.Encoder
 	enc.Header(rdb.Version)
 	enc.SelectDB(0)
@@ -91,7 +90,35 @@ func BenchmarkLoadRDB1M(b *testing.B) {
 		enc.StringValue(key, val)
 	}
 	enc.EOF(0)
-	file := enc.Buf
+	return enc.Buf
+}
+
+// BenchmarkWriteRDB1M saves 1,000,000 keys of 256-byte strings (loaded first) to io.Discard
+// with rdbcompression and rdbchecksum on, reporting keys/s: -benchtime 1x.
+func BenchmarkWriteRDB1M(b *testing.B) {
+	const n = 1_000_000
+	e := NewEngine(Options{Shards: 32, Databases: 16, Settings: DefaultSettings()})
+	if _, err := e.LoadRDB(bytes.NewReader(stringsFile(n)), LoadOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		t0 := time.Now()
+		st, err := e.WriteRDB(context.Background(), io.Discard, RDBOptions{Compress: true, Checksum: true})
+		if err != nil || st.Keys != n {
+			b.Fatal(st, err)
+		}
+		b.ReportMetric(float64(n)/time.Since(t0).Seconds(), "keys/s")
+		b.ReportMetric(float64(st.Bytes)/time.Since(t0).Seconds()/1e6, "MB/s")
+	}
+}
+
+// BenchmarkLoadRDB1M loads a file of 1,000,000 keys of 256-byte strings (written by the codec
+// directly, or HOTKV_LOAD_RDB, e.g. redis-server's SAVE after DEBUG POPULATE 1000000 key 256)
+// into a fresh engine, reporting keys/s. One iteration is enough: -benchtime 1x.
+func BenchmarkLoadRDB1M(b *testing.B) {
+	const n = 1_000_000
+	file := stringsFile(n)
 	if path := os.Getenv("HOTKV_LOAD_RDB"); path != "" { // a file of n keys Redis wrote instead
 		var err error
 		if file, err = os.ReadFile(path); err != nil {
