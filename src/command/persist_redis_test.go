@@ -126,3 +126,29 @@ func TestRedisLoadsWriteRDB(t *testing.T) {
 		}
 	}
 }
+
+// The RDB file redis-server 7.0.15 wrote for persist/rdb's tests (testdata/redis-7.0.15.rdb):
+// the engine loading it serves what redis-server serves loading the same file.
+func TestLoadRecordedRedisFile(t *testing.T) {
+	file, err := os.ReadFile("../../persist/rdb/testdata/redis-7.0.15.rdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "dump.rdb"), file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rs := startRedisIn(t, dir)
+	want := canonKeys(t, rs.do, 16, nil)
+	if len(want) == 0 {
+		t.Fatal("redis-server loaded no key")
+	}
+	e := newTestEngine()
+	st, err := e.LoadRDB(bytes.NewReader(file), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := newTestConn(t, e)
+	compareKeys(t, canonKeys(t, tc.do, 16, nil), want)
+	t.Logf("%d keys (%d skipped as expired)", st.Keys, st.Expired)
+}
