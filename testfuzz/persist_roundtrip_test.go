@@ -5,6 +5,7 @@ package testfuzz
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -42,6 +43,7 @@ func TestPersistRDBRoundTrip(t *testing.T) {
 					if _, err := os.Stat(filepath.Join(dir, "src.rdb")); err != nil {
 						t.Fatalf("%s %s wrote no file: %v", from, how, err)
 					}
+					checkTool(t, "redis-check-rdb", filepath.Join(dir, "src.rdb"), "RDB looks OK")
 					dir2 := t.TempDir()
 					if err := copyFile(filepath.Join(dir, "src.rdb"), filepath.Join(dir2, "moved.rdb")); err != nil {
 						t.Fatal(err)
@@ -76,6 +78,16 @@ func saveNode(t *testing.T, n *node, how string) {
 		n.shutdown(t, "SAVE")
 	default:
 		t.Fatalf("no save %q", how)
+	}
+}
+
+// checkTool runs Redis's checker (redis-check-rdb or redis-check-aof 7.0.15) on a file and
+// requires its verdict of a good file.
+func checkTool(t *testing.T, tool, path, verdict string) {
+	t.Helper()
+	out, err := exec.Command(tool, path).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), verdict) {
+		t.Errorf("%s %s: %v\n%s", tool, path, err, tail(string(out), 1500))
 	}
 }
 
@@ -142,6 +154,7 @@ func aofRoundTrip(t *testing.T, from, to, preamble string) {
 	want := dumpServer(t, src.addr, dumpOpts{aof: true})
 	src.shutdown(t, "NOSAVE")
 	listAOF(t, dir)
+	checkTool(t, "redis-check-aof", filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest"), "is valid")
 	dir2 := t.TempDir()
 	copyTree(t, filepath.Join(dir, "appendonlydir"), filepath.Join(dir2, "appendonlydir"))
 	dst := startNode(t, to, dir2, "--appendonly", "yes")
