@@ -152,3 +152,48 @@ func TestLoadRecordedRedisFile(t *testing.T) {
 	compareKeys(t, canonKeys(t, tc.do, 16, nil), want)
 	t.Logf("%d keys (%d skipped as expired)", st.Keys, st.Expired)
 }
+
+// The aux fields' order with replication info: a redis-server 7.0.15 primary with a replica
+// (so it keeps a backlog) writes repl-stream-db, repl-id and repl-offset between used-mem and
+// aof-base on SAVE; WriteRDB with Repl writes the same keys in the same order.
+func TestRDBAuxOrderWithReplication(t *testing.T) {
+	dir := t.TempDir()
+	primary := startRedisIn(t, dir)
+	port := replyStrings(t, primary.do("CONFIG", "GET", "port"))[1]
+	replica := startRedisIn(t, t.TempDir(), "--replicaof", "127.0.0.1", port)
+	for i := 0; !strings.Contains(replica.do("INFO", "replication"), "master_link_status:up"); i++ {
+		if i > 500 {
+			t.Fatal("the replica did not sync")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	primary.do("SET", "k", "v")
+	if r := primary.do("SAVE"); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	file, err := os.ReadFile(filepath.Join(dir, "dump.rdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	auxKeys := func(file []byte) string {
+		st, err := newTestEngine().LoadRDB(bytes.NewReader(file), LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ks []string
+		for _, kv := range st.Aux {
+			ks = append(ks, kv[0])
+		}
+		return strings.Join(ks, ",")
+	}
+	want := auxKeys(file)
+	if !strings.Contains(want, "repl-id") {
+		t.Fatalf("Redis wrote no replication aux fields: %s", want)
+	}
+	e := newTestEngine()
+	newTestConn(t, e).do("SET", "k", "v")
+	got := auxKeys(writeRDB(t, e, RDBOptions{Repl: &ReplInfo{StreamDB: 0, ID: strings.Repeat("a", 40), Offset: 42}}))
+	if got != want {
+		t.Errorf("aux fields %s, want %s", got, want)
+	}
+}
