@@ -1,6 +1,7 @@
 package command
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"strings"
@@ -56,6 +57,29 @@ func FuzzRestore(f *testing.F) {
 		}
 		if a, b := canonOne(t, c.do, "k"), canonOne(t, c.do, "k2"); a != b && !strings.Contains(a, "stream") {
 			t.Fatalf("round trip:\n%q\n%q", a, b)
+		}
+	})
+}
+
+// FuzzLoadRDB: any file either loads or fails with an error; nothing panics, and what loaded
+// saves again to a file that loads into a fresh engine with as many keys.
+func FuzzLoadRDB(f *testing.F) {
+	tc := newTestConn(f, newTestEngine())
+	fillEveryType(f, tc.do, false)
+	tc.do("FUNCTION", "LOAD", "#!lua name=mylib\nredis.register_function('f1', function() return 1 end)")
+	f.Add(writeRDB(f, tc.client.e, RDBOptions{Checksum: false}))
+	f.Add(rdbFile(true, 1, 3))
+	f.Add(rdbFile(false, 20, 1))
+	f.Fuzz(func(t *testing.T, file []byte) {
+		e := newTestEngine()
+		st, err := e.LoadRDB(bytes.NewReader(file), LoadOptions{KeepExpired: true})
+		if err != nil {
+			return
+		}
+		e2 := newTestEngine()
+		st2, err := e2.LoadRDB(bytes.NewReader(writeRDB(t, e, RDBOptions{Checksum: true})), LoadOptions{KeepExpired: true})
+		if err != nil || st2.Keys != st.Keys {
+			t.Fatalf("reloading the saved file: %d keys (%v), loaded %d", st2.Keys, err, st.Keys)
 		}
 	})
 }

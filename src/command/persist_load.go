@@ -209,7 +209,7 @@ func (ld *loader) convert(v *rdb.Value, it *loadItem) (int, error) {
 	st := ld.e.Settings()
 	switch v.Type {
 	case rdb.ValString:
-		it.kind, it.str = keyspace.KindString, append([]byte(nil), v.Str...)
+		it.kind, it.str = keyspace.KindString, append([]byte{}, v.Str...) // never nil: "" is a value
 		return len(v.Str), nil
 	case rdb.ValList:
 		if len(v.Elems) == 0 {

@@ -232,6 +232,13 @@ func TestRDBRoundTrip(t *testing.T) {
 		}
 		dc := newTestConn(t, dst)
 		compareKeys(t, canonKeys(t, dc.do, 3, skip), want)
+		// A second generation: what was loaded saves and loads again alike (an empty string
+		// loaded as a missing value was dropped here).
+		again := newTestEngine()
+		if _, err := again.LoadRDB(bytes.NewReader(writeRDB(t, dst, o)), LoadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		compareKeys(t, canonKeys(t, newTestConn(t, again).do, 3, skip), want)
 		if got := dc.do("FCALL", "f1", "0"); got != ":1\r\n" {
 			t.Errorf("FCALL after load: %q", got)
 		}
