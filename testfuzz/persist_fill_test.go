@@ -27,7 +27,7 @@ type filler struct {
 	prefix  string
 	now     int64 // unix ms the TTLs count from
 	buf     []byte
-	pending []string // the commands of buf, for error messages
+	pending [][]string // the commands of buf, quoted only for an error message
 	streams bool
 }
 
@@ -49,7 +49,7 @@ func hasCommand(t *testing.T, c *rawConn, name string) bool {
 
 func (f *filler) cmd(args ...string) {
 	f.buf = appendCommand(f.buf, args...)
-	f.pending = append(f.pending, quoteArgs(args))
+	f.pending = append(f.pending, args)
 	if len(f.buf) > 256<<10 || len(f.pending) >= 200 {
 		f.flush()
 	}
@@ -62,9 +62,9 @@ func (f *filler) flush() {
 		return
 	}
 	f.c.write(f.buf)
-	for _, what := range f.pending {
+	for _, args := range f.pending {
 		if b := f.c.reply(); len(b) > 0 && b[0] == '-' {
-			f.t.Fatalf("%s: %s", shortText(what), quote(b))
+			f.t.Fatalf("%s: %s", shortText(quoteArgs(args[:min(len(args), 4)])), quote(b))
 		}
 	}
 	f.buf, f.pending = f.buf[:0], f.pending[:0]

@@ -39,6 +39,7 @@ func TestPersistPointInTime(t *testing.T) {
 	for _, kind := range persistKinds {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
+			redisOnlyUnderRace(t, kind)
 			dir := t.TempDir()
 			src := startNode(t, kind, dir, "--rdbcompression", "no")
 			c := dial(t, src.addr)
@@ -193,8 +194,10 @@ func TestPersistRewritePointInTime(t *testing.T) {
 		for _, preamble := range []string{"yes", "no"} {
 			t.Run(kind+"/preamble_"+preamble, func(t *testing.T) {
 				t.Parallel()
+				redisOnlyUnderRace(t, kind)
 				dir := t.TempDir()
-				args := []string{"--appendonly", "yes", "--appendfsync", "everysec", "--aof-use-rdb-preamble", preamble}
+				args := []string{"--appendonly", "yes", "--appendfsync", "everysec", "--aof-use-rdb-preamble", preamble,
+					"--rdbcompression", "no"}
 				src := startNode(t, kind, dir, args...)
 				c := dial(t, src.addr)
 				fillKeys(t, c, 20_000, 500, "f")

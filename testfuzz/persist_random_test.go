@@ -27,6 +27,7 @@ func TestPersistRandomRoundTrip(t *testing.T) {
 	for _, from := range persistKinds {
 		t.Run(from, func(t *testing.T) {
 			t.Parallel()
+			redisOnlyUnderRace(t, from)
 			t.Logf("seed %d", seed)
 			dir := t.TempDir()
 			src := startNode(t, from, dir)

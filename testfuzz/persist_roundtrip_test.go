@@ -34,6 +34,7 @@ func TestPersistRDBRoundTrip(t *testing.T) {
 				name := from + "/" + strings.ReplaceAll(how, " ", "_") + "/" + to
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
+					redisOnlyUnderRace(t, from, to)
 					dir := t.TempDir()
 					src := startNode(t, from, dir, "--dbfilename", "src.rdb")
 					f := newFiller(t, src.addr, 1, "rdb")
@@ -128,6 +129,7 @@ func TestPersistAOFRoundTrip(t *testing.T) {
 			for _, to := range persistKinds {
 				t.Run(from+"/preamble_"+preamble+"/"+to, func(t *testing.T) {
 					t.Parallel()
+					redisOnlyUnderRace(t, from, to)
 					aofRoundTrip(t, from, to, preamble)
 				})
 			}
@@ -219,6 +221,7 @@ func TestPersistDumpRestore(t *testing.T) {
 		for _, to := range persistKinds {
 			t.Run(from+"/"+to, func(t *testing.T) {
 				t.Parallel()
+				redisOnlyUnderRace(t, from, to)
 				src := startNode(t, from, t.TempDir())
 				dst := startNode(t, to, t.TempDir())
 				newFiller(t, src.addr, 3, "dump").fill()
@@ -292,6 +295,7 @@ func TestPersistDebugReload(t *testing.T) {
 	for _, kind := range persistKinds {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
+			redisOnlyUnderRace(t, kind)
 			n := startNode(t, kind, t.TempDir(), "--enable-debug-command", "yes")
 			f := newFiller(t, n.addr, 5, "reload")
 			f.fill()
@@ -322,6 +326,7 @@ func TestPersistInProgressAtReply(t *testing.T) {
 	for _, kind := range persistKinds {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
+			redisOnlyUnderRace(t, kind)
 			n := startNode(t, kind, t.TempDir(), "--appendonly", "yes", "--rdbcompression", "no")
 			c := dial(t, n.addr)
 			fillKeys(t, c, 100_000, 500, "p")
