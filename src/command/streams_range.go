@@ -170,7 +170,7 @@ func replyFullGroups(c *Ctx, s *stream.Stream, count int64) {
 		replyGroupCounters(c, s, g)
 		c.BulkString("pel-count")
 		c.Int(int64(len(g.PEL())))
-		c.BulkString("pel")
+		c.BulkString("pending")
 		pel := g.PEL()[:limit(len(g.PEL()))]
 		c.ArrayLen(len(pel))
 		for _, n := range pel {
@@ -190,7 +190,7 @@ func replyFullGroups(c *Ctx, s *stream.Stream, count int64) {
 			c.Int(cons.SeenTime)
 			c.BulkString("pel-count")
 			c.Int(int64(cons.Pending()))
-			c.BulkString("pel")
+			c.BulkString("pending")
 			cp := cons.PEL()[:limit(cons.Pending())]
 			c.ArrayLen(len(cp))
 			for _, n := range cp {
