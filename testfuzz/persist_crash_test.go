@@ -192,7 +192,7 @@ func crashAcknowledged(t *testing.T, kind, bin string) {
 }
 
 // crashRun is one run: writers, a kill at a random moment (with rewrite, over 40 MB of other
-// keys and up to 400 ms after a BGREWRITEAOF sent at that moment, so that the kill mostly falls
+// keys and up to 100 ms after a BGREWRITEAOF sent at that moment, so that the kill mostly falls
 // inside the rewrite), a restart and the check.
 func crashRun(t *testing.T, bin, policy string, rewrite bool, run int, r *rand.Rand) {
 	dir := t.TempDir()
@@ -214,7 +214,7 @@ func crashRun(t *testing.T, bin, policy string, rewrite bool, run int, r *rand.R
 	var ctl *rawConn
 	if rewrite {
 		time.Sleep(load)
-		load = time.Duration(r.Int64N(int64(400 * time.Millisecond)))
+		load = time.Duration(r.Int64N(int64(100 * time.Millisecond)))
 		ctl = dial(t, p.addr)
 		if got := ctl.do("BGREWRITEAOF"); !strings.HasPrefix(got, "+Background append only file rewriting") {
 			t.Errorf("%s BGREWRITEAOF: %s", p.name, quote(got))
