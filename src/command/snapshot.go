@@ -191,8 +191,10 @@ func (e *Engine) StartSnapshot(s func(shard int) Serializer) (*Snapshot, error) 
 		snapshotInstant(e)
 	}
 	e.Group.UnlockAll()
+	sn.mu.Lock() // sn is published already: INFO's SnapshotNow may read these meanwhile
 	sn.start = time.Now()
 	sn.stats.LockWait, sn.stats.Pause = t1.Sub(t0), sn.start.Sub(t1)
+	sn.mu.Unlock()
 	go sn.run()
 	return sn, nil
 }

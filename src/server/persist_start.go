@@ -129,10 +129,11 @@ func (s *Server) shutdown(save, nosave, now, force bool) error {
 	return nil
 }
 
-// debugReload is DEBUG RELOAD: save (unless nosave), empty the data set (unless noflush, with
-// FLUSHALL through a fake client, which takes every token), load the file back (merge: its keys
-// replace those present). The FLUSHALL reaches the AOF and the loaded keys do not, so with the
-// AOF on a rewrite follows before the reply.
+// debugReload is DEBUG RELOAD: save (unless nosave), empty the data set and the function
+// libraries as Redis's emptyData does (unless noflush, with FLUSHALL and FUNCTION FLUSH through a
+// fake client, which takes every token), load the file back (merge: its keys replace those
+// present). The FLUSHALL reaches the AOF and the loaded keys do not, so with the AOF on a rewrite
+// follows before the reply.
 func (s *Server) debugReload(merge, noflush, nosave bool) error {
 	if !nosave {
 		if err := s.save(); err != nil {
@@ -142,6 +143,8 @@ func (s *Server) debugReload(merge, noflush, nosave bool) error {
 	if !noflush {
 		fc := s.newFakeClient()
 		fc.mem.buf = appendCommand(fc.mem.buf, []byte("FLUSHALL"))
+		// Redis's emptyData drops the function libraries too; the file brings them back.
+		fc.mem.buf = appendCommand(fc.mem.buf, []byte("FUNCTION"), []byte("FLUSH"))
 		err := fc.flush()
 		fc.close()
 		if err != nil {
