@@ -124,8 +124,10 @@ func streamID(id rdb.StreamID) string {
 func (c *cmdWriter) stream(k []byte, s *rdb.Stream) {
 	ks := string(k)
 	if len(s.Entries) == 0 {
-		// An empty stream is created with an entry trimmed away at once, as Redis does.
-		c.cmd("XADD", ks, "MAXLEN", "0", streamID(s.LastID), "x", "y")
+		// An empty stream is created with an entry 0-1 trimmed away at once, as Redis does
+		// (not at its last ID, which is 0-0 for XGROUP CREATE ... MKSTREAM and XADD refuses);
+		// XSETID below sets the real one.
+		c.cmd("XADD", ks, "MAXLEN", "0", "0-1", "x", "y")
 	}
 	for _, e := range s.Entries {
 		args := append([][]byte{[]byte("XADD"), k, []byte(streamID(e.ID))}, e.Fields...)
