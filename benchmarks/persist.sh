@@ -29,7 +29,7 @@
 # HotKV/Redis ratios over the runs; the raw rows go to RAW (default $work/raw.tsv, kept if set).
 # Env: RUNS (3) DURATION (5s) KEYS (1000000) COLL (100000) LAT_CLIENTS (50) LAT_KEYS (10000)
 #      RPORT (7280) HPORT (7281) AOF_MODES ("off no everysec always") SKIP ("": any of strings coll
-#      aof) RAW. About 8 minutes at RUNS=1 on a 2-CPU VM; needs about 2 GB of RAM and 2 GB of disk.
+#      aof) RAW. 6-10 minutes at RUNS=1 on a loaded 2-CPU VM; about 2 GB of RAM, 2 GB of disk.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export LC_ALL=C
