@@ -18,6 +18,7 @@ import (
 // goroutine hop; contended, the holder batches the others' work.
 type Shard struct {
 	token   atomic.Bool
+	waiting atomic.Int32 // lock calls past their first failed try; DoPolite defers to them
 	mailbox queue.MPSC[*Work]
 	ID      int
 	// Data is the shard's state, owned by the command layer.
@@ -51,9 +52,14 @@ func (sh *Shard) tryLock() bool {
 // lock takes the token, waiting for the holder. The holder never blocks while holding it, so
 // the wait is short.
 func (sh *Shard) lock() {
+	if sh.tryLock() {
+		return
+	}
+	sh.waiting.Add(1)
 	for i := 0; !sh.tryLock(); i++ {
 		backoff(i)
 	}
+	sh.waiting.Add(-1)
 }
 
 // backoff is the i-th pause of a wait for a token: spin, then yield, then sleep briefly.
@@ -196,4 +202,22 @@ func (g *Group) Do(id int, fn func(sh *Shard)) {
 	sh.lock()
 	defer sh.unlock()
 	fn(sh)
+}
+
+// politeWait bounds how long DoPolite lets waiters go first.
+const politeWait = 2 * time.Millisecond
+
+// DoPolite is Do for background work that takes one shard over and over (the snapshot walk):
+// while another goroutine waits for the token (a LockAll that holds the shards below it
+// meanwhile, so their clients wait too), it lets that one take it first, for up to politeWait.
+// Do's caller would win every race against a waiter that backs off by sleeping.
+func (g *Group) DoPolite(id int, fn func(sh *Shard)) {
+	sh := g.Shards[id]
+	if sh.waiting.Load() > 0 {
+		deadline := time.Now().Add(politeWait)
+		for i := 0; sh.waiting.Load() > 0 && time.Now().Before(deadline); i++ {
+			backoff(i)
+		}
+	}
+	g.Do(id, fn)
 }

@@ -96,6 +96,7 @@ func (e *Engine) WriteRDB(ctx context.Context, w io.Writer, o RDBOptions) (RDBSt
 			return st, err
 		}
 		out.write(chunk)
+		sn.Recycle(chunk)
 		if o.Progress != nil {
 			o.Progress(RDBProgress{Bytes: out.n, Keys: total})
 		}

@@ -54,6 +54,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -128,8 +129,9 @@ type Snapshot struct {
 	mu     sync.Mutex
 	queue  [][]byte
 	queued int64
-	done   bool  // the walk finished: every hook removed
-	err    error // set by Abort before done
+	spare  [][]byte // chunks the consumer gave back (Recycle), reused as shard buffers
+	done   bool     // the walk finished: every hook removed
+	err    error    // set by Abort before done
 	stats  SnapshotStats
 
 	wake   chan struct{} // to the consumer: a chunk or the end
@@ -143,6 +145,7 @@ type Snapshot struct {
 // the instant, and the buffer hooks and walk append to, all under the shard's token; pending
 // mirrors len(buf) for the walk to see without the token.
 type snapShard struct {
+	sn      *Snapshot
 	ser     Serializer
 	snaps   []*keyspace.Snap
 	emits   []func(*keyspace.Entry, *keyspace.Keyspace)
@@ -168,7 +171,7 @@ func (e *Engine) StartSnapshot(s func(shard int) Serializer) (*Snapshot, error) 
 	}
 	for i := range sn.shards {
 		ss := &sn.shards[i]
-		ss.ser, ss.db = s(i), -1
+		ss.sn, ss.ser, ss.db = sn, s(i), -1
 		ss.snaps = make([]*keyspace.Snap, e.dbCount)
 		ss.emits = make([]func(*keyspace.Entry, *keyspace.Keyspace), e.dbCount)
 		for db := range ss.emits {
@@ -215,7 +218,7 @@ func (ss *snapShard) takeLocked() []byte {
 		return nil
 	}
 	c := ss.buf
-	ss.buf, ss.db = nil, -1
+	ss.buf, ss.db = ss.sn.reuse(), -1
 	ss.pending.Store(0)
 	return c
 }
@@ -281,7 +284,7 @@ func (sn *Snapshot) walkShard(i int) bool {
 		default:
 		}
 		var chunk []byte
-		sn.e.Group.Do(i, func(*pipeline.Shard) {
+		sn.e.Group.DoPolite(i, func(*pipeline.Shard) {
 			db = sn.stepLocked(ss, db)
 			if ss.ended || len(ss.buf) >= sn.lim.chunkBytes {
 				chunk = ss.takeLocked()
@@ -293,6 +296,10 @@ func (sn *Snapshot) walkShard(i int) bool {
 		if !sn.flushOthers(i) {
 			return false
 		}
+		// Background work gives the processor to the connections between steps: with one
+		// thread (--threads 1) the walk otherwise ran until the scheduler's 10 ms preemption,
+		// and GETs at pipeline 1 fell to a few hundred a second during a BGSAVE.
+		runtime.Gosched()
 		if snapshotStepped != nil {
 			snapshotStepped()
 		}
@@ -379,6 +386,37 @@ func signal(ch chan struct{}) {
 	case ch <- struct{}{}:
 	default:
 	}
+}
+
+// maxSpare bounds the chunks kept for reuse; a chunk larger than twice the chunk size (one big
+// value) is not kept.
+const maxSpare = 64
+
+// Recycle gives a chunk Next returned back once the consumer has written it: shard buffers are
+// then reused instead of allocated, so a snapshot's chunks do not pile up as garbage that grows
+// the heap (and RSS) by about the image's size before the collector runs.
+func (sn *Snapshot) Recycle(chunk []byte) {
+	if chunk == nil || cap(chunk) > 2*sn.lim.chunkBytes {
+		return
+	}
+	sn.mu.Lock()
+	if len(sn.spare) < maxSpare {
+		sn.spare = append(sn.spare, chunk[:0])
+	}
+	sn.mu.Unlock()
+}
+
+// reuse returns a recycled buffer, or nil to let append allocate one.
+func (sn *Snapshot) reuse() []byte {
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	if n := len(sn.spare); n > 0 {
+		b := sn.spare[n-1]
+		sn.spare[n-1] = nil
+		sn.spare = sn.spare[:n-1]
+		return b
+	}
+	return nil
 }
 
 // Next returns the next chunk, which belongs to the caller; io.EOF once every shard is done
