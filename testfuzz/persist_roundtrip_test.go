@@ -35,6 +35,7 @@ func TestPersistRDBRoundTrip(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
 					redisOnlyUnderRace(t, from, to)
+					onlyWithoutRace(t, how != "SAVE")
 					dir := t.TempDir()
 					src := startNode(t, from, dir, "--dbfilename", "src.rdb")
 					f := newFiller(t, src.addr, 1, "rdb")
@@ -130,6 +131,7 @@ func TestPersistAOFRoundTrip(t *testing.T) {
 				t.Run(from+"/preamble_"+preamble+"/"+to, func(t *testing.T) {
 					t.Parallel()
 					redisOnlyUnderRace(t, from, to)
+					onlyWithoutRace(t, preamble == "no")
 					aofRoundTrip(t, from, to, preamble)
 				})
 			}
@@ -222,6 +224,7 @@ func TestPersistDumpRestore(t *testing.T) {
 			t.Run(from+"/"+to, func(t *testing.T) {
 				t.Parallel()
 				redisOnlyUnderRace(t, from, to)
+				onlyWithoutRace(t, from == to)
 				src := startNode(t, from, t.TempDir())
 				dst := startNode(t, to, t.TempDir())
 				newFiller(t, src.addr, 3, "dump").fill()
