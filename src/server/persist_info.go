@@ -59,7 +59,9 @@ func (s *Server) infoHook(section string, dst []byte) []byte {
 		st.RewriteInProgress, st.CurrentRewriteTimeSec = false, -1
 	}
 	w.flag("aof_enabled", r != nil)
-	w.flag("aof_rewrite_in_progress", st.RewriteInProgress)
+	// From BGREWRITEAOF's reply on, as Redis (its child exists by then): the writer learns of a
+	// rewrite only at its snapshot instant, a little later.
+	w.flag("aof_rewrite_in_progress", st.RewriteInProgress || s.aofRewriting())
 	w.flag("aof_rewrite_scheduled", s.aof.scheduled.Load())
 	w.int("aof_last_rewrite_time_sec", st.LastRewriteTimeSec)
 	w.int("aof_current_rewrite_time_sec", st.CurrentRewriteTimeSec)
