@@ -195,6 +195,12 @@ const (
 	ErrScriptUndeclaredTx = "ERR Script inside MULTI attempted to access an undeclared key on a shard the transaction does not hold: declare it in KEYS"
 	ErrScriptUndeclared   = "ERR Script attempted to access an undeclared key after writing, and its shard was busy: declare it in KEYS (this script runs under every shard from now on)"
 
+	// MIGRATE (migrate.go), as Redis 7.0.15 words them.
+	ErrMigrateKeysArg = "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string"
+	ErrMigrateConnect = "IOERR error or timeout connecting to the client"
+	ErrMigrateWrite   = "IOERR error or timeout writing to target instance"
+	ErrMigrateRead    = "IOERR error or timeout reading to target instance"
+
 	// Persistence (persist*.go, dump.go), as Redis 7.0.15 words them.
 	ErrBusyKey          = "BUSYKEY Target key name already exists."
 	ErrDumpPayload      = "ERR DUMP payload version or checksum are wrong"

@@ -320,8 +320,9 @@ func infoStats(w *infoWriter, c *Ctx) {
 	w.int("pubsub_channels", int64(c.E.PubSub.Len(pubsub.Channel)))
 	w.int("pubsub_patterns", int64(c.E.PubSub.Len(pubsub.Pattern)))
 	w.int("pubsubshard_channels", int64(c.E.PubSub.Len(pubsub.ShardChannel)))
-	w.zeros("latest_fork_usec",
-		"total_forks", "migrate_cached_sockets", "slave_expires_tracked_keys", "active_defrag_hits",
+	w.zeros("latest_fork_usec", "total_forks")
+	w.int("migrate_cached_sockets", int64(migrateSockets.len()))
+	w.zeros("slave_expires_tracked_keys", "active_defrag_hits",
 		"active_defrag_misses", "active_defrag_key_hits", "active_defrag_key_misses",
 		"total_active_defrag_time", "current_active_defrag_time", "tracking_total_keys",
 		"tracking_total_items", "tracking_total_prefixes", "unexpected_error_replies")

@@ -80,9 +80,9 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 }
 
 // mayBlock reports whether the command in args may wait when it runs: a blocking command, DEBUG
-// (SLEEP), EXEC of a transaction holding DEBUG, or any command while CLIENT PAUSE is in effect.
-// The transport then serves the batch where waiting does not stall other connections (see
-// pipeline.Env.MayBlock).
+// (SLEEP), MIGRATE (network I/O), EXEC of a transaction holding DEBUG, or any command while
+// CLIENT PAUSE is in effect. The transport then serves the batch where waiting does not stall
+// other connections (see pipeline.Env.MayBlock).
 func (e *Engine) mayBlock(cl *Client, args [][]byte) bool {
 	if e.pause.active.Load() {
 		return true
@@ -93,7 +93,8 @@ func (e *Engine) mayBlock(cl *Client, args [][]byte) bool {
 			return false
 		}
 	}
-	return spec.Flags&Blocking != 0 || spec.Name == "debug" || (spec.Name == "exec" && cl.tx.mayWait) ||
+	return spec.Flags&Blocking != 0 || spec.Name == "debug" || spec.Name == "migrate" ||
+		(spec.Name == "exec" && cl.tx.mayWait) ||
 		runsScript(spec) // a script may run until SCRIPT KILL, which must reach the server
 }
 

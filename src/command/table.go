@@ -26,6 +26,7 @@ var families = [][]*Spec{
 	multiCommands,
 	scriptingCommands,
 	functionCommands,
+	migrateCommands,
 }
 
 // table maps lower-case command names to their specs. It is built in init so that handlers may
