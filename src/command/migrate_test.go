@@ -524,3 +524,30 @@ func FuzzMigrateArgs(f *testing.F) {
 		}
 	})
 }
+
+// MIGRATE waits on the network, so netpoll must not serve it (or an EXEC holding it) on a
+// poller: mayBlock says so, as for DEBUG.
+func TestMigrateMayBlock(t *testing.T) {
+	e := newTestEngine()
+	tc := newTestConn(t, e)
+	args := func(s ...string) [][]byte {
+		var out [][]byte
+		for _, a := range s {
+			out = append(out, []byte(a))
+		}
+		return out
+	}
+	if !e.mayBlock(tc.client, args("MIGRATE", "h", "1", "k", "0", "1")) {
+		t.Error("MIGRATE: mayBlock false")
+	}
+	tc.do("MULTI")
+	if e.mayBlock(tc.client, args("EXEC")) {
+		t.Error("EXEC of nothing: mayBlock true")
+	}
+	if r := tc.do("MIGRATE", "h", "1", "k", "0", "1"); r != "+QUEUED\r\n" {
+		t.Fatalf("MIGRATE in MULTI: %q", r)
+	}
+	if !e.mayBlock(tc.client, args("EXEC")) {
+		t.Error("EXEC holding MIGRATE: mayBlock false")
+	}
+}

@@ -45,7 +45,7 @@ var multiCommands = []*Spec{
 type txState struct {
 	on        bool // between MULTI and EXEC/DISCARD
 	dirtyExec bool // a command was refused while queuing: EXEC aborts
-	mayWait   bool // a queued command may sleep (DEBUG): EXEC must not run on a poller
+	mayWait   bool // a queued command may sleep (DEBUG) or wait on the network (MIGRATE): EXEC must not run on a poller
 	dirtyCAS  atomic.Bool
 	// shown is the number of queued commands plus one while in MULTI, 0 outside (CLIENT LIST
 	// multi= shows shown-1).
@@ -112,7 +112,7 @@ func (e *Engine) queue(cl *Client, spec *Spec, s *pipeline.Slot) {
 		tx.offs = append(tx.offs, int32(start), int32(len(tx.buf)))
 	}
 	tx.cmds = append(tx.cmds, txCmd{spec: spec, from: from, to: int32(len(tx.offs))})
-	tx.mayWait = tx.mayWait || spec.Name == "debug" || runsScript(spec)
+	tx.mayWait = tx.mayWait || spec.Name == "debug" || spec.Name == "migrate" || runsScript(spec)
 	tx.shown.Store(int32(len(tx.cmds)) + 1)
 	tx.shownMem.Store(int64(tx.queuedBytes()))
 }
