@@ -16,13 +16,15 @@ package command
 //  3. holding the acknowledged keys' shards together, delete them.
 //
 // Between steps other clients may change the keys: a key deleted meanwhile is not deleted again
-// (nor replicated), a key rewritten meanwhile is deleted all the same. In Redis the three steps
+// (nor replicated), and a key whose value was rewritten meanwhile (its payload differs) is kept,
+// so no write MIGRATE did not send is lost; its reply is still +OK. In Redis the three steps
 // are one, since it blocks the whole server for the transfer. Inside EXEC, which holds every
 // shard already, the steps run under those tokens, blocking their shards for the transfer, as
 // Redis blocks its whole server.
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"net"
 	"slices"
@@ -223,7 +225,17 @@ func migrateDelete(c *Ctx, items []migrateItem) {
 func migrateDeleteLocked(c *Ctx, items []migrateItem) {
 	del := [][]byte{propWord.DEL}
 	for i := range items {
-		if k := items[i].key; items[i].acked && c.KS(k).Delete(k, c.Now) {
+		k := items[i].key
+		if !items[i].acked {
+			continue
+		}
+		// A key another client rewrote since its payload was taken keeps its new value (the
+		// target holds the old one): deleting it would lose a write that MIGRATE never sent.
+		ks := c.KS(k)
+		if en := ks.FindQuiet(k, c.Now); en == nil || !bytes.Equal(c.E.dumpPayload(en, c.Now), items[i].payload) {
+			continue
+		}
+		if ks.Delete(k, c.Now) {
 			c.Changed(NotifyGeneric, "del", k)
 			c.Dirty(1)
 			del = append(del, k)

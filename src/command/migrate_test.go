@@ -2,6 +2,7 @@ package command
 
 import (
 	"bufio"
+	"bytes"
 	"net"
 	"regexp"
 	"slices"
@@ -549,5 +550,63 @@ func TestMigrateMayBlock(t *testing.T) {
 	}
 	if !e.mayBlock(tc.client, args("EXEC")) {
 		t.Error("EXEC holding MIGRATE: mayBlock false")
+	}
+}
+
+// A key rewritten by another client while MIGRATE waits for the target keeps its new value:
+// the target got the old one, and deleting the key would lose a write MIGRATE never sent. The
+// target here answers RESTORE only once the test has rewritten the key; a key left alone in the
+// same call is deleted as usual.
+func TestMigrateKeepsKeyRewrittenMeanwhile(t *testing.T) {
+	closeMigrateSockets(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	got, answer := make(chan struct{}), make(chan struct{})
+	go func() {
+		nc, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		var seen []byte
+		buf := make([]byte, 4096)
+		for bytes.Count(seen, []byte("RESTORE")) < 2 {
+			n, err := nc.Read(buf)
+			if err != nil {
+				return
+			}
+			seen = append(seen, buf[:n]...)
+		}
+		close(got)
+		<-answer
+		n := bytes.Count(seen, []byte("RESTORE")) + bytes.Count(seen, []byte("SELECT"))
+		nc.Write(bytes.Repeat([]byte("+OK\r\n"), n))
+		nc.Read(buf) // until MIGRATE is done with the connection
+	}()
+	e := newTestEngine()
+	mover, writer := newTestConn(t, e), newTestConn(t, e)
+	mover.do("SET", "moved", "old")
+	mover.do("SET", "left", "alone")
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	reply := make(chan string)
+	go func() { reply <- mover.do("MIGRATE", "127.0.0.1", port, "", "0", "5000", "KEYS", "moved", "left") }()
+	select {
+	case <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the target never got both RESTOREs")
+	}
+	writer.do("SET", "moved", "new")
+	close(answer)
+	if r := <-reply; r != "+OK\r\n" {
+		t.Fatalf("MIGRATE: %q", r)
+	}
+	if r := writer.do("GET", "moved"); r != "$3\r\nnew\r\n" {
+		t.Errorf("the rewritten key: %q, want its new value kept", r)
+	}
+	if r := writer.do("EXISTS", "left"); r != ":0\r\n" {
+		t.Errorf("the key nobody touched: EXISTS %q, want it deleted", r)
 	}
 }
