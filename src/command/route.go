@@ -71,7 +71,7 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 			e.rememberKeys(cl, s.Args, cl.keyPos)
 		}
 		s.Shared = spec.shared && s.Target >= 0
-		if spec.Flags&Blocking != 0 {
+		if spec.mayWait(s.Args) {
 			s.Target = pipeline.TargetBarrier // it may wait: see block.go
 		}
 	default:
@@ -93,7 +93,7 @@ func (e *Engine) mayBlock(cl *Client, args [][]byte) bool {
 			return false
 		}
 	}
-	return spec.Flags&Blocking != 0 || spec.Name == "debug" || spec.Name == "migrate" ||
+	return spec.mayWait(args) || spec.Name == "debug" || spec.Name == "migrate" ||
 		(spec.Name == "exec" && cl.tx.mayWait) ||
 		runsScript(spec) // a script may run until SCRIPT KILL, which must reach the server
 }

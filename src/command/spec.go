@@ -93,6 +93,10 @@ type Spec struct {
 	Keys func(args [][]byte, dst []int) []int
 	// Subs are the subcommands of a container command (CLIENT, CONFIG, …), by lower-case name.
 	Subs map[string]*Spec
+	// Waits, when set on a Blocking command, reports whether this call may wait (XREAD with a
+	// BLOCK option); one that cannot is routed like any command of its keys, not as a barrier.
+	// It may answer true wrongly, never false wrongly.
+	Waits func(args [][]byte) bool
 
 	id int // index into per-shard statistics, set when the table is built
 	// shared marks a command that may run without its shards' tokens (shared.go): it reads
@@ -106,6 +110,11 @@ type cmdStats struct {
 	nsec     atomic.Int64 // time spent, shared evenly among a work item's commands
 	rejected atomic.Int64
 	failed   atomic.Int64
+}
+
+// mayWait reports whether a call of s with args may wait for a key (see Waits).
+func (s *Spec) mayWait(args [][]byte) bool {
+	return s.Flags&Blocking != 0 && (s.Waits == nil || s.Waits(args))
 }
 
 // Sub registers a container's subcommands.

@@ -14,7 +14,8 @@ import (
 // LASTID last-delivered, and a NOACK read that moved the group as XGROUP SETID key group id
 // ENTRIESREAD n; the command itself is not replicated.
 
-var xreadgroupSpec = &Spec{Name: "xreadgroup", Arity: -7, Flags: Write | Blocking | MovableKeys, Keys: xreadKeys, Run: xreadgroup}
+var xreadgroupSpec = &Spec{Name: "xreadgroup", Arity: -7, Flags: Write | Blocking | MovableKeys, Keys: xreadKeys,
+	Waits: xreadWaits, Run: xreadgroup}
 
 const (
 	ErrXReadGroupNoGroup = "NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP option"

@@ -15,7 +15,20 @@ import (
 // resolved to the key's last ID when the command blocks, written back into its arguments so that
 // the run serving it reads from there.
 
-var xreadSpec = &Spec{Name: "xread", Arity: -4, Flags: ReadOnly | Blocking | MovableKeys, Keys: xreadKeys, Run: xread}
+var xreadSpec = &Spec{Name: "xread", Arity: -4, Flags: ReadOnly | Blocking | MovableKeys, Keys: xreadKeys,
+	Waits: xreadWaits, Run: xread}
+
+// xreadWaits is XREAD's and XREADGROUP's Spec.Waits: only a call with a BLOCK option may wait.
+// Any argument spelled BLOCK counts (a group, consumer or key of that name too), so a call that
+// may wait is never taken for one that cannot.
+func xreadWaits(args [][]byte) bool {
+	for _, a := range args[1:] {
+		if strs.EqualFold(a, "BLOCK") {
+			return true
+		}
+	}
+	return false
+}
 
 const (
 	ErrXReadUnbalanced   = "ERR Unbalanced %s list of streams: for each stream key an ID or '%c' must be specified."
