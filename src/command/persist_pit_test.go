@@ -2,10 +2,7 @@ package command
 
 import (
 	"bytes"
-	"math/rand/v2"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -16,53 +13,7 @@ func TestWriteRDBPointInTime(t *testing.T) {
 	e := newTestEngine()
 	slowSnapshots(t, 10*time.Microsecond)
 	const pairs, total = 4, 1000
-	var names []string
-	seen := map[int32]bool{}
-	for i := 0; len(names) < 2*pairs; i++ {
-		k := "acct:" + strconv.Itoa(i)
-		if sh := e.shardOf([]byte(k)); !seen[sh] {
-			seen[sh] = true
-			names = append(names, k)
-		}
-	}
-	setup := newTestConn(t, e)
-	for i := range pairs {
-		setup.do("SET", names[2*i], strconv.Itoa(total))
-		setup.do("SET", names[2*i+1], "0")
-	}
-	for i := range 2000 {
-		setup.do("SET", "filler:"+strconv.Itoa(i), "x")
-	}
-	var stop atomic.Bool
-	var moves atomic.Int64
-	var wg sync.WaitGroup
-	for w := range 3 {
-		tc := newTestConn(t, e)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), 9))
-			for !stop.Load() {
-				p := rng.IntN(pairs)
-				from, to := names[2*p], names[2*p+1]
-				if rng.IntN(2) == 0 {
-					from, to = to, from
-				}
-				amount := strconv.Itoa(1 + rng.IntN(9))
-				req := encodeCommand([]string{"MULTI"})
-				req = append(req, encodeCommand([]string{"DECRBY", from, amount})...)
-				req = append(req, encodeCommand([]string{"SET", "filler:" + strconv.Itoa(rng.IntN(2000)), amount})...)
-				req = append(req, encodeCommand([]string{"INCRBY", to, amount})...)
-				req = append(req, encodeCommand([]string{"EXEC"})...)
-				if _, err := tc.send(req); err != nil {
-					t.Error(err)
-					return
-				}
-				moves.Add(1)
-			}
-		}()
-	}
-	defer func() { stop.Store(true); wg.Wait() }()
+	names, moves := startMovers(t, e, pairs, total, 3, 9)
 	for round := range 6 {
 		before := moves.Load()
 		file := writeRDB(t, e, RDBOptions{Checksum: true})

@@ -375,53 +375,7 @@ func TestSnapshotMovingValue(t *testing.T) {
 	e := newTestEngine()
 	slowSnapshots(t, 10*time.Microsecond)
 	const pairs, total = 4, 1000
-	var names []string
-	seen := map[int32]bool{}
-	for i := 0; len(names) < 2*pairs; i++ {
-		k := "acct:" + strconv.Itoa(i)
-		if sh := e.shardOf([]byte(k)); !seen[sh] {
-			seen[sh] = true
-			names = append(names, k)
-		}
-	}
-	setup := newTestConn(t, e)
-	for i := range pairs {
-		setup.do("SET", names[2*i], strconv.Itoa(total))
-		setup.do("SET", names[2*i+1], "0")
-	}
-	for i := range 2000 { // other keys, so the walk takes a while
-		setup.do("SET", "filler:"+strconv.Itoa(i), "x")
-	}
-	var stop atomic.Bool
-	var moves atomic.Int64
-	var wg sync.WaitGroup
-	for w := range 4 {
-		tc := newTestConn(t, e)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), 5))
-			for !stop.Load() {
-				p := rng.IntN(pairs)
-				from, to := names[2*p], names[2*p+1]
-				if rng.IntN(2) == 0 {
-					from, to = to, from
-				}
-				amount := strconv.Itoa(1 + rng.IntN(9))
-				req := encodeCommand([]string{"MULTI"})
-				req = append(req, encodeCommand([]string{"DECRBY", from, amount})...)
-				req = append(req, encodeCommand([]string{"SET", "filler:" + strconv.Itoa(rng.IntN(2000)), amount})...)
-				req = append(req, encodeCommand([]string{"INCRBY", to, amount})...)
-				req = append(req, encodeCommand([]string{"EXEC"})...)
-				if _, err := tc.send(req); err != nil {
-					t.Error(err)
-					return
-				}
-				moves.Add(1)
-			}
-		}()
-	}
-	defer func() { stop.Store(true); wg.Wait() }()
+	names, moves := startMovers(t, e, pairs, total, 4, 5)
 	for round := range 12 {
 		before := moves.Load()
 		image, _, _ := takeSnapshot(t, e, 0)
@@ -562,4 +516,59 @@ func TestSnapshotSeqAndFeed(t *testing.T) {
 		t.Fatalf("replayed %d entries after seq %d: %d keys, the engine %d", replayed, sn.Seq(), len(got), len(want))
 	}
 	t.Logf("seq %d, %d entries replayed, %d keys", sn.Seq(), replayed, len(want))
+}
+
+// startMovers fills e with pairs of keys on different shards, the first of each holding total,
+// plus 2,000 fillers (so a snapshot's walk takes a while), and starts workers clients that move
+// random amounts between the keys of a pair with MULTI/EXEC (touching a filler on the way) until
+// the test ends. It returns the pairs' keys (2p and 2p+1 are pair p) and the moves counter.
+func startMovers(t *testing.T, e *Engine, pairs, total, workers int, seed uint64) ([]string, *atomic.Int64) {
+	var names []string
+	seen := map[int32]bool{}
+	for i := 0; len(names) < 2*pairs; i++ {
+		k := "acct:" + strconv.Itoa(i)
+		if sh := e.shardOf([]byte(k)); !seen[sh] {
+			seen[sh] = true
+			names = append(names, k)
+		}
+	}
+	setup := newTestConn(t, e)
+	for i := range pairs {
+		setup.do("SET", names[2*i], strconv.Itoa(total))
+		setup.do("SET", names[2*i+1], "0")
+	}
+	for i := range 2000 {
+		setup.do("SET", "filler:"+strconv.Itoa(i), "x")
+	}
+	var stop atomic.Bool
+	moves := new(atomic.Int64)
+	var wg sync.WaitGroup
+	for w := range workers {
+		tc := newTestConn(t, e)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), seed))
+			for !stop.Load() {
+				p := rng.IntN(pairs)
+				from, to := names[2*p], names[2*p+1]
+				if rng.IntN(2) == 0 {
+					from, to = to, from
+				}
+				amount := strconv.Itoa(1 + rng.IntN(9))
+				req := encodeCommand([]string{"MULTI"})
+				req = append(req, encodeCommand([]string{"DECRBY", from, amount})...)
+				req = append(req, encodeCommand([]string{"SET", "filler:" + strconv.Itoa(rng.IntN(2000)), amount})...)
+				req = append(req, encodeCommand([]string{"INCRBY", to, amount})...)
+				req = append(req, encodeCommand([]string{"EXEC"})...)
+				if _, err := tc.send(req); err != nil {
+					t.Error(err)
+					return
+				}
+				moves.Add(1)
+			}
+		}()
+	}
+	t.Cleanup(func() { stop.Store(true); wg.Wait() })
+	return names, moves
 }
