@@ -259,38 +259,7 @@ func TestAOFPolicySwitchUnderLoad(t *testing.T) {
 	args := []string{"--appendonly", "yes", "--appendfsync", "always"}
 	s := newPersistServer(t, dir, nil, args...)
 	const writers, depth = 4, 20
-	acked := make([]atomic.Int64, writers)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range writers {
-		c := dialTestServer(t, s)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cmd := strings.Repeat("INCR ctr:"+strconv.Itoa(w)+"\r\n", depth)
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				c.conn.SetDeadline(time.Now().Add(10 * time.Second))
-				if _, err := c.conn.Write([]byte(cmd)); err != nil {
-					t.Error(err)
-					return
-				}
-				for range depth {
-					line, err := c.r.ReadString('\n')
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					v, _ := strconv.ParseInt(strings.TrimSpace(line[1:]), 10, 64)
-					acked[w].Store(v)
-				}
-			}
-		}()
-	}
+	acked, stop := incrWriters(t, s, writers, depth)
 	admin := dialTestServer(t, s)
 	for _, p := range []string{"everysec", "no", "always", "everysec"} {
 		time.Sleep(100 * time.Millisecond)
@@ -299,8 +268,7 @@ func TestAOFPolicySwitchUnderLoad(t *testing.T) {
 		}
 	}
 	time.Sleep(100 * time.Millisecond)
-	close(stop)
-	wg.Wait()
+	stop()
 	s.Stop()
 	c := dialTestServer(t, newPersistServer(t, dir, nil, args...))
 	for w := range writers {
