@@ -282,7 +282,7 @@ func xpending(c *Ctx) {
 			return
 		}
 		count = max(v, 0)
-		if start, end, ok = parsePELRange(c, c.Args[at], c.Args[at+1]); !ok {
+		if start, end, ok = parseIDRange(c, c.Args[at], c.Args[at+1]); !ok {
 			return
 		}
 		if at+3 < n {
@@ -333,31 +333,6 @@ func xpending(c *Ctx) {
 		c.Int(max(nowMs-nack.DeliveryTime, 0))
 		c.Int(int64(nack.DeliveryCount))
 	}
-}
-
-// parseRange parses an XRANGE-like pair of bounds, exclusive ones included.
-func parsePELRange(c *Ctx, a, b []byte) (start, end stream.ID, ok bool) {
-	start, ex, ok := parseIntervalID(c, a, 0)
-	if !ok {
-		return
-	}
-	if ex {
-		if start, ok = start.Incr(); !ok {
-			c.Err(ErrStreamStartID)
-			return
-		}
-	}
-	end, ex, ok = parseIntervalID(c, b, ^uint64(0))
-	if !ok {
-		return
-	}
-	if ex {
-		if end, ok = end.Decr(); !ok {
-			c.Err(ErrStreamEndID)
-			return
-		}
-	}
-	return start, end, true
 }
 
 func xpendingSummary(c *Ctx, g *stream.Group) {

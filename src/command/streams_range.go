@@ -1,8 +1,6 @@
 package command
 
 import (
-	"math"
-
 	"github.com/hotkv/hotkv/ds/stream"
 	"github.com/hotkv/hotkv/ds/strs"
 )
@@ -28,12 +26,10 @@ func xrange(c *Ctx) { xrangeGeneric(c, false) }
 // XREVRANGE key end start [COUNT count]
 func xrevrange(c *Ctx) { xrangeGeneric(c, true) }
 
-func xrangeGeneric(c *Ctx, rev bool) {
-	startArg, endArg := c.Args[2], c.Args[3]
-	if rev {
-		startArg, endArg = endArg, startArg
-	}
-	start, ex, ok := parseIntervalID(c, startArg, 0)
+// parseIDRange parses an XRANGE-like pair of bounds, exclusive "(" ones included (XRANGE,
+// XREVRANGE, XPENDING), with Redis's errors for an exclusive bound past the last ID.
+func parseIDRange(c *Ctx, a, b []byte) (start, end stream.ID, ok bool) {
+	start, ex, ok := parseIntervalID(c, a, 0)
 	if !ok {
 		return
 	}
@@ -43,7 +39,7 @@ func xrangeGeneric(c *Ctx, rev bool) {
 			return
 		}
 	}
-	end, ex, ok := parseIntervalID(c, endArg, math.MaxUint64)
+	end, ex, ok = parseIntervalID(c, b, ^uint64(0))
 	if !ok {
 		return
 	}
@@ -52,6 +48,18 @@ func xrangeGeneric(c *Ctx, rev bool) {
 			c.Err(ErrStreamEndID)
 			return
 		}
+	}
+	return start, end, true
+}
+
+func xrangeGeneric(c *Ctx, rev bool) {
+	startArg, endArg := c.Args[2], c.Args[3]
+	if rev {
+		startArg, endArg = endArg, startArg
+	}
+	start, end, ok := parseIDRange(c, startArg, endArg)
+	if !ok {
+		return
 	}
 	count := int64(-1)
 	for j := 4; j < len(c.Args); j++ {
