@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -177,44 +176,14 @@ func crashRound(t *testing.T, round int) {
 	fsys.SetSyncDelay(time.Millisecond)
 	s := newPersistServer(t, "/data", fsys, "--appendonly", "yes", "--appendfsync", "always")
 	const writers, depth = 8, 30
-	acked := make([]atomic.Int64, writers)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range writers {
-		c := dialTestServer(t, s)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cmd := strings.Repeat("INCR ctr:"+strconv.Itoa(w)+"\r\n", depth)
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				c.conn.SetDeadline(time.Now().Add(10 * time.Second))
-				if _, err := c.conn.Write([]byte(cmd)); err != nil {
-					return
-				}
-				for range depth {
-					line, err := c.r.ReadString('\n')
-					if err != nil {
-						return
-					}
-					v, _ := strconv.ParseInt(strings.TrimSpace(line[1:]), 10, 64)
-					acked[w].Store(v)
-				}
-			}
-		}()
-	}
+	acked, stop := incrWriters(t, s, writers, depth)
 	time.Sleep(time.Duration(150+rand.IntN(300)) * time.Millisecond)
 	before := make([]int64, writers)
 	for i := range acked {
 		before[i] = acked[i].Load()
 	}
 	crashed := fsys.CrashCopy()
-	close(stop)
-	wg.Wait()
+	stop()
 	s.Stop()
 	var total int64
 	for _, v := range before {
