@@ -25,6 +25,7 @@ func benchHookedOps(b *testing.B, n int) {
 		e, _ := ks.Upsert(keys[i], 1)
 		e.SetBytes([]byte("v"))
 	}
+	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
 		k := keys[(i*7919)%n]

@@ -53,6 +53,7 @@ func TestGeoHotPathAllocatesNothing(t *testing.T) {
 }
 
 func BenchmarkGeoHotPath(b *testing.B) {
+	b.ReportAllocs()
 	for _, hc := range geoHotCases {
 		b.Run(hc.name, func(b *testing.B) { benchHot(b, newBatchConn(b, geoSetup(), hc.cmds...)) })
 	}
