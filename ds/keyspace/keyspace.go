@@ -195,6 +195,10 @@ type Keyspace struct {
 	limboAt uint64
 	epoch   *uint64
 
+	// used is what the entries account for (used.go); sink, when set, counts it too.
+	used int64
+	sink *int64
+
 	// snap is the active snapshot's state (snapshot.go), nil when none: operations that change
 	// a bucket emit it first, and the table does not resize.
 	snap *Snap
@@ -343,6 +347,7 @@ func (ks *Keyspace) insert(e *Entry, h uint64) {
 	e.next = *b
 	*b = e
 	ks.count++
+	ks.Account(e.Footprint())
 	if ks.OnNew != nil {
 		ks.OnNew(e.Key())
 	}
@@ -397,6 +402,7 @@ func (ks *Keyspace) unlink(e *Entry, link **Entry) {
 		}
 	}
 	ks.count--
+	ks.Account(-e.Footprint())
 	if ks.snap == nil && len(ks.buckets) > minBuckets && ks.count*10 < len(ks.buckets) {
 		ks.resize(len(ks.buckets) / 2)
 	}
@@ -449,6 +455,7 @@ func (ks *Keyspace) Clear() {
 	}
 	ks.buckets = make([]*Entry, minBuckets)
 	ks.count, ks.volatile, ks.sweep = 0, 0, 0
+	ks.Account(-ks.used)
 	ks.far = nil
 	ks.slab, ks.slabN, ks.free, ks.limbo = nil, 0, nil, nil
 }
