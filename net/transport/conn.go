@@ -23,6 +23,38 @@ type core struct {
 	ended  atomic.Bool  // Handler.Closed ran (or was skipped for a conn never opened)
 	idle   atomic.Int64 // idle timeout in ns, 0 = none
 	last   atomic.Int64 // registry clock at the last input or output
+	// unsent is the output given to Write that the kernel has not taken yet: bytes an inline
+	// Write kept for the worker, or the rest of a blocking Write in progress (updated a chunk at a
+	// time). stashed is netpoll input held beside a busy worker. Both for Pending.
+	unsent  atomic.Int64
+	stashed atomic.Int64
+}
+
+// writeChunk is how much of a blocking Write goes to the socket at once, so that Pending follows
+// a peer that reads slowly instead of showing the whole Write until its last byte left.
+const writeChunk = 64 << 10
+
+// Pending returns the input the transport holds beyond the conn's buffer (netpoll's stash beside a
+// busy worker) and the output the kernel has not taken yet. Safe from any goroutine: the command
+// layer's client cron reads it for CLIENT LIST's omem, client-output-buffer-limit and
+// maxmemory-clients.
+func (c *core) Pending() (in, out int64) { return c.stashed.Load(), c.unsent.Load() }
+
+// writeBlocking writes p to w a chunk at a time, keeping unsent at what is left (plus what an
+// inline Write kept before, base).
+func (c *core) writeBlocking(w interface{ Write([]byte) (int, error) }, p []byte, base int64) error {
+	for len(p) > 0 {
+		n := min(len(p), writeChunk)
+		c.unsent.Store(base + int64(len(p)-n))
+		if _, err := w.Write(p[:n]); err != nil {
+			c.unsent.Store(0)
+			return err
+		}
+		p = p[n:]
+		c.touch()
+	}
+	c.unsent.Store(base)
+	return nil
 }
 
 func (c *core) IsActive() bool       { return !c.closed.Load() }

@@ -220,10 +220,9 @@ func (c *npConn) Write(p []byte) error {
 	if c.off.inline.Load() {
 		return c.writeInline(p)
 	}
-	if _, err := c.w.Write(p); err != nil {
+	if err := c.writeBlocking(c.w, p, 0); err != nil {
 		return c.ioErr(err)
 	}
-	c.touch()
 	return nil
 }
 

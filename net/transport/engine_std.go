@@ -168,10 +168,9 @@ func (c *stdConn) Write(p []byte) error {
 	if c.closed.Load() {
 		return ErrClosed
 	}
-	if _, err := c.nc.Write(p); err != nil {
+	if err := c.writeBlocking(c.nc, p, 0); err != nil {
 		return c.ioErr(err)
 	}
-	c.touch()
 	return nil
 }
 

@@ -86,6 +86,7 @@ func (c *npConn) stash() bool {
 	b, err := r.Next(n)
 	if err == nil {
 		c.off.stashed = append(c.off.stashed, b...)
+		c.stashed.Store(int64(len(c.off.stashed)))
 	}
 	r.Release()
 	c.off.wake()
@@ -115,6 +116,7 @@ func (c *npConn) takeStash() bool {
 	}
 	c.in.commit(copy(c.in.space(n), c.off.stashed))
 	c.off.stashed = c.off.stashed[:0]
+	c.stashed.Store(0)
 	if cap(c.off.stashed) > maxIdleBuf {
 		c.off.stashed = nil
 	}
@@ -258,7 +260,7 @@ func (c *npConn) flushKept() bool {
 	if len(c.off.kept) == 0 {
 		return true
 	}
-	_, err := c.w.Write(c.off.kept)
+	err := c.writeBlocking(c.w, c.off.kept, 0)
 	c.off.kept = c.off.kept[:0]
 	if cap(c.off.kept) > maxIdleBuf {
 		c.off.kept = nil
@@ -267,7 +269,6 @@ func (c *npConn) flushKept() bool {
 		c.Close()
 		return false
 	}
-	c.touch()
 	return true
 }
 
@@ -311,6 +312,7 @@ func (c *npConn) writeInline(p []byte) error {
 	}
 	if len(p) > 0 {
 		c.off.kept = append(c.off.kept, p...)
+		c.unsent.Store(int64(len(c.off.kept)))
 	}
 	c.touch()
 	return nil

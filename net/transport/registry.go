@@ -98,6 +98,16 @@ func (r *registry) closeIdle(now int64) {
 	}
 	r.mu.Unlock()
 	for _, c := range expired {
+		if k, ok := c.srv.h.(IdleKeeper); ok && k.KeepIdle(c.self) {
+			continue
+		}
 		c.self.Close()
 	}
+}
+
+// IdleKeeper may be implemented by a Handler some of whose conns must outlive their idle timeout
+// for now: Redis does not time out pub/sub subscribers or clients blocked in a command. KeepIdle is
+// called from the reaper's goroutine, beside the conn's own.
+type IdleKeeper interface {
+	KeepIdle(c Conn) bool
 }

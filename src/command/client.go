@@ -59,7 +59,13 @@ type Client struct {
 	// Wake, when set, asks the connection's own goroutine to serve it soon (its transport's
 	// Conn.Wake): pushes queued by other goroutines are written then (push.go).
 	Wake func()
-	e    *Engine
+	// Pending, when set, returns the input and output the connection's transport holds beyond
+	// the pipeline (net/transport's Pending), for the output limits and tot-mem (client_limits.go).
+	Pending func() (in, out int64)
+	// obufSoftSince is when the client's output last went over its soft limit (unix ns), 0 while
+	// under it; the client cron and the push outbox both keep it.
+	obufSoftSince atomic.Int64
+	e             *Engine
 
 	subs  subState   // its subscriptions (pubsub.go), owner-only
 	track trackState // CLIENT TRACKING (tracking.go)

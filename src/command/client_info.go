@@ -142,9 +142,10 @@ func (v *clientView) appendFlags(dst []byte) []byte {
 const clientBaseMem = int(unsafe.Sizeof(Client{}))
 
 // appendClientLine appends one CLIENT LIST / CLIENT INFO line, newline included, with Redis
-// 7.0's fields in its order. qbuf is the partial command the connection holds, omem the pushes
-// waiting for it; the other buffer fields (qbuf-free, rbs, obl…) are 0: the pipeline owns those
-// buffers.
+// 7.0's fields in its order. qbuf is the input the connection holds beyond the running command
+// (a partial command, netpoll's stash), omem its output not yet taken by the kernel and the
+// pushes waiting for it; the other buffer fields (qbuf-free, rbs, obl, oll) are 0: the pipeline
+// has no static reply buffer or reply list to count.
 func appendClientLine(dst []byte, v *clientView, now int64) []byte {
 	cl := v.cl
 	num := func(name string, n int64) {
@@ -174,15 +175,16 @@ func appendClientLine(dst []byte, v *clientView, now int64) []byte {
 	num("psub", int64(v.psub))
 	num("ssub", int64(v.ssub))
 	num("multi", int64(v.multi))
-	num("qbuf", cl.shown.qbuf.Load())
+	in, out := cl.buffers()
+	num("qbuf", in)
 	num("qbuf-free", 0)
 	num("argv-mem", int64(v.argvMem))
 	num("multi-mem", v.multiMem)
 	for _, f := range [...]string{"rbs", "rbp", "obl", "oll"} {
 		num(f, 0)
 	}
-	num("omem", cl.push.size.Load()) // pushes waiting for the connection (push.go)
-	num("tot-mem", int64(clientBaseMem+v.argvMem+len(v.name))+v.multiMem)
+	num("omem", out) // replies the kernel has not taken, and pushes waiting (client_limits.go)
+	num("tot-mem", int64(clientBaseMem+v.argvMem+len(v.name))+v.multiMem+in+out)
 	str("events", "r")
 	str("cmd", v.cmd)
 	str("user", v.user)

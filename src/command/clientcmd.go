@@ -154,7 +154,8 @@ func clientKindOf(cl *Client) clientKind {
 }
 
 // CLIENT KILL ip:port
-// CLIENT KILL [ID id] [TYPE type] [USER name] [ADDR ip:port] [LADDR ip:port] [SKIPME yes|no] ...
+// CLIENT KILL [ID id] [TYPE type] [USER name] [ADDR ip:port] [LADDR ip:port] [SKIPME yes|no]
+// [MAXAGE seconds] ... (filters ANDed; MAXAGE is Redis 7.4's)
 func clientKill(c *Ctx) {
 	f, msg := parseKillFilter(c.Args)
 	if msg != "" {
@@ -162,6 +163,7 @@ func clientKill(c *Ctx) {
 		return
 	}
 	killed, self := 0, false
+	f.now = c.Now
 	for _, cl := range c.E.clientsByID() {
 		if !f.matches(cl, cl == c.Client) {
 			continue
@@ -193,6 +195,8 @@ type killFilter struct {
 	kind              clientKind
 	hasKind           bool
 	skipMe            bool
+	maxAge            int64 // seconds; 0 = any age
+	now               int64 // the command's time (unix ns), for maxAge
 }
 
 // parseKillFilter parses both forms: the old one (a lone address, which may name the caller)
@@ -230,6 +234,12 @@ func parseKillFilter(args [][]byte) (killFilter, string) {
 				return f, fmt.Sprintf(ErrNoSuchUser, val)
 			}
 			f.user = val
+		case strs.EqualFold(opt, "MAXAGE"):
+			age, ok := ParseInt(val)
+			if !ok {
+				return f, ErrMaxAgeRange
+			}
+			f.maxAge = age
 		case strs.EqualFold(opt, "SKIPME") && strs.EqualFold(val, "YES"):
 			f.skipMe = true
 		case strs.EqualFold(opt, "SKIPME") && strs.EqualFold(val, "NO"):
@@ -254,6 +264,7 @@ func (f *killFilter) matches(cl *Client, self bool) bool {
 		f.hasKind && clientKindOf(cl) != f.kind,
 		f.id != 0 && cl.ID != f.id,
 		f.user != nil && string(f.user) != user,
+		f.maxAge > 0 && (f.now-cl.Created)/int64(time.Second) < f.maxAge,
 		self && f.skipMe:
 		return false
 	}

@@ -33,8 +33,14 @@ type Settings struct {
 	ZSetMaxListpackEntries int64
 	ZSetMaxListpackValue   int64
 
-	LazyfreeLazyExpire   bool // expired keys propagate as UNLINK, not DEL
-	PubSubOutputLimit    OutputLimit
+	LazyfreeLazyExpire bool // expired keys propagate as UNLINK, not DEL
+	PubSubOutputLimit  OutputLimit
+	// NormalOutputLimit and ReplicaOutputLimit are client-output-buffer-limit's other classes
+	// (replicas' is kept for replication); MaxMemoryClients is maxmemory-clients in bytes (a
+	// percentage already applied to maxmemory), 0 = off (client_limits.go).
+	NormalOutputLimit    OutputLimit
+	ReplicaOutputLimit   OutputLimit
+	MaxMemoryClients     int64
 	TrackingTableMaxKeys int64
 	// NotifyKeyspaceEvents are notify-keyspace-events' classes (Class bits).
 	NotifyKeyspaceEvents int64
@@ -54,7 +60,8 @@ func DefaultSettings() Settings {
 		HashMaxListpackValue: 64, SetMaxIntsetEntries: 512, SetMaxListpackEntries: 128,
 		SetMaxListpackValue: 64, ZSetMaxListpackEntries: 128, ZSetMaxListpackValue: 64,
 		PubSubOutputLimit: OutputLimit{Hard: 32 << 20, Soft: 8 << 20, SoftSeconds: 60}, TrackingTableMaxKeys: 1_000_000,
-		HllSparseMaxBytes: 3000, BusyReplyThreshold: 5000, LuaMaxMemory: 256 << 20}
+		ReplicaOutputLimit: OutputLimit{Hard: 256 << 20, Soft: 64 << 20, SoftSeconds: 60},
+		HllSparseMaxBytes:  3000, BusyReplyThreshold: 5000, LuaMaxMemory: 256 << 20}
 }
 
 // ConfigStore is the run-time configuration behind CONFIG (src/config implements it).
@@ -113,13 +120,13 @@ type Engine struct {
 	// Feed is the write-effect feed the shards append replicated writes to (effects.go).
 	Feed *feed.Feed
 	// PubSub holds the subscriptions of every client (pubsub.go).
-	PubSub      *pubsub.Registry
-	outputLimit atomic.Pointer[OutputLimit] // client-output-buffer-limit pubsub (push.go)
-	track       trackingState               // client-side caching (tracking.go)
-	notify      atomic.Int64                // NotifyKeyspaceEvents of the settings, read on every Notify
-	watching    atomic.Int64                // WATCHes registered in every shard (watch.go)
+	PubSub   *pubsub.Registry
+	track    trackingState // client-side caching (tracking.go)
+	notify   atomic.Int64  // NotifyKeyspaceEvents of the settings, read on every Notify
+	watching atomic.Int64  // WATCHes registered in every shard (watch.go)
 
 	clients  *xsync.MapOf[uint64, *Client]
+	climits  clientLimits // the client cron's measurements (client_limits.go)
 	clientID atomic.Uint64
 	stats    serverStats
 	started  time.Time
@@ -186,8 +193,6 @@ const feedRingBytes = 1 << 20
 func (e *Engine) SetSettings(s Settings) {
 	e.settings.Store(&s)
 	e.notify.Store(s.NotifyKeyspaceEvents)
-	lim := s.PubSubOutputLimit
-	e.outputLimit.Store(&lim)
 	e.track.maxKeys.Store(s.TrackingTableMaxKeys)
 	e.applyScriptSettings(&s)
 }

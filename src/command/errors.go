@@ -165,6 +165,7 @@ const (
 	ErrSubSyntax        = "ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP."
 	ErrInvalidClientID  = "ERR Invalid client ID"
 	ErrClientIDRange    = "ERR client-id should be greater than 0"
+	ErrMaxAgeRange      = "ERR maxage is not an integer or out of range" // CLIENT KILL MAXAGE (Redis 7.4)
 	ErrUnknownClient    = "ERR Unknown client type '%s'"
 	ErrNoSuchClient     = "ERR No such client"
 	ErrNoSuchUser       = "ERR No such user '%s'"

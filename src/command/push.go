@@ -19,16 +19,14 @@ import (
 
 // pushBox is a client's outbox.
 type pushBox struct {
-	mu   sync.Mutex
-	buf  []byte
-	size atomic.Int64 // len(buf), read without the lock
-	// softSince is when the outbox last went over the soft limit (unix ns), 0 when under it.
-	softSince int64
-	closed    bool // over a limit: the client is being closed, nothing more is queued
+	mu     sync.Mutex
+	buf    []byte
+	size   atomic.Int64 // len(buf), read without the lock
+	closed bool         // over a limit: the client is being closed, nothing more is queued
 }
 
-// OutputLimit is client-output-buffer-limit's pubsub class: the connection is closed when its
-// pending pushes exceed Hard, or stay over Soft for SoftSeconds.
+// OutputLimit is one class of client-output-buffer-limit: the connection is closed when its
+// pending output reaches Hard, or stays over Soft for more than SoftSeconds (client_limits.go).
 type OutputLimit struct {
 	Hard, Soft  int64
 	SoftSeconds int64
@@ -83,29 +81,19 @@ func (cl *Client) wakeSubscribers() {
 	cl.toWake = cl.toWake[:0]
 }
 
-// overLimitLocked checks the outbox against the client's pubsub output limit, as Redis's
-// checkClientOutputBufferLimits does when a reply is added.
+// overLimitLocked checks the client's output, the outbox and what its transport has not sent
+// yet, against its class's client-output-buffer-limit, as Redis's checkClientOutputBufferLimits
+// does when a reply is added. The client cron checks the same for output that is not growing.
 func (cl *Client) overLimitLocked(b *pushBox) bool {
-	lim := cl.e.outputLimit.Load()
-	if lim == nil {
-		return false
+	out := int64(len(b.buf))
+	if cl.Pending != nil {
+		_, pout := cl.Pending()
+		out += pout
 	}
-	n := int64(len(b.buf))
-	if lim.Hard > 0 && n >= lim.Hard {
+	if overOutputLimit(cl.e.limitFor(cl), out, &cl.obufSoftSince, time.Now().UnixNano()) {
 		b.closed = true
 		return true
 	}
-	if lim.Soft > 0 && n >= lim.Soft {
-		now := time.Now().UnixNano()
-		if b.softSince == 0 {
-			b.softSince = now
-		} else if now-b.softSince >= lim.SoftSeconds*int64(time.Second) {
-			b.closed = true
-			return true
-		}
-		return false
-	}
-	b.softSince = 0
 	return false
 }
 
@@ -130,7 +118,6 @@ func (cl *Client) takePushes(dst []byte) []byte {
 		b.buf = b.buf[:0]
 	}
 	b.size.Store(0)
-	b.softSince = 0
 	b.mu.Unlock()
 	return dst
 }

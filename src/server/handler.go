@@ -45,6 +45,9 @@ func (h *handler) Open(c transport.Conn) error {
 	cl.Alive = c.IsActive
 	cl.Wake = c.Wake
 	cl.SetIdle = func(d time.Duration) { c.SetIdleTimeout(d) }
+	if p, ok := c.(interface{ Pending() (in, out int64) }); ok {
+		cl.Pending = p.Pending
+	}
 	c.SetState(&connState{pc: pipeline.NewConn(h.s.env, c, cl), client: cl})
 	if t := h.s.cfg.Int("timeout"); t > 0 {
 		c.SetIdleTimeout(time.Duration(t) * time.Second)
@@ -71,6 +74,13 @@ func (h *handler) Closed(c transport.Conn) {
 	if st, ok := c.State().(*connState); ok {
 		h.s.Engine.RemoveClient(st.client)
 	}
+}
+
+// KeepIdle is transport.IdleKeeper: as Redis's clientsCronHandleTimeout, the idle timeout
+// spares pub/sub subscribers and clients blocked in a command.
+func (h *handler) KeepIdle(c transport.Conn) bool {
+	st, ok := c.State().(*connState)
+	return ok && st.client.TimeoutExempt()
 }
 
 func isLoopback(a net.Addr) bool {

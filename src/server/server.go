@@ -100,7 +100,6 @@ func New(cfg *config.Store) (*Server, error) {
 func shardCount(threads int) int { return max(16, threads*16) }
 
 func settings(cfg *config.Store) command.Settings {
-	lim := cfg.Current().ClientOutputLimits[config.ClassPubsub]
 	return command.Settings{
 		RequirePass:            cfg.String("requirepass"),
 		ProtoMaxBulkLen:        cfg.Int("proto-max-bulk-len"),
@@ -121,9 +120,26 @@ func settings(cfg *config.Store) command.Settings {
 		BusyReplyThreshold:     cfg.Int("busy-reply-threshold"),
 		LuaMaxMemory:           cfg.Int("lua-max-memory"),
 		LuaStrictKeys:          cfg.Bool("lua-strict-keys"),
-		PubSubOutputLimit: command.OutputLimit{Hard: int64(lim.Hard), Soft: int64(lim.Soft),
-			SoftSeconds: int64(lim.Seconds)},
+		PubSubOutputLimit:      outputLimit(cfg, config.ClassPubsub),
+		NormalOutputLimit:      outputLimit(cfg, config.ClassNormal),
+		ReplicaOutputLimit:     outputLimit(cfg, config.ClassReplica),
+		MaxMemoryClients:       maxMemoryClients(cfg),
 	}
+}
+
+func outputLimit(cfg *config.Store, class int) command.OutputLimit {
+	lim := cfg.Current().ClientOutputLimits[class]
+	return command.OutputLimit{Hard: int64(lim.Hard), Soft: int64(lim.Soft), SoftSeconds: int64(lim.Seconds)}
+}
+
+// maxMemoryClients is maxmemory-clients in bytes: a percentage (stored negative) is of maxmemory,
+// and without maxmemory it is off, as Redis's applyClientMaxMemoryUsage.
+func maxMemoryClients(cfg *config.Store) int64 {
+	n := cfg.Int("maxmemory-clients")
+	if n >= 0 {
+		return n
+	}
+	return int64(float64(cfg.Int("maxmemory")) * float64(-n) / 100)
 }
 
 // settingNames are the directives the command layer's hot-path snapshot holds.
@@ -132,7 +148,8 @@ var settingNames = []string{"requirepass", "proto-max-bulk-len", "client-query-b
 	"hash-max-listpack-value", "set-max-intset-entries", "set-max-listpack-entries",
 	"set-max-listpack-value", "zset-max-listpack-entries", "zset-max-listpack-value",
 	"lazyfree-lazy-expire", "notify-keyspace-events", "client-output-buffer-limit",
-	"hll-sparse-max-bytes", "busy-reply-threshold", "lua-max-memory", "lua-strict-keys"}
+	"hll-sparse-max-bytes", "busy-reply-threshold", "lua-max-memory", "lua-strict-keys",
+	"maxmemory-clients", "maxmemory"}
 
 // Listen binds the configured addresses.
 func (s *Server) Listen() error {
@@ -267,6 +284,7 @@ func (s *Server) background() {
 		case <-cron.C:
 			s.tick("active expire", func() { s.Engine.ActiveExpire(time.Millisecond) })
 			s.tick("reclaim", s.reclaim)
+			s.tick("clients", func() { s.Engine.ClientsCron(time.Now().UnixNano()) })
 			s.tick("aof", s.aofCron)
 			s.tick("save rules", s.saveCron)
 			if now := s.hz(); now != hz { // CONFIG SET hz

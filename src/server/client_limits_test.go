@@ -1,0 +1,285 @@
+package server
+
+import (
+	"bufio"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// forEachTransport runs f once per transport engine (HOTKV_TRANSPORT is read by Listen).
+func forEachTransport(t *testing.T, f func(t *testing.T)) {
+	for _, eng := range []string{"netpoll", "std"} {
+		t.Run(eng, func(t *testing.T) {
+			t.Setenv("HOTKV_TRANSPORT", eng)
+			f(t)
+		})
+	}
+}
+
+// heapNow is the live heap after a collection: the server runs in this process.
+func heapNow() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// hog writes n pipelined GETs of key on a new connection and never reads a reply. It returns the
+// connection and a channel closed when the writing stopped (all written, or the write blocked
+// for 2 s: the server stopped reading, or closed the connection).
+func hog(t *testing.T, s *Server, key string, n int) (net.Conn, <-chan int64) {
+	t.Helper()
+	conn, err := net.Dial("tcp", s.Addrs()[0].String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	cmd := fmt.Sprintf("*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n", len(key), key)
+	chunk := []byte(strings.Repeat(cmd, 10_000))
+	done := make(chan int64, 1)
+	go func() {
+		var sent int64
+		defer func() { done <- sent }()
+		for i := 0; i < n/10_000; i++ {
+			conn.SetWriteDeadline(time.Now().Add(2 * time.Second))
+			m, err := conn.Write(chunk)
+			sent += int64(m)
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return conn, done
+}
+
+// probeLatency sends GETs of key one at a time on a new connection for d and returns the sorted
+// round-trip times.
+func probeLatency(t *testing.T, s *Server, key string, d time.Duration) []time.Duration {
+	t.Helper()
+	c := dialTestServer(t, s)
+	var lat []time.Duration
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		start := time.Now()
+		c.send("GET " + key)
+		if l := c.line(); !strings.HasPrefix(l, "$") {
+			t.Fatalf("GET from another client: %q", l)
+		}
+		c.line()
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	return lat
+}
+
+func pct(lat []time.Duration, p float64) time.Duration {
+	if len(lat) == 0 {
+		return 0
+	}
+	return lat[min(len(lat)-1, int(float64(len(lat))*p))]
+}
+
+// clientCount reads connected_clients from INFO clients.
+func clientCount(t *testing.T, c *testClient) int {
+	t.Helper()
+	info := infoSection(t, c, "clients")
+	var n int
+	fmt.Sscanf(info["connected_clients"], "%d", &n)
+	return n
+}
+
+// infoSection returns one INFO section's fields.
+func infoSection(t *testing.T, c *testClient, section string) map[string]string {
+	t.Helper()
+	c.send("INFO " + section)
+	var size int
+	fmt.Sscanf(c.line(), "$%d", &size)
+	buf := make([]byte, size+2)
+	if _, err := ioReadFull(c.r, buf); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, l := range strings.Split(string(buf), "\r\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func ioReadFull(r *bufio.Reader, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := r.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// A client that pipelines 1,000,000 GETs of a 1 KB value and never reads holds a bounded amount
+// of server memory: the server writes one batch of replies, blocks on the full socket and stops
+// serving (std: and reading) that client, where Redis 7.0.15 buffers all 1 GB of replies under
+// its default limits. Another client's GETs keep their usual latency meanwhile.
+func TestNeverReadingPipeliner(t *testing.T) {
+	forEachTransport(t, func(t *testing.T) {
+		s := startTestServer(t)
+		ctl := dialTestServer(t, s)
+		if l := ctl.do("SET v " + strings.Repeat("x", 1024)); l != "+OK\r\n" {
+			t.Fatal(l)
+		}
+		base := heapNow()
+		var peak atomic.Int64
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				if h := heapNow() - base; h > peak.Load() {
+					peak.Store(h)
+				}
+				select {
+				case <-stop:
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		}()
+		_, done := hog(t, s, "v", 1_000_000)
+		lat := probeLatency(t, s, "v", 3*time.Second)
+		sent := <-done
+		close(stop)
+		wg.Wait()
+		t.Logf("hog sent %d MB of GETs before blocking; heap growth peak %d MB; other client: %d GETs, p50 %v p99 %v max %v",
+			sent>>20, peak.Load()>>20, len(lat), pct(lat, 0.5), pct(lat, 0.99), lat[len(lat)-1])
+		// 1 GB of replies if nothing pushed back; a batch is about 4 MB, and under netpoll the
+		// input the hog sent (23 MB) is stashed beside its blocked worker.
+		if g := peak.Load(); g > 96<<20 {
+			t.Errorf("heap grew by %d MB for a client that never reads; want < 96 MB", g>>20)
+		}
+		if p := pct(lat, 0.99); p > 100*time.Millisecond {
+			t.Errorf("another client's GET p99 %v while one client never reads; want < 100ms", p)
+		}
+		if l := ctl.do("PING"); l != "+PONG\r\n" {
+			t.Errorf("PING: %q", l)
+		}
+	})
+}
+
+// With a normal-class client-output-buffer-limit, the never-reading pipeliner is closed (hard
+// limit at once, soft after its seconds) with Redis's log line, as Redis does. The limits are
+// below what backpressure leaves pending for it (about one input read's replies that the kernel
+// did not take: 190 KB on std, 1 MB on netpoll here); above that a pipeliner is held, not closed.
+func TestNormalOutputLimitDisconnects(t *testing.T) {
+	for _, tc := range []struct{ name, limit string }{
+		{"hard", "normal 100kb 0 0"},
+		{"soft", "normal 0 50kb 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			forEachTransport(t, func(t *testing.T) {
+				s := startTestServer(t)
+				var logBuf syncBuffer
+				old := slog.Default()
+				slog.SetDefault(slog.New(slog.NewTextHandler(&logBuf, nil)))
+				t.Cleanup(func() { slog.SetDefault(old) })
+				ctl := dialTestServer(t, s)
+				ctl.do("SET v " + strings.Repeat("x", 1024))
+				if l := ctl.do("CONFIG SET client-output-buffer-limit \"" + tc.limit + "\""); l != "+OK\r\n" {
+					t.Fatal(l)
+				}
+				start := time.Now()
+				hog(t, s, "v", 1_000_000)
+				if !waitUntil(5*time.Second, func() bool { return clientCount(t, ctl) == 2 }) {
+					t.Fatal("the never-reading client did not connect")
+				}
+				if !waitUntil(10*time.Second, func() bool { return clientCount(t, ctl) == 1 }) {
+					t.Fatalf("the never-reading client is still connected after 10 s under %q", tc.limit)
+				}
+				d := time.Since(start)
+				if tc.name == "soft" && d < time.Second {
+					t.Errorf("closed after %v, before the soft limit's 1 s", d)
+				}
+				if !strings.Contains(logBuf.String(), "scheduled to be closed ASAP for overcoming of output buffer limits.") {
+					t.Errorf("no output buffer limit log line; log: %s", logBuf.String())
+				}
+				t.Logf("closed after %v", d)
+			})
+		})
+	}
+}
+
+func waitUntil(d time.Duration, f func() bool) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if f() {
+			return true
+		}
+	}
+	return false
+}
+
+// timeout spares pub/sub subscribers and blocked clients, as Redis's clientsCronHandleTimeout.
+func TestIdleTimeoutSparesSubscribersAndBlocked(t *testing.T) {
+	s := startTestServer(t, "--timeout", "1")
+	idle, sub, blocked := dialTestServer(t, s), dialTestServer(t, s), dialTestServer(t, s)
+	idle.do("PING")
+	sub.do("SUBSCRIBE ch")
+	sub.line()
+	sub.line()
+	blocked.send("BLPOP nolist 0")
+	time.Sleep(2500 * time.Millisecond)
+	idle.conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := idle.r.ReadByte(); err == nil {
+		t.Fatal("idle client got data")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("idle client not closed after timeout 1")
+	}
+	pub := dialTestServer(t, s)
+	if l := pub.do("PUBLISH ch hello"); l != ":1\r\n" {
+		t.Fatalf("PUBLISH after 2.5 s: %q (subscriber timed out?)", l)
+	}
+	if l := pub.do("RPUSH nolist x"); l != ":1\r\n" {
+		t.Fatal(l)
+	}
+	if l := blocked.line(); l != "*2\r\n" {
+		t.Fatalf("blocked client after 2.5 s: %q (timed out?)", l)
+	}
+}
+
+// maxmemory-clients closes the client using the most memory (the never-reading pipeliner's
+// output) and spares a CLIENT NO-EVICT one.
+func TestMaxMemoryClientsEvictsLargest(t *testing.T) {
+	s := startTestServer(t)
+	ctl := dialTestServer(t, s)
+	ctl.do("SET v " + strings.Repeat("x", 1024))
+	ctl.do("CLIENT NO-EVICT on")
+	protected := dialTestServer(t, s)
+	if l := protected.do("CLIENT NO-EVICT on"); l != "+OK\r\n" {
+		t.Fatal(l)
+	}
+	hog(t, s, "v", 200_000)
+	if !waitUntil(5*time.Second, func() bool { return s.Engine.ClientMemory() > 1<<20 }) {
+		t.Fatalf("ClientMemory %d with a never-reading client", s.Engine.ClientMemory())
+	}
+	if l := ctl.do("CONFIG SET maxmemory-clients 1mb"); l != "+OK\r\n" {
+		t.Fatal(l)
+	}
+	if !waitUntil(5*time.Second, func() bool { return clientCount(t, ctl) == 2 }) {
+		t.Fatal("the largest client was not evicted")
+	}
+	if l := protected.do("PING"); l != "+PONG\r\n" {
+		t.Fatalf("NO-EVICT client: %q", l)
+	}
+	if n := s.Engine.EvictedClients(); n != 1 {
+		t.Errorf("evicted clients %d, want 1", n)
+	}
+}
