@@ -169,12 +169,12 @@ func (w *crashWriter) check(t *testing.T, c *rawConn) crashLoss {
 	return l
 }
 
-// crashAcknowledged: under appendfsync always, 4 pipelining writers record every
+// crashAcknowledged: under appendfsync always and everysec, 4 pipelining writers record every
 // acknowledged reply; the server is killed (SIGKILL) at a random moment and restarted on the
 // same directory, and every acknowledged write is there: counters at least the last value
 // acknowledged, every acknowledged SET key present, every list at least as long as the last
-// RPUSH answered, in order. Under everysec the loss window (from the earliest lost write's
-// acknowledgement to the kill) is reported and fails only beyond 2 s.
+// RPUSH answered, in order. Under everysec too: Redis writes its AOF buffer before it replies,
+// so a killed process (not a power loss) loses no acknowledged write under any policy.
 func crashAcknowledged(t *testing.T, kind, bin string) {
 	runs := map[string]int{"always": 3, "always+rewrite": 2, "everysec": 2}
 	if kind == "redis" {
@@ -263,11 +263,11 @@ func crashRun(t *testing.T, bin, policy string, rewrite bool, run int, r *rand.R
 	switch {
 	case total.acked == 0:
 		t.Errorf("run %d: no write was acknowledged before the kill", run)
-	case policy == "always" && total.lost > 0:
+	case total.lost > 0:
+		// A killed process loses nothing acknowledged under any policy: what everysec leaves
+		// unsynced is in the page cache, which survives the process (a power loss would not).
 		t.Errorf("%s %s run %d lost %d acknowledged writes (first acknowledged %v before the kill)",
 			p.name, what, run, total.lost, window)
-	case window > 2*time.Second:
-		t.Errorf("%s appendfsync %s run %d: loss window %v exceeds 2 s", p.name, policy, run, window)
 	}
 	p2.kill()
 }

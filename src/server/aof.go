@@ -2,7 +2,7 @@ package server
 
 // The append-only file in the server (issue 17 item 3): persist/aof's Writer over the
 // write-effect feed, opened at start (after loading) or by CONFIG SET appendonly yes, the
-// durability rule of appendfsync always (Env.Durable), MISCONF while the disk refuses writes,
+// durability rule of every appendfsync policy (Env.Durable), MISCONF while the disk refuses writes,
 // and the rewrites (aof_rewrite.go).
 //
 // Ordering invariants:
@@ -10,10 +10,13 @@ package server
 //  1. The writer's feed reader is attached holding every shard's token, and the writer starts at
 //     the feed's sequence number read in that same hold: every write after it reaches the
 //     writer, none before (those are in what was loaded, or in the rewrite's base).
-//  2. Under always, no reply of a batch is written, and no keyspace event of it is published,
-//     before the writer's Durable() reaches the feed's sequence number read after the batch ran:
-//     every write the batch made or could have read is fsynced first. A reply that can never be
-//     made durable (the writer closed short of it) is not written: the connection is closed.
+//  2. No reply of a batch is written, and no keyspace event of it is published, before the
+//     writer's Durable() reaches the feed's sequence number read after the batch ran: every
+//     write the batch made or could have read is fsynced first under always, and written to the
+//     file (write(2), in the page cache) under everysec and no, so a killed process loses no
+//     acknowledged write under any policy, as with Redis, which writes its AOF buffer before
+//     it sends replies. A reply that can never be made durable (the writer closed short of it)
+//     is not written: the connection is closed.
 //  3. A policy change or appendonly no closes the writer (its final write and fsync) before the
 //     next one opens on the same reader, so entries go to the files once and in order; waiters
 //     move to the new writer.
@@ -211,14 +214,16 @@ func (s *Server) durable(_ any, final bool) bool {
 		return true
 	}
 	r.w.Notify()
-	if !r.always || (!final && s.Engine.Settings().NotifyKeyspaceEvents == 0) {
+	if !final && s.Engine.Settings().NotifyKeyspaceEvents == 0 {
 		return true
 	}
 	return s.waitDurable(r, seq)
 }
 
-// waitDurable waits for seq to be fsynced, following the writer across reopenings; false when
-// the AOF was turned off short of it.
+// waitDurable waits for seq to be durable under the policy (fsynced under always, written under
+// everysec and no), following the writer across reopenings; false when the AOF was turned off
+// short of it. Under everysec and no a disk that refuses writes does not hold replies back (Redis
+// answers them and refuses the next writes with MISCONF); under always it does.
 func (s *Server) waitDurable(r *aofRun, seq uint64) bool {
 	for {
 		err := r.w.WaitDurable(seq, time.Second)
@@ -226,7 +231,10 @@ func (s *Server) waitDurable(r *aofRun, seq uint64) bool {
 			return true
 		}
 		if !errors.Is(err, aof.ErrClosed) {
-			continue // the disk refuses writes: the reply waits (nothing unsynced is acknowledged)
+			if !r.always && r.w.Err() != nil {
+				return true
+			}
+			continue // always: the reply waits (nothing unsynced is acknowledged)
 		}
 		next := s.aof.run.Load()
 		switch {
@@ -234,8 +242,6 @@ func (s *Server) waitDurable(r *aofRun, seq uint64) bool {
 			return false
 		case next == r:
 			time.Sleep(time.Millisecond) // being reopened
-		case !next.always:
-			return true
 		default:
 			r = next
 		}
