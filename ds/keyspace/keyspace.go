@@ -209,6 +209,10 @@ type Keyspace struct {
 	// OnNew, when set, is called with each key an insert creates (Upsert of an absent key, Add),
 	// as Redis's dbAdd raises the "new" keyspace event.
 	OnNew func(key string)
+	// OnRemove, when set, is called with every entry leaving the keyspace (deleted, expired,
+	// evicted, overwritten by a RENAME or a RESTORE), before it is unlinked; Clear calls it for
+	// none. The key tag index drops the key's tags with it.
+	OnRemove func(e *Entry)
 }
 
 // New returns an empty keyspace.
@@ -393,6 +397,9 @@ func (ks *Keyspace) expireLinked(e *Entry, link **Entry) {
 }
 
 func (ks *Keyspace) unlink(e *Entry, link **Entry) {
+	if ks.OnRemove != nil {
+		ks.OnRemove(e)
+	}
 	*link = e.next
 	e.next = nil
 	if e.expire != 0 {

@@ -271,6 +271,7 @@ func bitop(c *Ctx) {
 	e.Kind, e.Enc = keyspace.KindString, EncRaw
 	e.SetBytes(res)
 	ks.SetExpire(e, 0)
+	untagOverwritten(c, dest)
 	c.Changed(NotifyString, "set", dest)
 	c.Dirty(1)
 	c.Int(int64(len(res)))

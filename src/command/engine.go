@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/ds/tags"
 	"github.com/hotkv/hotkv/net/resp"
 	"github.com/hotkv/hotkv/pipeline"
 	"github.com/hotkv/hotkv/pipeline/feed"
@@ -106,6 +107,7 @@ type shardData struct {
 	// reported to; nil outside calls (the active expiry), which report to bg.
 	running *Ctx
 	bg      Ctx
+	tags    []*tags.Index // each database's key tags (tags.go)
 }
 
 // Engine is the command layer of one server: the table, the shards' data, the clients.
@@ -141,6 +143,8 @@ type Engine struct {
 	snapshot atomic.Pointer[Snapshot]
 	// persist holds the -LOADING and -MISCONF gates (persist_gate.go).
 	persist persistState
+	// tagsOn is set by the first TAG.SET: until then overwrites skip the tag index (tags.go).
+	tagsOn atomic.Bool
 }
 
 // Options configure a new Engine.
@@ -167,6 +171,7 @@ func NewEngine(o Options) *Engine {
 			d.dbs[db].OnExpire = func(key string) { e.expiredLocked(d, db, key) }
 			d.dbs[db].OnNew = func(key string) { e.newKeyLocked(d, db, key) }
 		}
+		e.initTags(d)
 		d.stats.cmds = make([]cmdCounter, numSpecs)
 		d.ctx.E, d.serve.E, d.bg.E = e, e, e
 		d.ctx.stats, d.serve.stats, d.bg.stats = &d.stats, &d.stats, &d.stats

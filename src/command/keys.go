@@ -187,7 +187,7 @@ func renameGeneric(c *Ctx, nx bool) {
 		} else {
 			c.OK()
 		}
-	case !moveEntry(ks, e, c.KS(dst), dst, c.Now, !nx):
+	case !moveTagged(c, ks, e, src, c.KS(dst), c.DB, dst, !nx):
 		c.Int(0)
 	default:
 		signalCreated(c, c.DB, dst)
@@ -241,7 +241,7 @@ func move(c *Ctx) {
 	default:
 		key := c.Args[1]
 		e := c.Find(key)
-		moved := e != nil && moveEntry(c.KS(key), e, c.KSIn(db, key), key, c.Now, false)
+		moved := e != nil && moveTagged(c, c.KS(key), e, key, c.KSIn(db, key), db, key, false)
 		if moved {
 			signalCreated(c, db, key)
 			c.Touch(key) // in both databases, as Redis signals it
@@ -391,4 +391,5 @@ func (e *Engine) swapDatabases(a, b int, now int64) {
 		dbs[a].OnExpire, dbs[b].OnExpire = dbs[b].OnExpire, dbs[a].OnExpire
 		dbs[a].OnNew, dbs[b].OnNew = dbs[b].OnNew, dbs[a].OnNew
 	}
+	e.swapTagsLocked(a, b) // their OnRemove hooks stay with the keyspaces (tags.go)
 }

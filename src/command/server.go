@@ -88,6 +88,7 @@ func flushDatabase(c *Ctx, db int) {
 		c.Dirty(ks.Len())
 		ks.Clear()
 	})
+	c.E.resetTagsLocked(db)
 }
 
 // TIME

@@ -91,6 +91,7 @@ func storeSet(c *Ctx, key []byte, s *dset.Set, event string) {
 	keyspace.SetObj(e, keyspace.KindSet, s)
 	e.Enc = 0
 	ks.SetExpire(e, 0)
+	untagOverwritten(c, key)
 	c.Int(int64(s.Len()))
 	c.Changed(NotifySet, event, key)
 	c.Dirty(1)

@@ -328,6 +328,7 @@ func (st *sorter) storeList(c *Ctx, start, end int) {
 	keyspace.SetObj(e, keyspace.KindList, l)
 	e.Enc = 0
 	ks.SetExpire(e, 0)
+	untagOverwritten(c, st.store)
 	if created { // Redis 7.0 signals a key its setKey creates, not one it overwrites
 		c.SignalReady(st.store)
 	}

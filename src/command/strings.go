@@ -149,6 +149,7 @@ func getset(c *Ctx) {
 	e, _ := ks.Upsert(key, c.Now)
 	storeString(e, c.Args[2])
 	ks.SetExpire(e, 0)
+	untagOverwritten(c, key)
 	c.Changed(NotifyString, "set", key)
 	c.Dirty(1)
 	c.Propagate(propWord.SET, key, c.Args[2])
@@ -212,6 +213,7 @@ func msetAll(c *Ctx) {
 		e, _ := ks.Upsert(c.Args[j], c.Now)
 		storeString(e, c.Args[j+1])
 		ks.SetExpire(e, 0)
+		untagOverwritten(c, c.Args[j])
 		c.Changed(NotifyString, "set", c.Args[j])
 	}
 	c.Dirty(len(c.Args) / 2)

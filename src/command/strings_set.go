@@ -134,6 +134,9 @@ func setGeneric(c *Ctx, key, val []byte, o setOpts) (done, ok bool) {
 	case o.flags&soKeepTTL == 0:
 		ks.SetExpire(e, 0)
 	}
+	if o.flags&soKeepTTL == 0 { // KEEPTTL keeps the tags too (tags.go)
+		untagOverwritten(c, key)
+	}
 	c.Changed(NotifyString, "set", key)
 	c.Dirty(1)
 	switch {

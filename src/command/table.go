@@ -27,6 +27,7 @@ var families = [][]*Spec{
 	scriptingCommands,
 	functionCommands,
 	migrateCommands,
+	tagCommands,
 }
 
 // table maps lower-case command names to their specs. It is built in init so that handlers may

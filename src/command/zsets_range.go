@@ -318,6 +318,7 @@ func storeResult(c *Ctx, dst []byte, es []zset.Entry, event string) int {
 	keyspace.SetObj(e, keyspace.KindZSet, z)
 	e.Enc = 0
 	ks.SetExpire(e, 0)
+	untagOverwritten(c, dst)
 	if created {
 		c.SignalReady(dst)
 	}
