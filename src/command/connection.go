@@ -71,6 +71,7 @@ func reset(c *Ctx) {
 	cl.unsubscribeAll(c.E)
 	c.E.disableTracking(cl)
 	c.E.discardTx(cl)
+	c.E.stopMonitor(cl)
 	c.Simple("RESET")
 }
 

@@ -52,6 +52,13 @@ type Settings struct {
 	BusyReplyThreshold int64
 	LuaMaxMemory       int64
 	LuaStrictKeys      bool
+
+	// Observability (stats_call.go): slowlog-log-slower-than (µs, negative off), slowlog-max-len,
+	// latency-monitor-threshold (ms, 0 off), latency-tracking.
+	SlowlogLogSlowerThan    int64
+	SlowlogMaxLen           int64
+	LatencyMonitorThreshold int64
+	LatencyTracking         bool
 }
 
 // DefaultSettings are Redis 7.0.15's defaults.
@@ -62,7 +69,8 @@ func DefaultSettings() Settings {
 		SetMaxListpackValue: 64, ZSetMaxListpackEntries: 128, ZSetMaxListpackValue: 64,
 		PubSubOutputLimit: OutputLimit{Hard: 32 << 20, Soft: 8 << 20, SoftSeconds: 60}, TrackingTableMaxKeys: 1_000_000,
 		ReplicaOutputLimit: OutputLimit{Hard: 256 << 20, Soft: 64 << 20, SoftSeconds: 60},
-		HllSparseMaxBytes:  3000, BusyReplyThreshold: 5000, LuaMaxMemory: 256 << 20}
+		HllSparseMaxBytes:  3000, BusyReplyThreshold: 5000, LuaMaxMemory: 256 << 20,
+		SlowlogLogSlowerThan: 10000, SlowlogMaxLen: 128, LatencyTracking: true}
 }
 
 // ConfigStore is the run-time configuration behind CONFIG (src/config implements it).
@@ -143,6 +151,8 @@ type Engine struct {
 	snapshot atomic.Pointer[Snapshot]
 	// persist holds the -LOADING and -MISCONF gates (persist_gate.go).
 	persist persistState
+	// lat is SLOWLOG, LATENCY, MONITOR and the command histograms (stats_call.go).
+	lat obsState
 	// tagsOn is set by the first TAG.SET: until then overwrites skip the tag index (tags.go).
 	tagsOn atomic.Bool
 }
@@ -162,6 +172,7 @@ func NewEngine(o Options) *Engine {
 	e.clients = xsync.NewMapOf[uint64, *Client]()
 	e.stats.errorKinds = xsync.NewMapOf[string, *atomic.Int64]()
 	e.rng.Store(uint64(time.Now().UnixNano()) | 1)
+	e.initObs()
 	e.SetSettings(o.Settings)
 	e.Group = pipeline.NewGroup(1<<bitsN, e.execWork, func(i int) any {
 		d := &shardData{id: int32(i), dbs: make([]*keyspace.Keyspace, o.Databases), hfe: hfeQueues{}}
@@ -172,7 +183,7 @@ func NewEngine(o Options) *Engine {
 			d.dbs[db].OnNew = func(key string) { e.newKeyLocked(d, db, key) }
 		}
 		e.initTags(d)
-		d.stats.cmds = make([]cmdCounter, numSpecs)
+		d.stats.cmds, d.stats.hists = make([]cmdCounter, numSpecs), newHistSet()
 		d.ctx.E, d.serve.E, d.bg.E = e, e, e
 		d.ctx.stats, d.serve.stats, d.bg.stats = &d.stats, &d.stats, &d.stats
 		d.ctx.fx.ring, d.serve.fx.ring, d.bg.fx.ring = int32(i), int32(i), int32(i)
@@ -200,6 +211,7 @@ func (e *Engine) SetSettings(s Settings) {
 	e.notify.Store(s.NotifyKeyspaceEvents)
 	e.track.maxKeys.Store(s.TrackingTableMaxKeys)
 	e.applyScriptSettings(&s)
+	e.applyObsSettings(&s)
 }
 
 // Settings returns the current hot-path configuration.
@@ -261,6 +273,7 @@ func (e *Engine) RemoveClient(cl *Client) {
 	e.unwatchAll(cl)
 	cl.unsubscribeAll(e)
 	e.disableTracking(cl)
+	e.stopMonitor(cl)
 }
 
 // EachClient calls fn for every connected client.

@@ -221,4 +221,10 @@ const (
 	ErrDebugReloadLoad  = "ERR Error trying to load the RDB dump, check server logs."
 	// HotKV's own: a reload inside EXEC would wait for the tokens EXEC holds.
 	ErrDebugReloadMulti = "ERR DEBUG RELOAD is not allowed inside MULTI in HotKV"
+
+	// SLOWLOG, LATENCY, MONITOR (slowlog.go, latency_cmd.go, monitor.go).
+	ErrSlowlogCount        = "ERR count should be greater than or equal to -1"
+	ErrLatencyNoSamples    = "ERR No samples available for event '%s'"
+	ErrMonitorDenyBlocking = "ERR MONITOR isn't allowed for DENY BLOCKING client"
+	ErrMonitorKeyspace     = "ERR Replica can't interact with the keyspace"
 )

@@ -37,7 +37,7 @@ func (e *Engine) execWork(sh *pipeline.Shard, w *pipeline.Work) {
 	b := w.Batch()
 	now := b.Now
 	d.stats.works++
-	timed := d.stats.works%timeSample == 0
+	timed := d.stats.works%timeSample == 0 && !e.exactTimes()
 	var start time.Time
 	if timed {
 		start = time.Now()
@@ -69,7 +69,7 @@ func (e *Engine) execShared(r *readerState, w *pipeline.Work) {
 	c := &b.Slots[w.Slots[0]].Client.(*Client).ctx
 	c.rstats = r
 	defer func() { c.rstats = nil }()
-	timed := r.works.Add(1)%timeSample == 0
+	timed := r.works.Add(1)%timeSample == 0 && !e.exactTimes()
 	var start time.Time
 	if timed {
 		start = time.Now()
@@ -117,7 +117,7 @@ func (e *Engine) runKeysShared(c *Ctx, s *pipeline.Slot, cl *Client, now int64) 
 func (e *Engine) callConn(cl *Client, s *pipeline.Slot) {
 	spec := s.Cmd.(*Spec)
 	cl.connRuns++
-	if cl.connRuns%timeSample != 0 {
+	if cl.connRuns%timeSample != 0 || e.exactTimes() {
 		e.call(&cl.ctx, s, cl.batchNow)
 		return
 	}
@@ -135,7 +135,7 @@ func (e *Engine) barrier(s *pipeline.Slot) {
 	cl, spec := s.Client.(*Client), s.Cmd.(*Spec)
 	c := &cl.ctx
 	cl.connRuns++
-	timed := cl.connRuns%timeSample == 0
+	timed := cl.connRuns%timeSample == 0 && !e.exactTimes()
 	var start time.Time
 	if timed {
 		start = time.Now()
@@ -277,6 +277,11 @@ func (e *Engine) call(c *Ctx, s *pipeline.Slot, now int64) {
 	spec := s.Cmd.(*Spec)
 	c.Args, c.Out, c.Proto, c.DB, c.Now, c.Spec = s.Args, s.Reply[:0], int(s.Proto), int(s.DB), now, spec
 	c.Client, c.slot = s.Client.(*Client), s
+	dur, mon, refused := int64(-1), e.lat.monitors.n.Load() > 0, false // stats_call.go, monitor.go
+	var t0 int64
+	if e.lat.timed.Load() {
+		t0 = nanotime()
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			slog.Error("command panicked", "cmd", spec.Name, "client", c.Client.ID, "panic", r,
@@ -288,10 +293,22 @@ func (e *Engine) call(c *Ctx, s *pipeline.Slot, now int64) {
 		if !c.needToken { // else not a call: it runs again holding the token (shared.go)
 			e.commit(c, s)
 			e.count(c, spec)
+			if dur >= 0 {
+				e.observe(c, s, spec, dur)
+			}
+			if mon && !refused {
+				e.feedMonitors(c, s, spec, false)
+			}
 		}
 		c.Args, c.Client = nil, nil
 	}()
+	if refused = mon && e.monitorGate(c, s, spec); refused {
+		return
+	}
 	spec.Run(c)
+	if t0 != 0 {
+		dur = nanotime() - t0
+	}
 }
 
 // count records a call of spec by c: in the counters of the P, the shard or the Spec, whichever

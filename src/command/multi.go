@@ -272,7 +272,7 @@ func (e *Engine) runTxLocked(c *Ctx, shards []int32, all bool) {
 	// As for work items, one EXEC in timeSample measures its commands' durations and charges
 	// them timeSample times over.
 	tx.runs++
-	timed := tx.runs%timeSample == 0
+	timed := tx.runs%timeSample == 0 && !e.exactTimes()
 	for i := range tx.cmds {
 		cmd := &tx.cmds[i]
 		s.Args, s.Cmd = tx.args(cmd), cmd.spec

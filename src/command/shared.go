@@ -17,6 +17,7 @@ import (
 // to another P while it reads, and INFO reads them while readers run.
 type readerState struct {
 	cmds         []readCounter // by Spec.id
+	hists        histSet       // latency histograms by Spec.id (stats_hist.go)
 	hits, misses atomic.Int64
 	done         atomic.Int64
 	works        atomic.Int64
@@ -29,7 +30,7 @@ type readCounter struct{ calls, nsec, failed atomic.Int64 }
 func newReaders(n int) []readerState {
 	r := make([]readerState, n)
 	for i := range r {
-		r[i].cmds = make([]readCounter, numSpecs)
+		r[i].cmds, r[i].hists = make([]readCounter, numSpecs), newHistSet()
 	}
 	return r
 }

@@ -73,6 +73,7 @@ func (e *Engine) resetStats(held bool) {
 		defer e.Group.UnlockAll()
 	}
 	e.resetShardStatsLocked()
+	e.resetLatencyLocked()
 	e.stats.errorKindsOff.Store(false)
 	for _, s := range table {
 		s.resetStats()

@@ -12,6 +12,7 @@ import (
 // shardStats are one shard's counters, touched only by its token holder except done.
 type shardStats struct {
 	cmds   []cmdCounter // by Spec.id
+	hists  histSet      // latency histograms by Spec.id (stats_hist.go)
 	hits   int64
 	misses int64
 	dirty  int64        // changes made on this shard (effects.go)

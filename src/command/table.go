@@ -27,6 +27,7 @@ var families = [][]*Spec{
 	scriptingCommands,
 	functionCommands,
 	migrateCommands,
+	introspectionCommands, // SLOWLOG, LATENCY, MONITOR
 	tagCommands,
 }
 

@@ -124,6 +124,11 @@ func settings(cfg *config.Store) command.Settings {
 		NormalOutputLimit:      outputLimit(cfg, config.ClassNormal),
 		ReplicaOutputLimit:     outputLimit(cfg, config.ClassReplica),
 		MaxMemoryClients:       maxMemoryClients(cfg),
+
+		SlowlogLogSlowerThan:    cfg.Int("slowlog-log-slower-than"),
+		SlowlogMaxLen:           cfg.Int("slowlog-max-len"),
+		LatencyMonitorThreshold: cfg.Int("latency-monitor-threshold"),
+		LatencyTracking:         cfg.Bool("latency-tracking"),
 	}
 }
 
@@ -149,7 +154,8 @@ var settingNames = []string{"requirepass", "proto-max-bulk-len", "client-query-b
 	"set-max-listpack-value", "zset-max-listpack-entries", "zset-max-listpack-value",
 	"lazyfree-lazy-expire", "notify-keyspace-events", "client-output-buffer-limit",
 	"hll-sparse-max-bytes", "busy-reply-threshold", "lua-max-memory", "lua-strict-keys",
-	"maxmemory-clients", "maxmemory"}
+	"maxmemory-clients", "maxmemory",
+	"slowlog-log-slower-than", "slowlog-max-len", "latency-monitor-threshold", "latency-tracking"}
 
 // Listen binds the configured addresses.
 func (s *Server) Listen() error {
