@@ -25,6 +25,10 @@ type Shard struct {
 	Data  any
 	exec  func(sh *Shard, w *Work)
 	group *Group
+
+	// pushed counts work items submitted, ran those run (written only by the token holder): the
+	// metrics endpoint's queue depth is their difference (QueueLen).
+	pushed, ran atomic.Int64
 }
 
 // Work is one batch's slots for one shard. It is owned by its Batch and reused.
@@ -99,10 +103,21 @@ func (sh *Shard) drainLocked() {
 			w := n.Value
 			sh.run(w)
 			w.batch.done()
+			sh.ran.Store(sh.ran.Load() + 1)
 			n = next
 		}
 	}
 }
+
+// QueueLen is how many work items wait in the mailbox or run now; read without the token, it
+// may be off by the items being pushed or run at that instant.
+func (sh *Shard) QueueLen() int64 { return max(sh.pushed.Load()-sh.ran.Load(), 0) }
+
+// WorkItems is how many work items the shard has run.
+func (sh *Shard) WorkItems() int64 { return sh.ran.Load() }
+
+// Waiters is how many goroutines wait for the shard's token past a first failed try.
+func (sh *Shard) Waiters() int32 { return sh.waiting.Load() }
 
 // run runs w holding the token. A panic is caught here and kept in w's batch, so that the
 // token is released and the rest of the mailbox runs (a goroutine stuck on its token would hang
@@ -118,6 +133,7 @@ func (sh *Shard) run(w *Work) {
 
 // submit queues w and runs the shard if nobody holds it.
 func (sh *Shard) submit(w *Work) {
+	sh.pushed.Add(1)
 	sh.mailbox.Push(&w.node)
 	if sh.tryLock() {
 		sh.unlock()

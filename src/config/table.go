@@ -1,6 +1,10 @@
 package config
 
-import "math"
+import (
+	"math"
+	"net"
+	"strings"
+)
 
 // The directive table: every config Redis 7.0.15 answers to (`CONFIG GET *`
 // plus its hidden ones), with its alias, flags, type, bounds and default,
@@ -221,7 +225,10 @@ var table = []*directive{
 	num("gc-percent", "", mod, -1, 10000, "100", 0),
 	unum("gc-memory-limit", "", mod, 0, math.MaxInt64, "0", numMemory),
 	yesno("gc-idle", "", mod, true),
+	// The Prometheus endpoint (src/server/metrics.go): off at port 0; one address, loopback
+	// unless set otherwise.
 	num("metrics-port", "", mod, 0, 65535, "0", 0),
+	str("metrics-bind", "", mod, "127.0.0.1", checkMetricsBind),
 	yesno("compression", "", mod, false),
 	unum("compression-threshold", "", mod, 0, longMax, "512", numMemory),
 	// Scripts (src/command/scripting.go): how far the heap may grow during one run, and
@@ -231,6 +238,17 @@ var table = []*directive{
 	// Redis 7.2's names for set listpacks, accepted ahead of time.
 	unum("set-max-listpack-entries", "", mod, 0, longMax, "128", 0),
 	unum("set-max-listpack-value", "", mod, 0, longMax, "64", numMemory),
+}
+
+// checkMetricsBind accepts one IP address or host name.
+func checkMetricsBind(c *setCtx, v string) string {
+	if v == "" || strings.ContainsAny(v, " \t") {
+		return "metrics-bind must be one address"
+	}
+	if net.ParseIP(v) != nil {
+		return ""
+	}
+	return checkHostname(c, v)
 }
 
 // DefaultBind is HotKV's default listen list: loopback only, where Redis

@@ -52,6 +52,8 @@ type Server struct {
 	aofManifest *aof.Manifest // what the start-up load found
 	writeErr    [2]atomic.Pointer[string]
 	bgWork      sync.WaitGroup // background saves and rewrites
+
+	metrics metricsState // the Prometheus endpoint (metrics.go)
 }
 
 // New builds a server from a configuration without listening yet.
@@ -92,6 +94,7 @@ func New(cfg *config.Store) (*Server, error) {
 	s.env.Durable = s.durable
 	s.env.MayBlock = s.mayBlock(s.env.MayBlock)
 	s.persistenceHooks()
+	s.initMetrics()
 	return s, nil
 }
 
@@ -174,6 +177,11 @@ func (s *Server) Listen() error {
 		return fmt.Errorf("cannot listen on %s: %w", strings.Join(addrs, " "), err)
 	}
 	s.tr = tr
+	if err := s.listenMetrics(); err != nil {
+		tr.Close()
+		s.tr = nil
+		return err
+	}
 	return nil
 }
 
@@ -244,6 +252,7 @@ func (s *Server) Stop() {
 			if s.tr != nil {
 				s.tr.Close()
 			}
+			s.closeMetrics()
 			<-s.bgDone
 			s.bgWork.Wait()
 			s.aof.mu.Lock()

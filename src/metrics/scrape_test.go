@@ -1,0 +1,256 @@
+package metrics_test
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+)
+
+// TestScrapeMovesWithLoad scrapes a real server before and after a known load and checks that
+// every counter the load touches moved by exactly what was sent.
+func TestScrapeMovesWithLoad(t *testing.T) {
+	s, url := startWithMetrics(t)
+	const held = 3
+	conns := make([]*client, held)
+	for i := range conns {
+		conns[i] = dial(t, s)
+	}
+	c := conns[0]
+	c.pipeline("PING") // every connection is registered before the first scrape
+	conns[1].pipeline("PING")
+	conns[2].pipeline("PING")
+	before := scrape(t, url)
+
+	const sets, hits, misses, wrong = 120, 70, 30, 11
+	var cmds []string
+	for i := range sets {
+		cmds = append(cmds, fmt.Sprintf("SET key:%d v%d", i, i))
+	}
+	for i := range hits {
+		cmds = append(cmds, fmt.Sprintf("GET key:%d", i))
+	}
+	for i := range misses {
+		cmds = append(cmds, fmt.Sprintf("GET nokey:%d", i))
+	}
+	for i := range wrong {
+		cmds = append(cmds, fmt.Sprintf("LPUSH key:%d x", i)) // WRONGTYPE: a failed call
+	}
+	cmds = append(cmds, "SETEX vol 100 v", "SETEX vol2 100 v")
+	replies := c.pipeline(cmds...)
+	for i, r := range replies[sets+hits+misses : sets+hits+misses+wrong] {
+		if !strings.HasPrefix(r, "-WRONGTYPE") {
+			t.Fatalf("LPUSH %d: %q", i, r)
+		}
+	}
+	after := scrape(t, url)
+
+	delta := func(name string, labels ...string) float64 {
+		t.Helper()
+		a, ok := value(after, name, labels...)
+		if !ok {
+			t.Fatalf("%s %v missing from the scrape after the load", name, labels)
+		}
+		b, _ := value(before, name, labels...)
+		return a - b
+	}
+	exact := func(name string, want float64, labels ...string) {
+		t.Helper()
+		if got := delta(name, labels...); got != want {
+			t.Errorf("%s %v moved by %v, want %v", name, labels, got, want)
+		}
+	}
+	exact("hotkv_commands_total", sets, "cmd", "set")
+	exact("hotkv_commands_total", hits+misses, "cmd", "get")
+	exact("hotkv_commands_total", wrong, "cmd", "lpush")
+	exact("hotkv_commands_total", 2, "cmd", "setex")
+	exact("hotkv_command_errors_total", wrong, "cmd", "lpush", "kind", "failed")
+	exact("hotkv_command_errors_total", 0, "cmd", "set", "kind", "failed")
+	exact("hotkv_errors_total", wrong, "prefix", "WRONGTYPE")
+	exact("hotkv_error_replies_total", wrong)
+	exact("hotkv_keyspace_hits_total", hits) // writes' lookups count neither, as Redis's lookupKeyWrite
+	exact("hotkv_keyspace_misses_total", misses)
+	exact("hotkv_commands_processed_total", sets+hits+misses+wrong+2)
+	exact("hotkv_db_keys", sets+2, "db", "0")
+	exact("hotkv_db_expiring_keys", 2, "db", "0")
+	exact("hotkv_rdb_changes_since_last_save", sets+2)
+
+	if got := sum(after, "hotkv_shard_commands_total") - sum(before, "hotkv_shard_commands_total"); got < sets+wrong+2 || got > float64(len(cmds)) {
+		t.Errorf("the shards ran %v commands, want between %d (writes) and %d (all)", got, sets+wrong+2, len(cmds))
+	}
+	if n := len(after["hotkv_shard_queue_depth"].GetMetric()); n != len(s.Engine.Group.Shards) {
+		t.Errorf("%d shards with a queue depth, want %d", n, len(s.Engine.Group.Shards))
+	}
+	gauge := func(name string, want float64) {
+		t.Helper()
+		if got, _ := value(after, name); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	gauge("hotkv_connected_clients", held)
+	gauge("hotkv_blocked_clients", 0)
+	gauge("hotkv_aof_enabled", 0)
+	gauge("hotkv_rdb_bgsave_in_progress", 0)
+	gauge("hotkv_rdb_last_bgsave_ok", 1)
+	gauge("hotkv_aof_last_write_ok", 1)
+	used, _ := value(after, "hotkv_memory_used_bytes")
+	rss, _ := value(after, "hotkv_memory_rss_bytes")
+	if used <= 0 || rss <= 0 {
+		t.Errorf("used memory %v, RSS %v: want both positive", used, rss)
+	}
+	if saved, _ := value(after, "hotkv_rdb_last_save_timestamp_seconds"); saved < float64(time.Now().Add(-time.Hour).Unix()) {
+		t.Errorf("last save time %v is not recent", saved)
+	}
+	for _, name := range []string{"go_goroutines", "process_resident_memory_bytes", "hotkv_build_info"} {
+		if after[name] == nil {
+			t.Errorf("%s missing", name)
+		}
+	}
+	checkHistograms(t, before, after)
+}
+
+// checkHistograms checks each command's latency histogram: bucket counts never fall as the
+// bound grows, the +Inf bucket is the sample count, and the count equals the command's calls.
+// Before the engine keeps histograms the family is absent and there is nothing to check.
+func checkHistograms(t *testing.T, fams ...map[string]*dto.MetricFamily) {
+	t.Helper()
+	for _, f := range fams {
+		for _, m := range f["hotkv_command_duration_seconds"].GetMetric() {
+			h := m.GetHistogram()
+			prev := uint64(0)
+			for _, b := range h.GetBucket() {
+				if b.GetCumulativeCount() < prev {
+					t.Errorf("%s: bucket le=%v has %d, below the previous %d", series("latency", m), b.GetUpperBound(), b.GetCumulativeCount(), prev)
+				}
+				prev = b.GetCumulativeCount()
+			}
+			if prev > h.GetSampleCount() {
+				t.Errorf("%s: buckets count %d, more than the %d samples", series("latency", m), prev, h.GetSampleCount())
+			}
+			cmd := ""
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "cmd" {
+					cmd = l.GetValue()
+				}
+			}
+			if calls, _ := value(f, "hotkv_commands_total", "cmd", cmd); float64(h.GetSampleCount()) != calls {
+				t.Errorf("%s: %d samples, %v calls", cmd, h.GetSampleCount(), calls)
+			}
+		}
+	}
+}
+
+// TestScrapeUnderLoad scrapes while clients write and read: every scrape parses, and no
+// counter ever goes down between two scrapes.
+func TestScrapeUnderLoad(t *testing.T) {
+	s, url := startWithMetrics(t)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		c := dial(t, s)
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c.pipeline(fmt.Sprintf("SET w%d:%d v", w, i%500), fmt.Sprintf("GET w%d:%d", w, i%700),
+					fmt.Sprintf("INCR w%d:%d", w, i%500), "MGET a b c")
+			}
+		})
+	}
+	prev := map[string]float64{}
+	var scrapes int
+	deadline := time.Now().Add(3 * time.Second)
+	for scrapes < 10 || time.Now().Before(deadline) && scrapes < 40 {
+		fams := scrape(t, url)
+		scrapes++
+		for name, f := range fams {
+			if f.GetType() != dto.MetricType_COUNTER || !strings.HasPrefix(name, "hotkv_") {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				k := series(name, m)
+				if v := m.GetCounter().GetValue(); v < prev[k] {
+					t.Errorf("scrape %d: %s fell from %v to %v", scrapes, k, prev[k], v)
+				} else {
+					prev[k] = v
+				}
+			}
+		}
+		checkHistograms(t, fams)
+	}
+	close(stop)
+	wg.Wait()
+	if prev["hotkv_commands_total{cmd=set}"] == 0 {
+		t.Error("no SET counted during the load")
+	}
+}
+
+// TestMetricsPortOff: with metrics-port 0 (the default) nothing listens; CONFIG SET turns the
+// endpoint on, moves it and turns it off at run time, and a port that cannot be bound fails the
+// CONFIG SET and keeps the endpoint where it was.
+func TestMetricsPortOff(t *testing.T) {
+	s := startServer(t)
+	if a := s.MetricsAddr(); a != nil {
+		t.Fatalf("metrics-port 0 but listening on %v", a)
+	}
+	c := dial(t, s)
+	if got := c.pipeline("CONFIG GET metrics-bind")[0]; got != "*2" {
+		t.Fatalf("CONFIG GET metrics-bind: %q", got)
+	}
+	port := freeMetricsPort(t)
+	if got := c.pipeline(fmt.Sprintf("CONFIG SET metrics-port %d", port))[0]; got != "+OK" {
+		t.Fatalf("CONFIG SET metrics-port: %q", got)
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+	if scrape(t, url)["hotkv_commands_total"] == nil {
+		t.Fatal("no hotkv_commands_total after CONFIG SET metrics-port")
+	}
+
+	// A port taken by someone else: refused, the old listener still serves.
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	takenPort := taken.Addr().(*net.TCPAddr).Port
+	if got := c.pipeline(fmt.Sprintf("CONFIG SET metrics-port %d", takenPort))[0]; !strings.HasPrefix(got, "-ERR CONFIG SET failed (possibly related to argument 'metrics-port') - Unable to listen on this port") {
+		t.Fatalf("CONFIG SET metrics-port to a taken port: %q", got)
+	}
+	scrape(t, url)
+	if got := c.pipeline("CONFIG GET metrics-port"); got[0] != "*2" {
+		t.Fatalf("CONFIG GET metrics-port: %q", got)
+	}
+
+	if got := c.pipeline("CONFIG SET metrics-port 0")[0]; got != "+OK" {
+		t.Fatalf("CONFIG SET metrics-port 0: %q", got)
+	}
+	if a := s.MetricsAddr(); a != nil {
+		t.Fatalf("metrics-port 0 but listening on %v", a)
+	}
+	if conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
+		conn.Close()
+		t.Fatalf("port %d still accepts connections after CONFIG SET metrics-port 0", port)
+	}
+	if got := c.pipeline("CONFIG SET metrics-bind 'not an address'")[0]; !strings.HasPrefix(got, "-ERR") {
+		t.Fatalf("CONFIG SET metrics-bind to a bad address: %q", got)
+	}
+}
+
+// TestMetricsStopCloses: Stop closes the endpoint.
+func TestMetricsStopCloses(t *testing.T) {
+	s, url := startWithMetrics(t)
+	scrape(t, url)
+	addr := s.MetricsAddr().String()
+	s.Stop()
+	if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		conn.Close()
+		t.Fatalf("%s accepts connections after Stop", addr)
+	}
+}
