@@ -198,8 +198,43 @@ func (g *Group) Unlock(ids []int32) {
 	}
 }
 
-// LockAll takes every shard's token (FLUSHALL, SWAPDB, DBSIZE, KEYS).
+// lockAllTries is how many times LockAll starts over before it waits holding tokens.
+const lockAllTries = 8
+
+// LockAll takes every shard's token (FLUSHALL, SWAPDB, DBSIZE, KEYS, a snapshot's instant).
+//
+// Like Lock it does not wait while holding tokens, at first: when a shard is taken it releases
+// what it holds, waits for that shard (counted as its waiter, so DoPolite lets it go first) and
+// starts over. Waiting while holding shards 0..n-1 stalled every client of those shards behind
+// shard n: during a snapshot walk, which takes a shard over and over, GETs on the other shards
+// all but stopped while a barrier waited. After lockAllTries rounds it takes the tokens in order,
+// waiting holding what it has, so that under a load that keeps some shard busy it still gets
+// through.
 func (g *Group) LockAll() {
+	var marked *Shard // the shard waited for last, marked until the next round ends
+	defer func() {
+		if marked != nil {
+			marked.waiting.Add(-1)
+		}
+	}()
+	for range lockAllTries {
+		n := 0
+		for n < len(g.Shards) && g.Shards[n].tryLock() {
+			n++
+		}
+		if n == len(g.Shards) {
+			return
+		}
+		for i := n - 1; i >= 0; i-- {
+			g.Shards[i].unlock()
+		}
+		if marked != nil {
+			marked.waiting.Add(-1)
+		}
+		marked = g.Shards[n]
+		marked.waiting.Add(1)
+		marked.waitFree()
+	}
 	for _, sh := range g.Shards {
 		sh.lock()
 	}
