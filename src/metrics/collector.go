@@ -21,8 +21,6 @@ import (
 // the server, a fake in tests).
 type Source struct {
 	Read func(m *command.MetricsSnapshot)
-	// Latency, when set, adds each command's latency histogram (see histogram.go).
-	Latency LatencySource
 }
 
 // Collector is a prometheus.Collector over a Source. Scrapes are serialized: each holds every
@@ -68,9 +66,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for i := range infoMetrics {
 		ch <- infoMetrics[i].desc
 	}
-	if c.src.Latency != nil {
-		ch <- latencyDesc
-	}
+	ch <- latencyDesc
 }
 
 // Collect reads a snapshot and sends it as constant metrics.
@@ -111,7 +107,5 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(shardWaitersDesc, float64(sh.Waiters), id)
 	}
 	collectInfo(ch, m.Info)
-	if c.src.Latency != nil {
-		collectLatency(ch, c.src.Latency, m.Commands)
-	}
+	collectLatency(ch, m.Commands)
 }
