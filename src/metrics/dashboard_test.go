@@ -122,3 +122,43 @@ func onScrape(fams map[string]*dto.MetricFamily, name string) bool {
 	}
 	return false
 }
+
+// TestReadmeListsEveryMetric: the README's Metrics table names every hotkv_ family of a real
+// scrape with its type, and nothing the scrape lacks.
+func TestReadmeListsEveryMetric(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "\n## Metrics\n")
+	if !ok {
+		t.Fatal("README has no Metrics section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	listed := map[string]string{} // name -> type
+	for line := range strings.SplitSeq(section, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) > 3 && strings.HasPrefix(strings.TrimSpace(cells[1]), "hotkv_") {
+			listed[strings.TrimSpace(cells[1])] = strings.TrimSpace(cells[2])
+		}
+	}
+	s, url := startWithMetrics(t)
+	dial(t, s).pipeline("SET k v", "GET k", "LPUSH k x")
+	fams := scrape(t, url)
+	for name, f := range fams {
+		if !strings.HasPrefix(name, "hotkv_") {
+			continue
+		}
+		typ, ok := listed[name]
+		if !ok {
+			t.Errorf("%s is not in the README", name)
+		} else if want := strings.ToLower(f.GetType().String()); typ != want {
+			t.Errorf("%s: the README says %s, the scrape %s", name, typ, want)
+		}
+	}
+	for name := range listed {
+		if fams[name] == nil {
+			t.Errorf("the README lists %s, which the scrape lacks", name)
+		}
+	}
+}
