@@ -35,7 +35,13 @@ type Settings struct {
 	ZSetMaxListpackValue   int64
 
 	LazyfreeLazyExpire bool // expired keys propagate as UNLINK, not DEL
-	PubSubOutputLimit  OutputLimit
+	// The other lazyfree-lazy-* directives (lazyfree.go): DEL as UNLINK, FLUSHDB/FLUSHALL
+	// without an argument as ASYNC; server-del and eviction are kept for the paths that read them.
+	LazyfreeUserDel   bool
+	LazyfreeUserFlush bool
+	LazyfreeServerDel bool
+	LazyfreeEviction  bool
+	PubSubOutputLimit OutputLimit
 	// NormalOutputLimit and ReplicaOutputLimit are client-output-buffer-limit's other classes
 	// (replicas' is kept for replication); MaxMemoryClients is maxmemory-clients in bytes (a
 	// percentage already applied to maxmemory), 0 = off (client_limits.go).
@@ -136,7 +142,8 @@ type Engine struct {
 	watching atomic.Int64  // WATCHes registered in every shard (watch.go)
 
 	clients  *xsync.MapOf[uint64, *Client]
-	climits  clientLimits // the client cron's measurements (client_limits.go)
+	climits  clientLimits  // the client cron's measurements (client_limits.go)
+	lazy     lazyfreeState // lazy freeing's counters (lazyfree.go)
 	clientID atomic.Uint64
 	stats    serverStats
 	started  time.Time

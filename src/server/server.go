@@ -118,6 +118,10 @@ func settings(cfg *config.Store) command.Settings {
 		ZSetMaxListpackEntries: cfg.Int("zset-max-listpack-entries"),
 		ZSetMaxListpackValue:   cfg.Int("zset-max-listpack-value"),
 		LazyfreeLazyExpire:     cfg.Bool("lazyfree-lazy-expire"),
+		LazyfreeUserDel:        cfg.Bool("lazyfree-lazy-user-del"),
+		LazyfreeUserFlush:      cfg.Bool("lazyfree-lazy-user-flush"),
+		LazyfreeServerDel:      cfg.Bool("lazyfree-lazy-server-del"),
+		LazyfreeEviction:       cfg.Bool("lazyfree-lazy-eviction"),
 		NotifyKeyspaceEvents:   cfg.Int("notify-keyspace-events"),
 		HllSparseMaxBytes:      cfg.Int("hll-sparse-max-bytes"),
 		BusyReplyThreshold:     cfg.Int("busy-reply-threshold"),
@@ -157,7 +161,8 @@ var settingNames = []string{"requirepass", "proto-max-bulk-len", "client-query-b
 	"set-max-listpack-value", "zset-max-listpack-entries", "zset-max-listpack-value",
 	"lazyfree-lazy-expire", "notify-keyspace-events", "client-output-buffer-limit",
 	"hll-sparse-max-bytes", "busy-reply-threshold", "lua-max-memory", "lua-strict-keys",
-	"maxmemory-clients", "maxmemory",
+	"maxmemory-clients", "maxmemory", "lazyfree-lazy-user-del", "lazyfree-lazy-user-flush",
+	"lazyfree-lazy-server-del", "lazyfree-lazy-eviction",
 	"slowlog-log-slower-than", "slowlog-max-len", "latency-monitor-threshold", "latency-tracking"}
 
 // Listen binds the configured addresses.
