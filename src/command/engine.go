@@ -122,6 +122,7 @@ type shardData struct {
 	running *Ctx
 	bg      Ctx
 	tags    []*tags.Index // each database's key tags (tags.go)
+	mem     shardMem      // used memory and the eviction pool (evict.go)
 }
 
 // Engine is the command layer of one server: the table, the shards' data, the clients.
@@ -158,6 +159,8 @@ type Engine struct {
 	snapshot atomic.Pointer[Snapshot]
 	// persist holds the -LOADING and -MISCONF gates (persist_gate.go).
 	persist persistState
+	// mem is the memory budget and eviction (evict.go).
+	mem memState
 	// lat is SLOWLOG, LATENCY, MONITOR and the command histograms (stats_call.go).
 	lat obsState
 	// tagsOn is set by the first TAG.SET: until then overwrites skip the tag index (tags.go).
@@ -189,6 +192,7 @@ func NewEngine(o Options) *Engine {
 			d.dbs[db].OnExpire = func(key string) { e.expiredLocked(d, db, key) }
 			d.dbs[db].OnNew = func(key string) { e.newKeyLocked(d, db, key) }
 		}
+		e.initShardMem(d)
 		e.initTags(d)
 		d.stats.cmds, d.stats.hists = make([]cmdCounter, numSpecs), newHistSet()
 		d.ctx.E, d.serve.E, d.bg.E = e, e, e

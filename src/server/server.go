@@ -85,6 +85,7 @@ func New(cfg *config.Store) (*Server, error) {
 	for _, name := range settingNames {
 		cfg.OnChange(name, func(string) { s.Engine.SetSettings(settings(cfg)) })
 	}
+	s.applyMemory() // evict.go
 	s.gc = newGCTuner(cfg, log, s.Engine.TotalCommands)
 	s.gc.apply()
 	for _, name := range []string{"gc-percent", "gc-memory-limit", "maxmemory"} {
@@ -303,6 +304,7 @@ func (s *Server) background() {
 			s.tick("idle collection", s.gc.check)
 		case <-cron.C:
 			s.tick("active expire", func() { s.Engine.ActiveExpire(time.Millisecond) })
+			s.tick("evict", s.evictCron)
 			s.tick("reclaim", s.reclaim)
 			s.tick("clients", func() { s.Engine.ClientsCron(time.Now().UnixNano()) })
 			s.tick("aof", s.aofCron)
