@@ -197,7 +197,9 @@ type Keyspace struct {
 
 	// used is what the entries account for (used.go); sink, when set, counts it too.
 	used int64
-	sink *atomic.Int64
+	sink *int64
+
+	packed packedStats // packed strings (packed.go)
 
 	// snap is the active snapshot's state (snapshot.go), nil when none: operations that change
 	// a bucket emit it first, and the table does not resize.
@@ -206,8 +208,6 @@ type Keyspace struct {
 	// OnExpire, when set, is called with each key removed because its time passed (lazily or by
 	// the sweep), before the entry is unlinked; the write-effect feed propagates it as a DEL.
 	OnExpire func(key string)
-	// LFU, when set and on, makes every access update the entry's Freq (evict_lfu.go).
-	LFU *LFU
 	// OnNew, when set, is called with each key an insert creates (Upsert of an absent key, Add),
 	// as Redis's dbAdd raises the "new" keyspace event.
 	OnNew func(key string)
@@ -247,7 +247,7 @@ func (ks *Keyspace) Find(key []byte, now int64) *Entry { return ks.FindHashed(ke
 func (ks *Keyspace) FindHashed(key []byte, h uint64, now int64) *Entry {
 	e := ks.findQuiet(key, h, now)
 	if e != nil {
-		ks.access(e, now)
+		e.touch(now)
 	}
 	return e
 }
@@ -285,14 +285,12 @@ func (e *Entry) touch(now int64) {
 // FindShared is Find for readers that run without the shard's token, beside each other but
 // never beside a writer: it changes nothing but the access time, and reports an expired entry
 // (which Find would delete) as expired, for the caller to look it up again holding the token.
-// With LFU on an access changes the entry's counter, which only the token holder may, so a
-// found entry is reported as expired too (the caller looks it up again holding the token).
 func (ks *Keyspace) FindShared(key []byte, h uint64, now int64) (e *Entry, expired bool) {
 	e, _ = ks.find(key, h)
 	switch {
 	case e == nil:
 		return nil, false
-	case e.expire != 0 && e.expire <= now, ks.LFU != nil && ks.LFU.On.Load():
+	case e.expire != 0 && e.expire <= now:
 		return nil, true
 	}
 	e.touch(now)
@@ -322,7 +320,7 @@ func (ks *Keyspace) UpsertHashed(key []byte, h uint64, now int64) (e *Entry, cre
 	e, link := ks.find(key, h)
 	if e != nil {
 		if e.expire == 0 || e.expire > now {
-			ks.access(e, now)
+			e.touch(now)
 			return e, false
 		}
 		ks.expireLinked(e, link)
@@ -414,6 +412,7 @@ func (ks *Keyspace) unlink(e *Entry, link **Entry) {
 	}
 	ks.count--
 	ks.Account(-e.Footprint())
+	ks.dropPacked(e)
 	if ks.snap == nil && len(ks.buckets) > minBuckets && ks.count*10 < len(ks.buckets) {
 		ks.resize(len(ks.buckets) / 2)
 	}
@@ -467,6 +466,7 @@ func (ks *Keyspace) Clear() {
 	ks.buckets = make([]*Entry, minBuckets)
 	ks.count, ks.volatile, ks.sweep = 0, 0, 0
 	ks.Account(-ks.used)
+	ks.packed = packedStats{}
 	ks.far = nil
 	ks.slab, ks.slabN, ks.free, ks.limbo = nil, 0, nil, nil
 }

@@ -1,9 +1,6 @@
 package keyspace
 
-import (
-	"sync/atomic"
-	"unsafe"
-)
+import "unsafe"
 
 // Used memory. A keyspace counts the bytes its keys hold, as the eviction policy and INFO's
 // used_memory read them (docs/decisions.md, "Memory budget and eviction"):
@@ -62,16 +59,15 @@ func (ks *Keyspace) Used() int64 { return ks.used }
 func (ks *Keyspace) Account(delta int64) {
 	ks.used += delta
 	if ks.sink != nil {
-		ks.sink.Store(ks.sink.Load() + delta) // one writer: no read-modify-write needed
+		*ks.sink += delta
 	}
 }
 
 // SetUsedSink makes every change of the keyspace's count change *sink too, so that one counter
-// sums the databases of a shard. Only the keyspace's owner (the shard's token holder) changes
-// it; anyone may Load it.
-func (ks *Keyspace) SetUsedSink(sink *atomic.Int64) {
+// sums the databases of a shard. Only the keyspace's owner may read or change *sink.
+func (ks *Keyspace) SetUsedSink(sink *int64) {
 	ks.sink = sink
-	sink.Store(sink.Load() + ks.used)
+	*sink += ks.used
 }
 
 // Recount sets the count to the sum of its entries' footprints, walking every key: for a

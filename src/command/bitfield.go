@@ -41,7 +41,7 @@ func bitfieldGeneric(c *Ctx, readOnly bool) {
 			c.WrongType()
 			return
 		case e != nil:
-			b = e.Bytes()
+			b = c.strBytes(e)
 		}
 		replyFieldOps(c, ops, b, false)
 		return
@@ -50,11 +50,13 @@ func bitfieldGeneric(c *Ctx, readOnly bool) {
 		c.Err(ErrBitfieldRO)
 		return
 	}
-	e, grew := bitString(c, key, maxBit)
+	e, grew, packed := bitString(c, key, maxBit)
 	if e == nil {
 		return
 	}
-	if changes := replyFieldOps(c, ops, e.Bytes(), grew); changes > 0 {
+	changes := replyFieldOps(c, ops, e.Bytes(), grew)
+	repack(c, c.KS(key), e, packed)
+	if changes > 0 {
 		c.Changed(NotifyString, "setbit", key)
 		c.Dirty(changes)
 	}

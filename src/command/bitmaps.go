@@ -40,27 +40,29 @@ func parseBitOffset(c *Ctx, arg []byte, width int) (uint64, bool) {
 
 // bitString is Redis's lookupStringForBitCommand: key's string grown with zero bytes to hold bit
 // maxBit, created when absent. It replies WRONGTYPE and returns nil for another type; grew says
-// whether the key was created or lengthened.
-func bitString(c *Ctx, key []byte, maxBit uint64) (e *keyspace.Entry, grew bool) {
+// whether the key was created or lengthened; a packed value is unpacked first, and the caller
+// hands packed to repack once it has written.
+func bitString(c *Ctx, key []byte, maxBit uint64) (e *keyspace.Entry, grew, packed bool) {
 	ks, e := c.FindIn(key)
 	switch {
 	case maxBit>>3 >= keyspace.MaxString && (e == nil || e.Kind == keyspace.KindString):
 		c.Err(ErrStringMax) // BITFIELD's last field past an Entry's 4 GB (proto-max-bulk-len >= 4 GB)
-		return nil, false
+		return nil, false, false
 	case e == nil:
 		e = addString(c, ks, key)
 		grew = true
 	case e.Kind != keyspace.KindString:
 		c.WrongType()
-		return nil, false
+		return nil, false, false
 	}
+	packed = unpackForEdit(ks, e)
 	b := e.Bytes()
 	if need := int(maxBit>>3) + 1; need > len(b) {
 		e.SetBytes(bitmap.Grow(b, need))
 		grew = true
 	}
 	e.Enc = EncRaw
-	return e, grew
+	return e, grew, packed
 }
 
 // SETBIT key offset value
@@ -76,11 +78,12 @@ func setbit(c *Ctx) {
 		c.Err(ErrBitValue)
 		return
 	}
-	e, grew := bitString(c, key, off)
+	e, grew, packed := bitString(c, key, off)
 	if e == nil {
 		return
 	}
 	old := bitmap.SetBit(e.Bytes(), off, int(on))
+	repack(c, c.KS(key), e, packed)
 	if grew || old != int(on) { // Redis 7 counts a change only when something changed
 		c.Changed(NotifyString, "setbit", key)
 		c.Dirty(1)
@@ -101,7 +104,7 @@ func getbit(c *Ctx) {
 	case e.Kind != keyspace.KindString:
 		c.WrongType()
 	default:
-		c.Int(int64(bitmap.Bit(e.Bytes(), off)))
+		c.Int(int64(bitmap.Bit(c.strBytes(e), off)))
 	}
 }
 
@@ -114,7 +117,7 @@ func readBits(c *Ctx, key []byte, miss int64) (b []byte, ok bool) {
 	case e.Kind != keyspace.KindString:
 		c.WrongType()
 	default:
-		return e.Bytes(), true
+		return c.strBytes(e), true
 	}
 	return nil, false
 }
@@ -253,7 +256,7 @@ func bitop(c *Ctx) {
 			c.WrongType()
 			return
 		default:
-			srcs = append(srcs, e.Bytes())
+			srcs = append(srcs, strCopy(e))
 		}
 	}
 	res := bitmap.Apply(op, nil, srcs)
@@ -268,6 +271,7 @@ func bitop(c *Ctx) {
 	}
 	ks := c.KS(dest)
 	e, _ := ks.Upsert(dest, c.Now)
+	ks.Unpacked(e)
 	e.Kind, e.Enc = keyspace.KindString, EncRaw
 	e.SetBytes(res)
 	ks.SetExpire(e, 0)

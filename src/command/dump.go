@@ -156,7 +156,7 @@ func restoreApply(c *Ctx, ks *keyspace.Keyspace, old *keyspace.Entry, it *loadIt
 	en, _ := c.Upsert(key)
 	en.Kind = it.kind
 	if it.kind == keyspace.KindString {
-		en.SetBytes(it.str)
+		storeOwnedString(c.E, ks, en, it.str, &c.packed)
 	} else {
 		setObjOf(en, it.kind, it.obj)
 	}

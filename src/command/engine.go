@@ -35,13 +35,7 @@ type Settings struct {
 	ZSetMaxListpackValue   int64
 
 	LazyfreeLazyExpire bool // expired keys propagate as UNLINK, not DEL
-	// The other lazyfree-lazy-* directives (lazyfree.go): DEL as UNLINK, FLUSHDB/FLUSHALL
-	// without an argument as ASYNC; server-del and eviction are kept for the paths that read them.
-	LazyfreeUserDel   bool
-	LazyfreeUserFlush bool
-	LazyfreeServerDel bool
-	LazyfreeEviction  bool
-	PubSubOutputLimit OutputLimit
+	PubSubOutputLimit  OutputLimit
 	// NormalOutputLimit and ReplicaOutputLimit are client-output-buffer-limit's other classes
 	// (replicas' is kept for replication); MaxMemoryClients is maxmemory-clients in bytes (a
 	// percentage already applied to maxmemory), 0 = off (client_limits.go).
@@ -52,6 +46,10 @@ type Settings struct {
 	// NotifyKeyspaceEvents are notify-keyspace-events' classes (Class bits).
 	NotifyKeyspaceEvents int64
 	HllSparseMaxBytes    int64 // hll-sparse-max-bytes: a larger sparse HLL turns dense
+	// ValueCompression is value-compression's algorithm (ds/compress.Algo: 0 no, 1 lz4, 2 zstd);
+	// longer strings than ValueCompressionThreshold bytes are packed (strings_packed.go).
+	ValueCompression          int64
+	ValueCompressionThreshold int64
 
 	// Scripts (scripting.go): busy-reply-threshold in milliseconds, lua-max-memory in bytes
 	// (HotKV's), lua-strict-keys (HotKV's: a script's undeclared key is an error).
@@ -76,7 +74,8 @@ func DefaultSettings() Settings {
 		PubSubOutputLimit: OutputLimit{Hard: 32 << 20, Soft: 8 << 20, SoftSeconds: 60}, TrackingTableMaxKeys: 1_000_000,
 		ReplicaOutputLimit: OutputLimit{Hard: 256 << 20, Soft: 64 << 20, SoftSeconds: 60},
 		HllSparseMaxBytes:  3000, BusyReplyThreshold: 5000, LuaMaxMemory: 256 << 20,
-		SlowlogLogSlowerThan: 10000, SlowlogMaxLen: 128, LatencyTracking: true}
+		SlowlogLogSlowerThan: 10000, SlowlogMaxLen: 128, LatencyTracking: true,
+		ValueCompressionThreshold: 512}
 }
 
 // ConfigStore is the run-time configuration behind CONFIG (src/config implements it).
@@ -122,7 +121,6 @@ type shardData struct {
 	running *Ctx
 	bg      Ctx
 	tags    []*tags.Index // each database's key tags (tags.go)
-	mem     shardMem      // used memory and the eviction pool (evict.go)
 }
 
 // Engine is the command layer of one server: the table, the shards' data, the clients.
@@ -143,8 +141,7 @@ type Engine struct {
 	watching atomic.Int64  // WATCHes registered in every shard (watch.go)
 
 	clients  *xsync.MapOf[uint64, *Client]
-	climits  clientLimits  // the client cron's measurements (client_limits.go)
-	lazy     lazyfreeState // lazy freeing's counters (lazyfree.go)
+	climits  clientLimits // the client cron's measurements (client_limits.go)
 	clientID atomic.Uint64
 	stats    serverStats
 	started  time.Time
@@ -159,8 +156,6 @@ type Engine struct {
 	snapshot atomic.Pointer[Snapshot]
 	// persist holds the -LOADING and -MISCONF gates (persist_gate.go).
 	persist persistState
-	// mem is the memory budget and eviction (evict.go).
-	mem memState
 	// lat is SLOWLOG, LATENCY, MONITOR and the command histograms (stats_call.go).
 	lat obsState
 	// tagsOn is set by the first TAG.SET: until then overwrites skip the tag index (tags.go).
@@ -192,7 +187,6 @@ func NewEngine(o Options) *Engine {
 			d.dbs[db].OnExpire = func(key string) { e.expiredLocked(d, db, key) }
 			d.dbs[db].OnNew = func(key string) { e.newKeyLocked(d, db, key) }
 		}
-		e.initShardMem(d)
 		e.initTags(d)
 		d.stats.cmds, d.stats.hists = make([]cmdCounter, numSpecs), newHistSet()
 		d.ctx.E, d.serve.E, d.bg.E = e, e, e

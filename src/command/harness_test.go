@@ -56,6 +56,14 @@ func newTestEngine() *Engine {
 		s.LazyfreeLazyExpire = st.Bool("lazyfree-lazy-expire")
 		e.SetSettings(s)
 	})
+	for _, name := range []string{"value-compression", "value-compression-threshold"} {
+		st.OnChange(name, func(string) {
+			s := *e.Settings()
+			s.ValueCompression = st.Int("value-compression")
+			s.ValueCompressionThreshold = st.Int("value-compression-threshold")
+			e.SetSettings(s)
+		})
+	}
 	return e
 }
 

@@ -28,7 +28,7 @@ func hllOf(c *Ctx, e *keyspace.Entry) bool {
 	switch {
 	case e.Kind != keyspace.KindString:
 		c.WrongType()
-	case !hll.Check(e.Bytes()):
+	case e.Packed() || !hll.Check(e.Bytes()): // an HLL is never packed (strings_packed.go)
 		c.Err(ErrHLLWrongType)
 	default:
 		return true

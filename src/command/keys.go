@@ -70,12 +70,12 @@ func propagatePexpireat(c *Ctx, key []byte, ms int64, flags [][]byte) {
 }
 
 // DEL key [key ...] and UNLINK key [key ...]: values are freed by Go's collector, which already
-// runs concurrently; a lazy delete differs only during a snapshot (lazyfree.go). Each key
-// deleted is a change and a "del" event.
+// runs concurrently, so UNLINK needs nothing of its own. Each key deleted is a change and a
+// "del" event.
 func del(c *Ctx) {
 	n := 0
 	for _, k := range c.Args[1:] {
-		if c.deleteKey(k) { // lazyfree.go: UNLINK, or DEL under lazyfree-lazy-user-del
+		if c.KS(k).Delete(k, c.Now) {
 			c.Changed(NotifyGeneric, "del", k)
 			n++
 		}
@@ -225,6 +225,7 @@ func moveEntry(from *keyspace.Keyspace, e *keyspace.Entry, to *keyspace.Keyspace
 	}
 	n := to.Add(key)
 	n.TakeValue(e)
+	to.AdoptPacked(from, n)
 	to.CopyExpire(n, from, e) // exact even past 2262, before e's record goes with it
 	from.Remove(e)
 	return true
@@ -338,6 +339,10 @@ func copyCmd(c *Ctx) {
 		setObjOf(n, e.Kind, obj)
 	}
 	n.Enc = e.Enc
+	if e.Packed() { // the copy's bytes are packed too, and counted in to
+		n.Enc &^= keyspace.EncPacked
+		to.SetPacked(n, n.Bytes())
+	}
 	to.CopyExpire(n, c.KS(src), e)
 	signalCreated(c, db, dst)
 	c.TouchIn(db, dst)

@@ -38,12 +38,7 @@ type MetricsSnapshot struct {
 type CommandMetric struct {
 	Name                    string // lower case; a subcommand is "container|sub" as in INFO
 	Calls, Rejected, Failed int64
-	Nanos                   int64 // time spent running it (commandstats' usec, in ns)
-	// Timed calls and their latency distribution (CommandLatency), read after the shards are
-	// let go: merging a histogram costs about 80 µs (32 shards), too long to hold every shard
-	// for each called command. Under load Timed may differ from Calls by the calls run between.
-	Timed   uint64
-	Latency []LatencyBucket
+	Nanos                   int64 // time spent running it (sampled: see timeSample)
 }
 
 // ErrorMetric is one INFO errorstats line.
@@ -85,16 +80,6 @@ func (e *Engine) ReadMetrics(m *MetricsSnapshot) {
 	}
 	m.Clients = int64(e.ClientCount())
 	m.BlockedClients, _ = e.blockedCounts()
-	e.readMetricsLocked(m)
-	for i := range m.Commands {
-		if cm := &m.Commands[i]; cm.Calls > 0 {
-			cm.Timed, cm.Latency = e.CommandLatency(cm.Name)
-		}
-	}
-}
-
-// readMetricsLocked reads what the shards' token holders count, holding every token.
-func (e *Engine) readMetricsLocked(m *MetricsSnapshot) {
 	e.Group.LockAll()
 	defer e.Group.UnlockAll()
 	e.readCommandMetricsLocked(m)
@@ -113,11 +98,9 @@ func (e *Engine) readCommandMetricsLocked(m *MetricsSnapshot) {
 	m.Commands = m.Commands[:0]
 	add := func(s *Spec) {
 		calls, nsec, rejected, failed := e.cmdStats(s)
-		if calls == 0 && rejected == 0 && failed == 0 {
-			return
+		if calls != 0 || rejected != 0 || failed != 0 {
+			m.Commands = append(m.Commands, CommandMetric{s.Name, calls, rejected, failed, nsec})
 		}
-		m.Commands = append(m.Commands, CommandMetric{Name: s.Name, Calls: calls, Rejected: rejected,
-			Failed: failed, Nanos: nsec})
 	}
 	for _, s := range table {
 		add(s)

@@ -123,7 +123,6 @@ func (e *Engine) LoadRDB(r io.Reader, o LoadOptions) (LoadStats, error) {
 			err = ferr
 		}
 	}
-	e.RecountMemory() // the loader inserts outside the used-memory accounting (memory_acct.go)
 	ld.st.Version, ld.st.Bytes, ld.st.Elapsed = d.Version(), d.Offset(), time.Since(ld.start)
 	if o.Progress != nil {
 		o.Progress(ld.progress(d.Offset()))
@@ -385,7 +384,7 @@ func (ld *loader) insertLocked(d *shardData, it *loadItem, nowNs int64) error {
 	}
 	en.Kind = it.kind
 	if it.kind == keyspace.KindString {
-		en.SetBytes(it.str)
+		storeOwnedString(ld.e, ks, en, it.str, &d.ctx.packed) // the shard's own Ctx: its token is held
 	} else {
 		setObjOf(en, it.kind, it.obj)
 	}

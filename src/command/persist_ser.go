@@ -67,6 +67,7 @@ type RDBSerializer struct {
 	// local iterator to the heap on every key.
 	lit list.Iter
 	hit hash.Iter
+	raw []byte // a packed string's raw bytes (strings_packed.go): files hold plain strings
 }
 
 // newRDBSerializer returns a serializer for values as of now, under the engine's thresholds and
@@ -139,7 +140,7 @@ func (s *RDBSerializer) freqOf(en *keyspace.Entry) uint8 {
 func (s *RDBSerializer) value(key []byte, en *keyspace.Entry) {
 	switch en.Kind {
 	case keyspace.KindString:
-		s.enc.StringValue(key, en.Bytes())
+		s.enc.StringValue(key, s.stringBytes(en))
 	case keyspace.KindList:
 		l := keyspace.Obj[list.List](en)
 		s.lit = l.IterAt(0, false)

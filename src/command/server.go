@@ -46,8 +46,7 @@ func dbsize(c *Ctx) {
 }
 
 // flushMode checks FLUSHDB/FLUSHALL's optional ASYNC|SYNC. Both free memory the same way: the
-// old tables become garbage for Go's collector, which runs concurrently anyway; ASYNC (or
-// lazyfree-lazy-user-flush) only counts the keys in lazyfreed_objects (lazyfree.go).
+// old tables become garbage for Go's collector, which runs concurrently anyway.
 func flushMode(c *Ctx) bool {
 	switch {
 	case len(c.Args) == 1:
@@ -61,7 +60,6 @@ func flushMode(c *Ctx) bool {
 // FLUSHDB [ASYNC|SYNC]
 func flushdb(c *Ctx) {
 	if flushMode(c) {
-		countLazyFlush(c, c.DB)
 		flushDatabase(c, c.DB)
 		c.InvalidateAll()      // tracking clients drop everything (Redis's signalFlushedDb)
 		c.Propagate(c.Args...) // replicated even when there was nothing to remove, as in Redis
@@ -75,7 +73,6 @@ func flushall(c *Ctx) {
 		return
 	}
 	for db := range c.E.dbCount {
-		countLazyFlush(c, db)
 		flushDatabase(c, db)
 	}
 	c.InvalidateAll()
@@ -315,7 +312,7 @@ func serializedLen(c *Ctx, e *keyspace.Entry, enc string) int {
 		}
 		return 5
 	}
-	switch l := len(e.Bytes()); {
+	switch l := e.RawLen(); {
 	case l < 1<<6:
 		return 1 + l
 	case l < 1<<14:

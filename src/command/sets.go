@@ -88,6 +88,7 @@ func storeSet(c *Ctx, key []byte, s *dset.Set, event string) {
 		return
 	}
 	e, _ := ks.Upsert(key, c.Now)
+	ks.Unpacked(e) // a packed string it replaces leaves the counts (strings_packed.go)
 	keyspace.SetObj(e, keyspace.KindSet, s)
 	e.Enc = 0
 	ks.SetExpire(e, 0)

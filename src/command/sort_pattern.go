@@ -54,7 +54,7 @@ func (st *sorter) lookup(c *Ctx, p *sortPattern, elem []byte) ([]byte, bool) {
 	case e == nil:
 		return nil, false
 	case p.field == nil && e.Kind == keyspace.KindString:
-		return e.Bytes(), true
+		return strCopy(e), true
 	case p.field == nil || e.Kind != keyspace.KindHash:
 		return nil, false
 	}

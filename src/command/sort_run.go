@@ -325,6 +325,7 @@ func (st *sorter) storeList(c *Ctx, start, end int) {
 		}
 	}
 	ks, e, created := c.UpsertIn(st.store)
+	ks.Unpacked(e)
 	keyspace.SetObj(e, keyspace.KindList, l)
 	e.Enc = 0
 	ks.SetExpire(e, 0)

@@ -50,6 +50,7 @@ func StringEncodingName(e *keyspace.Entry) string {
 	if enc == 0 {
 		enc = strEncodingOf(e.Bytes())
 	}
+	enc &^= keyspace.EncPacked
 	switch enc {
 	case EncInt:
 		return "int"
@@ -71,13 +72,18 @@ func strEncodingOf(v []byte) uint8 {
 	return EncRaw
 }
 
-// storeString makes e a string holding a copy of v with the encoding Redis would choose. The
-// entry's buffer is reused when v fits and the buffer is not much larger (Redis trims wasted
-// space too), so overwriting a value of similar size allocates nothing.
-func storeString(e *keyspace.Entry, v []byte) {
+// storeString makes e (an entry of ks) a string holding a copy of v with the encoding Redis would
+// choose, packed when value-compression says so (strings_packed.go). The entry's buffer is
+// reused when v fits and the buffer is not much larger (Redis trims wasted space too), so
+// overwriting a value of similar size allocates nothing.
+func storeString(c *Ctx, ks *keyspace.Keyspace, e *keyspace.Entry, v []byte) {
+	ks.Unpacked(e)
 	b := e.Bytes() // nil unless e holds a string
 	e.Kind = keyspace.KindString
 	e.Enc = strEncodingOf(v)
+	if packValue(c, ks, e, v, b) {
+		return
+	}
 	switch {
 	case b != nil && cap(b) >= len(v) && cap(b) <= 2*len(v)+64:
 		copy(b[:len(v)], v)
@@ -112,7 +118,7 @@ func replyStringGet(c *Ctx, key []byte) (e *keyspace.Entry, ok bool) {
 		c.WrongType()
 		return nil, false
 	default:
-		c.Bulk(e.Bytes())
+		c.Bulk(c.strBytes(e))
 	}
 	return e, true
 }
@@ -147,7 +153,7 @@ func getset(c *Ctx) {
 	}
 	ks := c.KS(key)
 	e, _ := ks.Upsert(key, c.Now)
-	storeString(e, c.Args[2])
+	storeString(c, ks, e, c.Args[2])
 	ks.SetExpire(e, 0)
 	untagOverwritten(c, key)
 	c.Changed(NotifyString, "set", key)
@@ -163,7 +169,7 @@ func strlen(c *Ctx) {
 	case e.Kind != keyspace.KindString:
 		c.WrongType()
 	default:
-		c.Int(int64(len(e.Bytes())))
+		c.Int(int64(strLen(e)))
 	}
 }
 
@@ -172,7 +178,7 @@ func mget(c *Ctx) {
 	c.ArrayLen(len(c.Args) - 1)
 	for _, key := range c.Args[1:] {
 		if e := lookupForRead(c, key); e != nil && e.Kind == keyspace.KindString {
-			c.Bulk(e.Bytes())
+			c.Bulk(c.strBytes(e))
 		} else {
 			c.Null()
 		}
@@ -211,7 +217,7 @@ func msetAll(c *Ctx) {
 	for j := 1; j < len(c.Args); j += 2 {
 		ks := c.KS(c.Args[j])
 		e, _ := ks.Upsert(c.Args[j], c.Now)
-		storeString(e, c.Args[j+1])
+		storeString(c, ks, e, c.Args[j+1])
 		ks.SetExpire(e, 0)
 		untagOverwritten(c, c.Args[j])
 		c.Changed(NotifyString, "set", c.Args[j])

@@ -52,6 +52,8 @@ func incrDecr(c *Ctx, delta int64) {
 	case e.Kind != keyspace.KindString:
 		c.WrongType()
 		return
+	case e.Packed(): // never a canonical integer, but its raw bytes decide the error
+		b, v, err = strs.IncrBy(nil, c.strBytes(e), delta)
 	default:
 		b, v, err = strs.IncrBy(e.Bytes(), e.Bytes(), delta)
 	}
@@ -62,6 +64,7 @@ func incrDecr(c *Ctx, delta int64) {
 	if e == nil {
 		e = addString(c, ks, key)
 	}
+	ks.Unpacked(e)
 	e.SetBytes(b)
 	e.Enc = EncInt
 	c.Changed(NotifyString, "incrby", key) // INCR, DECR and DECRBY too
@@ -81,7 +84,7 @@ func incrbyfloat(c *Ctx) {
 			c.WrongType()
 			return
 		}
-		cur = e.Bytes()
+		cur = c.strBytes(e)
 	}
 	b, err := strs.IncrByFloat(nil, cur, c.Args[2])
 	if err != nil {
@@ -92,6 +95,7 @@ func incrbyfloat(c *Ctx) {
 		e = addString(c, ks, key)
 	}
 	// Redis stores the text as a plain string object: never the int encoding, even for "3".
+	ks.Unpacked(e)
 	e.SetBytes(b)
 	e.Enc = EncEmbstr
 	if len(b) > embstrMax {

@@ -13,21 +13,23 @@ func appendCmd(c *Ctx) {
 	switch {
 	case e == nil:
 		e = addString(c, ks, key)
-		storeString(e, v) // a new key is encoded like SET's value
+		storeString(c, ks, e, v) // a new key is encoded like SET's value
 	case e.Kind != keyspace.KindString:
 		c.WrongType()
 		return
 	default:
-		if err := strs.CheckLen(int64(len(e.Bytes())), int64(len(v)), maxStringLen(c)); err != nil {
+		if err := strs.CheckLen(int64(strLen(e)), int64(len(v)), maxStringLen(c)); err != nil {
 			c.Err(stringsErr(err))
 			return
 		}
+		was := unpackForEdit(ks, e)
 		e.SetBytes(append(e.Bytes(), v...))
 		e.Enc = EncRaw
+		repack(c, ks, e, was)
 	}
 	c.Changed(NotifyString, "append", key) // appending nothing is a change too, as in Redis
 	c.Dirty(1)
-	c.Int(int64(len(e.Bytes())))
+	c.Int(int64(strLen(e)))
 }
 
 // GETRANGE key start end (and SUBSTR, its old name)
@@ -44,7 +46,7 @@ func getrange(c *Ctx) {
 	case e.Kind != keyspace.KindString:
 		c.WrongType()
 	default:
-		c.Bulk(strs.Range(e.Bytes(), start, end))
+		c.Bulk(strs.Range(c.strBytes(e), start, end))
 	}
 }
 
@@ -70,7 +72,7 @@ func setrange(c *Ctx) {
 		if e == nil {
 			c.Int(0)
 		} else {
-			c.Int(int64(len(e.Bytes())))
+			c.Int(int64(strLen(e)))
 		}
 		return
 	}
@@ -81,11 +83,13 @@ func setrange(c *Ctx) {
 	if e == nil {
 		e = addString(c, ks, key)
 	}
+	was := unpackForEdit(ks, e)
 	e.SetBytes(strs.SetRange(e.Bytes(), int(off), v))
 	e.Enc = EncRaw
+	repack(c, ks, e, was)
 	c.Changed(NotifyString, "setrange", key)
 	c.Dirty(1)
-	c.Int(int64(len(e.Bytes())))
+	c.Int(int64(strLen(e)))
 }
 
 // LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]
@@ -97,10 +101,10 @@ func lcs(c *Ctx) {
 	}
 	var a, b []byte
 	if ea != nil {
-		a = ea.Bytes()
+		a = strCopy(ea)
 	}
 	if eb != nil {
-		b = eb.Bytes()
+		b = strCopy(eb)
 	}
 	var getLen, getIdx, withLen bool
 	var minLen int64

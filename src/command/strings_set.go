@@ -127,7 +127,7 @@ func setGeneric(c *Ctx, key, val []byte, o setOpts) (done, ok bool) {
 	if e == nil {
 		e = addString(c, ks, key)
 	}
-	storeString(e, val)
+	storeString(c, ks, e, val)
 	switch {
 	case o.flags&soExpire != 0:
 		ks.SetExpireMs(e, at)
@@ -236,7 +236,7 @@ func getex(c *Ctx) {
 			return
 		}
 	}
-	c.Bulk(e.Bytes())
+	c.Bulk(c.strBytes(e))
 	ks := c.KS(key)
 	switch {
 	case o.flags&(soEXAT|soPXAT) != 0 && at <= c.Now/unitMs:

@@ -27,7 +27,6 @@ var families = [][]*Spec{
 	scriptingCommands,
 	functionCommands,
 	migrateCommands,
-	memoryCommands,        // MEMORY (memory.go)
 	introspectionCommands, // SLOWLOG, LATENCY, MONITOR
 	tagCommands,
 }

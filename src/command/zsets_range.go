@@ -315,6 +315,7 @@ func storeResult(c *Ctx, dst []byte, es []zset.Entry, event string) int {
 	}
 	z := zset.FromSorted(es, zsetLimits(c))
 	ks, e, created := c.UpsertIn(dst)
+	ks.Unpacked(e) // a packed string it replaces leaves the counts (strings_packed.go)
 	keyspace.SetObj(e, keyspace.KindZSet, z)
 	e.Enc = 0
 	ks.SetExpire(e, 0)

@@ -106,8 +106,11 @@ type Config struct {
 	StreamNodeMaxBytes     int64
 	StreamNodeMaxEntries   int64
 	HllSparseMaxBytes      int64
-	Compression            bool
-	CompressionThreshold   int64
+
+	// value-compression (0 no, 1 lz4, 2 zstd) and its threshold in bytes (src/command
+	// strings_packed.go).
+	ValueCompression          int64
+	ValueCompressionThreshold int64
 
 	SlowlogLogSlowerThan    int64
 	SlowlogMaxLen           int64
@@ -197,8 +200,9 @@ func buildConfig(vals []value, version uint64) *Config {
 		StreamNodeMaxBytes:     n("stream-node-max-bytes"),
 		StreamNodeMaxEntries:   n("stream-node-max-entries"),
 		HllSparseMaxBytes:      n("hll-sparse-max-bytes"),
-		Compression:            b("compression"),
-		CompressionThreshold:   n("compression-threshold"),
+
+		ValueCompression:          n("value-compression"),
+		ValueCompressionThreshold: n("value-compression-threshold"),
 
 		SlowlogLogSlowerThan:    n("slowlog-log-slower-than"),
 		SlowlogMaxLen:           n("slowlog-max-len"),

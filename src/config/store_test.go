@@ -13,7 +13,7 @@ import (
 
 // hotkvOnly are HotKV's directives, absent from Redis 7.0.15.
 var hotkvOnly = map[string]bool{
-	"threads": true, "sched-batch": true, "metrics-port": true, "metrics-bind": true, "compression": true, "compression-threshold": true,
+	"threads": true, "sched-batch": true, "metrics-port": true, "metrics-bind": true, "value-compression": true, "value-compression-threshold": true,
 	"set-max-listpack-entries": true, "set-max-listpack-value": true,
 	"gc-percent": true, "gc-memory-limit": true, "gc-idle": true,
 	"lua-max-memory": true, "lua-strict-keys": true,

@@ -229,8 +229,10 @@ var table = []*directive{
 	// unless set otherwise.
 	num("metrics-port", "", mod, 0, 65535, "0", 0),
 	str("metrics-bind", "", mod, "127.0.0.1", checkMetricsBind),
-	yesno("compression", "", mod, false),
-	unum("compression-threshold", "", mod, 0, longMax, "512", numMemory),
+	// Value compression (src/command/strings_packed.go): strings longer than the threshold are
+	// held compressed when that saves an eighth; values stored before a change stay as they are.
+	enum("value-compression", "", mod, items("no", 0, "lz4", 1, "zstd", 2), "no"),
+	unum("value-compression-threshold", "", mod, 0, uintMax, "512", numMemory),
 	// Scripts (src/command/scripting.go): how far the heap may grow during one run, and
 	// whether a script's undeclared keys are an error.
 	unum("lua-max-memory", "", mod, 0, longMax, "268435456", numMemory),

@@ -21,6 +21,8 @@ import (
 // the server, a fake in tests).
 type Source struct {
 	Read func(m *command.MetricsSnapshot)
+	// Latency, when set, adds each command's latency histogram (see histogram.go).
+	Latency LatencySource
 }
 
 // Collector is a prometheus.Collector over a Source. Scrapes are serialized: each holds every
@@ -66,7 +68,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for i := range infoMetrics {
 		ch <- infoMetrics[i].desc
 	}
-	ch <- latencyDesc
+	if c.src.Latency != nil {
+		ch <- latencyDesc
+	}
 }
 
 // Collect reads a snapshot and sends it as constant metrics.
@@ -107,5 +111,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(shardWaitersDesc, float64(sh.Waiters), id)
 	}
 	collectInfo(ch, m.Info)
-	collectLatency(ch, m.Commands)
+	if c.src.Latency != nil {
+		collectLatency(ch, c.src.Latency, m.Commands)
+	}
 }
