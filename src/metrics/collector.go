@@ -21,8 +21,6 @@ import (
 // the server, a fake in tests).
 type Source struct {
 	Read func(m *command.MetricsSnapshot)
-	// Latency, when set, adds each command's latency histogram (see histogram.go).
-	Latency LatencySource
 }
 
 // Collector is a prometheus.Collector over a Source. Scrapes are serialized: each holds every
@@ -43,14 +41,14 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 var (
 	commandsDesc     = desc("hotkv_commands_total", "Calls of each command (INFO commandstats calls).", "cmd")
 	commandErrsDesc  = desc("hotkv_command_errors_total", "Calls of each command that failed (kind=\"failed\": an error reply) or were rejected before running (kind=\"rejected\").", "cmd", "kind")
-	commandSecsDesc  = desc("hotkv_command_seconds_total", "Time spent running each command (INFO commandstats usec, sampled one batch in 32).", "cmd")
+	commandSecsDesc  = desc("hotkv_command_seconds_total", "Time spent running each command (INFO commandstats usec: timed per call while latency-tracking is on, else one batch in 32).", "cmd")
 	errorsDesc       = desc("hotkv_errors_total", "Error replies by their first word (INFO errorstats).", "prefix")
 	clientsDesc      = desc("hotkv_connected_clients", "Client connections open (INFO connected_clients).")
 	blockedDesc      = desc("hotkv_blocked_clients", "Clients blocked in a blocking command (INFO blocked_clients).")
 	dbKeysDesc       = desc("hotkv_db_keys", "Keys in each non-empty database (INFO keyspace keys).", "db")
 	dbExpiresDesc    = desc("hotkv_db_expiring_keys", "Keys with an expiry in each non-empty database (INFO keyspace expires).", "db")
 	shardCmdsDesc    = desc("hotkv_shard_commands_total", "Commands run by each shard's executor.", "shard")
-	shardBusyDesc    = desc("hotkv_shard_busy_seconds_total", "Time each shard's executor spent running commands (sampled one batch in 32).", "shard")
+	shardBusyDesc    = desc("hotkv_shard_busy_seconds_total", "Time each shard's executor spent running commands (commandstats' time of the commands it ran).", "shard")
 	shardWorkDesc    = desc("hotkv_shard_work_items_total", "Work items (one batch's commands for one shard) run by each shard.", "shard")
 	shardQueueDesc   = desc("hotkv_shard_queue_depth", "Work items waiting in or running from each shard's mailbox when the scrape began.", "shard")
 	shardWaitersDesc = desc("hotkv_shard_token_waiters", "Goroutines waiting for each shard's token when the scrape began.", "shard")
@@ -68,9 +66,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for i := range infoMetrics {
 		ch <- infoMetrics[i].desc
 	}
-	if c.src.Latency != nil {
-		ch <- latencyDesc
-	}
+	ch <- latencyDesc
 }
 
 // Collect reads a snapshot and sends it as constant metrics.
@@ -111,7 +107,5 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(shardWaitersDesc, float64(sh.Waiters), id)
 	}
 	collectInfo(ch, m.Info)
-	if c.src.Latency != nil {
-		collectLatency(ch, c.src.Latency, m.Commands)
-	}
+	collectLatency(ch, m.Commands)
 }
