@@ -48,8 +48,7 @@ var infoSections = []infoSection{
 	{name: "modules", title: "Modules", dflt: true, gen: func(*infoWriter, *Ctx) {}},
 	{name: "commandstats", title: "Commandstats", gen: infoCommandStats},
 	{name: "errorstats", title: "Errorstats", dflt: true, gen: infoErrorStats},
-	// No latency histograms are kept: the section is present and empty.
-	{name: "latencystats", title: "Latencystats", gen: func(*infoWriter, *Ctx) {}},
+	{name: "latencystats", title: "Latencystats", gen: infoLatencyStats}, // stats_info.go
 	{name: "cluster", title: "Cluster", dflt: true, gen: func(w *infoWriter, _ *Ctx) { w.int("cluster_enabled", 0) }},
 	{name: "keyspace", title: "Keyspace", dflt: true, gen: infoKeyspace},
 }

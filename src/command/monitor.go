@@ -98,9 +98,11 @@ func monitorCmd(c *Ctx) {
 }
 
 // monitorRefused reports whether a monitoring client's command must be refused: one that
-// reads, writes or may replicate (Redis's "Replica can't interact with the keyspace").
+// reads, writes or may replicate (Redis's "Replica can't interact with the keyspace"; PUBLISH
+// and SPUBLISH are may_replicate in Redis, as scripting.go counts them too).
 func (e *Engine) monitorRefused(c *Ctx, spec *Spec) bool {
-	return spec.Flags&(ReadOnly|Write|MayReplicate) != 0 && e.lat.monitors.has(c.Client)
+	touches := spec.Flags&(ReadOnly|Write|MayReplicate) != 0 || spec.Name == "publish" || spec.Name == "spublish"
+	return touches && e.lat.monitors.has(c.Client)
 }
 
 // feedsMonitorBefore reports whether spec is shown before it runs (a script's EVAL/FCALL).

@@ -1,0 +1,108 @@
+package command
+
+import (
+	"bufio"
+	"fmt"
+	"regexp"
+	"testing"
+)
+
+var digits = regexp.MustCompile(`[0-9]+`)
+
+// LATENCY against redis-server 7.0.15: the same spikes (DEBUG SLEEP over the threshold) give
+// the same events, the same reply shapes and, numbers aside, the same DOCTOR and GRAPH texts.
+func TestLatencyAgainstRedis(t *testing.T) {
+	conn, stop := startRedis(t)
+	defer stop()
+	r := bufio.NewReader(conn)
+	e := newObsEngine()
+	tc := newTestConn(t, e)
+	type step struct {
+		args []string
+		norm bool // compare with every number replaced
+	}
+	steps := []step{
+		{[]string{"LATENCY", "DOCTOR"}, false},
+		{[]string{"LATENCY", "LATEST"}, false},
+		{[]string{"LATENCY", "HISTORY", "command"}, false},
+		{[]string{"LATENCY", "GRAPH", "command"}, false},
+		{[]string{"LATENCY", "RESET"}, false},
+		{[]string{"LATENCY", "HELP"}, false},
+		{[]string{"LATENCY", "NOPE"}, false},
+		{[]string{"LATENCY", "HISTORY"}, false},
+		{[]string{"CONFIG", "SET", "latency-monitor-threshold", "20"}, false},
+		{[]string{"LATENCY", "DOCTOR"}, false},
+		{[]string{"DEBUG", "SLEEP", "0.005"}, false},
+		{[]string{"LATENCY", "LATEST"}, false},
+		{[]string{"DEBUG", "SLEEP", "0.05"}, false},
+		{[]string{"LATENCY", "LATEST"}, true},
+		{[]string{"LATENCY", "HISTORY", "command"}, true},
+		{[]string{"LATENCY", "HISTORY", "Command"}, false},
+		{[]string{"LATENCY", "GRAPH", "command"}, true},
+		{[]string{"LATENCY", "DOCTOR"}, true},
+		{[]string{"CONFIG", "SET", "slowlog-log-slower-than", "-1"}, false},
+		{[]string{"LATENCY", "DOCTOR"}, true},
+		{[]string{"LATENCY", "RESET", "nope", "COMMAND"}, false},
+		{[]string{"LATENCY", "LATEST"}, false},
+		{[]string{"LATENCY", "DOCTOR"}, false},
+		{[]string{"CONFIG", "SET", "latency-monitor-threshold", "0"}, false},
+		{[]string{"LATENCY", "DOCTOR"}, false},
+	}
+	for _, s := range steps {
+		want, got := redisDo(t, conn, r, s.args...), tc.do(s.args...)
+		if s.args[1] == "LATEST" && s.norm && !regexp.MustCompile(`^\*1\r\n\*4\r\n\$7\r\ncommand\r\n:\d+\r\n:(5\d|6\d)\r\n`).MatchString(got) {
+			t.Errorf("LATENCY LATEST after a 50 ms call: %q", got)
+		}
+		if s.norm {
+			want, got = digits.ReplaceAllString(want, "N"), digits.ReplaceAllString(got, "N")
+		}
+		if want != got {
+			t.Errorf("%q:\nredis %q\nhotkv %q", s.args, want, got)
+		}
+	}
+}
+
+// LATENCY HISTOGRAM: the same commands and call counts as redis-server's, container names
+// expanded to their subcommands, unknown names left out, every bound one Redis prints.
+func TestLatencyHistogramAgainstRedis(t *testing.T) {
+	conn, stop := startRedis(t)
+	defer stop()
+	r := bufio.NewReader(conn)
+	e := newObsEngine()
+	tc := newTestConn(t, e)
+	script := [][]string{{"CONFIG", "RESETSTAT"}, {"SET", "a", "1"}, {"SET", "a", "2"}, {"GET", "a"},
+		{"CONFIG", "GET", "maxmemory"}, {"CLIENT", "ID"}, {"LPUSH", "l", "x"}}
+	for _, c := range script {
+		redisDo(t, conn, r, c...)
+		tc.do(c...)
+	}
+	labels := map[int64]bool{}
+	for i := range 30 {
+		labels[hdrUsecLabel(1024<<i)] = true
+	}
+	view := func(raw string) map[string]int64 {
+		out := map[string]int64{}
+		m := replyAny(t, raw).([]any)
+		for i := 0; i < len(m); i += 2 {
+			h := m[i+1].([]any)
+			out[m[i].(string)] = h[1].(int64)
+			b := h[3].([]any)
+			for j := 0; j < len(b); j += 2 {
+				if !labels[b[j].(int64)] {
+					t.Errorf("%s: bound %d is not one of Redis's", m[i], b[j])
+				}
+			}
+			if last := b[len(b)-1].(int64); last != h[1].(int64) {
+				t.Errorf("%s: last bucket %d of %d calls", m[i], last, h[1])
+			}
+		}
+		return out
+	}
+	for _, c := range [][]string{{"LATENCY", "HISTOGRAM", "set", "GET", "nosuch", "config", "client|id", "lpush"},
+		{"LATENCY", "HISTOGRAM", "nosuch"}} {
+		want, got := view(redisDo(t, conn, r, c...)), view(tc.do(c...))
+		if fmt.Sprint(want) != fmt.Sprint(got) {
+			t.Errorf("%q: redis %v, hotkv %v", c, want, got)
+		}
+	}
+}
