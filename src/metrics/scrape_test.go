@@ -229,6 +229,15 @@ func TestScrapeUnderLoad(t *testing.T) {
 	if prev["hotkv_commands_total{cmd=set}"] == 0 || prev["hotkv_command_duration_seconds{cmd=set}_count"] == 0 {
 		t.Error("no SET counted or timed during the load")
 	}
+	var busy float64
+	for k, v := range prev {
+		if strings.HasPrefix(k, "hotkv_shard_busy_seconds_total{") {
+			busy += v
+		}
+	}
+	if busy <= 0 {
+		t.Error("no shard was busy during the load")
+	}
 }
 
 // TestMetricsPortOff: with metrics-port 0 (the default) nothing listens; CONFIG SET turns the
@@ -326,4 +335,47 @@ func TestMetricsRebind(t *testing.T) {
 	}
 	scrape(t, url)
 	refused("127.0.0.2")
+}
+
+// TestPersistenceMetrics: SAVE and BGSAVE move the RDB metrics as INFO persistence does, and
+// turning the AOF on shows in hotkv_aof_enabled.
+func TestPersistenceMetrics(t *testing.T) {
+	s, url := startWithMetrics(t, "--dir", t.TempDir())
+	c := dial(t, s)
+	c.pipeline("SET a 1", "SET b 2", "SET c 3")
+	before := scrape(t, url)
+	if v, _ := value(before, "hotkv_rdb_changes_since_last_save"); v != 3 {
+		t.Errorf("changes since the last save: %v, want 3", v)
+	}
+	start := float64(time.Now().Unix())
+	if got := c.pipeline("SAVE")[0]; got != "+OK" {
+		t.Fatalf("SAVE: %q", got)
+	}
+	after := scrape(t, url)
+	if v, _ := value(after, "hotkv_rdb_changes_since_last_save"); v != 0 {
+		t.Errorf("changes after SAVE: %v, want 0", v)
+	}
+	b, _ := value(before, "hotkv_rdb_saves_total")
+	if a, _ := value(after, "hotkv_rdb_saves_total"); a-b != 1 {
+		t.Errorf("saves moved by %v, want 1", a-b)
+	}
+	if at, _ := value(after, "hotkv_rdb_last_save_timestamp_seconds"); at < start {
+		t.Errorf("last save at %v, before SAVE ran (%v)", at, start)
+	}
+	if got := c.pipeline("CONFIG SET appendonly yes")[0]; got != "+OK" {
+		t.Fatalf("CONFIG SET appendonly yes: %q", got)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		fams := scrape(t, url)
+		on, _ := value(fams, "hotkv_aof_enabled")
+		rewriting, _ := value(fams, "hotkv_aof_rewrite_in_progress")
+		if on == 1 && rewriting == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("hotkv_aof_enabled %v, rewrite in progress %v 10 s after appendonly yes", on, rewriting)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
