@@ -101,6 +101,9 @@ func (e *Engine) WriteRDB(ctx context.Context, w io.Writer, o RDBOptions) (RDBSt
 			o.Progress(RDBProgress{Bytes: out.n, Keys: total})
 		}
 	}
+	var aux rdb.Encoder
+	appendTagsAux(&aux, sers) // HotKV's key tags, after the keys (persist_tags.go)
+	out.write(aux.Buf)
 	if out.err != nil {
 		return st, out.err
 	}

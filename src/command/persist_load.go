@@ -17,6 +17,7 @@ package command
 //     Replace); aux fields are handed back in LoadStats.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -106,6 +107,7 @@ type loader struct {
 	err     error
 	pairs   [][]byte
 	zes     []zset.Entry
+	tags    [][]byte // hotkv-tags aux fields
 }
 
 // LoadRDB reads an RDB stream from r into the engine. On an error the keys already inserted
@@ -122,6 +124,9 @@ func (e *Engine) LoadRDB(r io.Reader, o LoadOptions) (LoadStats, error) {
 		if ferr := ld.flush(i); err == nil {
 			err = ferr
 		}
+	}
+	if err == nil {
+		err = e.loadTags(ld.tags)
 	}
 	ld.st.Version, ld.st.Bytes, ld.st.Elapsed = d.Version(), d.Offset(), time.Since(ld.start)
 	if o.Progress != nil {
@@ -141,6 +146,10 @@ func (ld *loader) run(d *rdb.Decoder) error {
 		}
 		switch rec.Kind {
 		case rdb.RecAux:
+			if isTagsAux(rec.AuxKey) { // HotKV's key tags, applied after the keys (persist_tags.go)
+				ld.tags = append(ld.tags, bytes.Clone(rec.AuxVal))
+				continue
+			}
 			ld.st.Aux = append(ld.st.Aux, [2]string{string(rec.AuxKey), string(rec.AuxVal)})
 		case rdb.RecSelectDB:
 			if rec.DB < 0 || rec.DB >= ld.e.dbCount {

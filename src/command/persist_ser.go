@@ -57,6 +57,7 @@ type RDBSerializer struct {
 	now     int64 // unix ns: idle times and expired hash fields
 	keys    int64
 	expires int64
+	tags    rdbTags // the shard's key tags (persist_tags.go)
 
 	arena []byte // members of a set or sorted set being written, or a stream's entries
 	spans []int  // ends of the members in arena
@@ -122,6 +123,7 @@ func (s *RDBSerializer) Entry(dst []byte, db int, en *keyspace.Entry, ks *keyspa
 	k := en.Key()
 	s.value(unsafe.Slice(unsafe.StringData(k), len(k)), en)
 	s.keys++
+	s.recordTags(db, k)
 	dst, s.enc.Buf = s.enc.Buf, nil
 	return dst
 }

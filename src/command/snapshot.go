@@ -189,6 +189,9 @@ func (e *Engine) StartSnapshot(s func(shard int) Serializer) (*Snapshot, error) 
 			sn.expire[db] += uint64(ks.Volatile())
 			ss.snaps[db] = ks.BeginSnapshot(ss.emits[db])
 		}
+		if r, ok := ss.ser.(instantRecorder); ok {
+			r.atInstantLocked(sh.Data.(*shardData)) // the key tags' indexes (persist_tags.go)
+		}
 	}
 	if snapshotInstant != nil {
 		snapshotInstant(e)

@@ -21,10 +21,13 @@ package command
 //  4. Tags are metadata, not the value: tagging is no keyspace event and touches no WATCH or
 //     client-side cache entry.
 //  5. TAG.MEMBERS, TAG.COUNT and TAG.INVALIDATE visit the shards one at a time and hold each
-//     for at most tagSlice keys, so a tag of a million keys never stalls other clients; each
-//     hold is atomic, and TAG.INVALIDATE deletes a shard's part of up to tagSlice keys in one.
+//     for a bounded slice of keys (tagReadSlice, tagDelSlice), so a tag of a million keys never
+//     stalls other clients. Each hold is atomic: TAG.INVALIDATE deletes a shard's part of up
+//     to tagDelSlice keys at once, a larger part in several holds, each replicated as one DEL.
 
 import (
+	"runtime"
+	"strings"
 	"unsafe"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
@@ -42,9 +45,21 @@ var tagCommands = []*Spec{
 	{Name: "tag.invalidate", Arity: -2, Flags: Write, Scope: ScopeSelf, Run: tagInvalidate},
 }
 
-// tagSlice is the most keys TAG.MEMBERS, TAG.COUNT and TAG.INVALIDATE handle per hold of a
-// shard. Deleting 8192 keys took 1.5 ms here, reading them well under that (tags_timing_test.go).
-const tagSlice = 8192
+// tagReadSlice is the most keys TAG.MEMBERS and TAG.COUNT read per hold of a shard, and
+// tagDelSlice the most TAG.INVALIDATE deletes per hold: deleting a tagged key cost 0.9 µs of CPU
+// here (BenchmarkTagInvalidate100k), reading one about a tenth of that, so each hold stays
+// near a millisecond. Between holds the walk yields the processor to the connections.
+const (
+	tagReadSlice = 8192
+	tagDelSlice  = 1024
+)
+
+// walksTags reports whether spec visits every shard in many holds (TAG.MEMBERS, TAG.COUNT,
+// TAG.INVALIDATE): netpoll serves such a call off its poller (mayBlock), so the connections
+// sharing the poller are read meanwhile.
+func walksTags(spec *Spec) bool {
+	return spec.Run != nil && spec.Scope == ScopeSelf && strings.HasPrefix(spec.Name, "tag.")
+}
 
 // initTags gives every database of shard d an empty index, bound to its keyspace.
 func (e *Engine) initTags(d *shardData) {
@@ -195,20 +210,20 @@ func tagCount(c *Ctx) {
 			}
 		})
 		if !exact {
-			c.E.eachTaggedIn(c, i, tag, func(_ *keyspace.Keyspace, live []string) { n += len(live) })
+			c.E.eachTaggedIn(c, i, tag, tagReadSlice, func(_ *keyspace.Keyspace, live []string) { n += len(live) })
 		}
 	}
 	c.Int(int64(n))
 }
 
 // TAG.INVALIDATE tag [tag ...]: deletes every live key carrying any of the tags and replies how
-// many. Each shard's keys go in one hold of that shard (tagSlice at a time when more), each a
-// "del" event, replicated as one DEL of the hold's keys.
+// many. A shard's keys go in one hold of it (tagDelSlice at a time when more), each a "del"
+// event, replicated as one DEL of the hold's keys.
 func tagInvalidate(c *Ctx) {
 	c.PropagateNothing()
 	n := 0
 	for i := range c.E.Group.Shards {
-		c.E.eachTaggedIn(c, i, c.Args[1:], func(ks *keyspace.Keyspace, live []string) {
+		c.E.eachTaggedIn(c, i, c.Args[1:], tagDelSlice, func(ks *keyspace.Keyspace, live []string) {
 			del := make([][]byte, 1, len(live)+1)
 			del[0] = propWord.DEL
 			for _, k := range live {
@@ -231,22 +246,25 @@ func tagInvalidate(c *Ctx) {
 // eachTagged calls fn with the live keys carrying any of tags, shard by shard.
 func (e *Engine) eachTagged(c *Ctx, tags [][]byte, fn func(ks *keyspace.Keyspace, live []string)) {
 	for i := range e.Group.Shards {
-		e.eachTaggedIn(c, i, tags, fn)
+		e.eachTaggedIn(c, i, tags, tagReadSlice, fn)
 	}
 }
 
-// eachTaggedIn calls fn with the live keys of shard i carrying any of tags, at most tagSlice at
-// a time, each call holding the shard (fn may delete them: the walk's position survives that).
+// eachTaggedIn calls fn with the live keys of shard i carrying any of tags, at most slice at a
+// time, each call holding the shard (fn may delete them: the walk's position survives that).
 // Keys found expired are reclaimed, through the keyspace's expiry path, before fn sees the rest.
-func (e *Engine) eachTaggedIn(c *Ctx, i int, tags [][]byte, fn func(ks *keyspace.Keyspace, live []string)) {
+func (e *Engine) eachTaggedIn(c *Ctx, i int, tags [][]byte, slice int, fn func(ks *keyspace.Keyspace, live []string)) {
 	var from uint32
 	var batch []string
 	for done := false; !done; {
+		if from > 0 && c.tx == nil {
+			runtime.Gosched() // the connections first, between two holds
+		}
 		e.runInShard(c, i, func(sh *pipeline.Shard) {
 			d := sh.Data.(*shardData)
 			ks, ix := d.dbs[c.DB], d.tags[c.DB]
 			batch = batch[:0]
-			from, done = ix.Members(tags, from, tagSlice, func(k string) { batch = append(batch, k) })
+			from, done = ix.Members(tags, from, slice, func(k string) { batch = append(batch, k) })
 			if ks.Volatile() > 0 {
 				live := batch[:0]
 				for _, k := range batch {

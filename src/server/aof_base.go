@@ -9,9 +9,11 @@ package server
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 
+	"github.com/hotkv/hotkv/ds/tags"
 	"github.com/hotkv/hotkv/persist/rdb"
 )
 
@@ -39,6 +41,10 @@ func rdbToCommands(w io.Writer, r io.Reader) error {
 			}
 		case rdb.RecFunction:
 			cw.cmd("FUNCTION", "LOAD", string(rec.Code))
+		case rdb.RecAux:
+			if string(rec.AuxKey) == "hotkv-tags" { // after the keys: TAG.SET each (src/command/persist_tags.go)
+				cw.tags(rec.AuxVal)
+			}
 		case rdb.RecKey:
 			cw.key(rec)
 		}
@@ -83,6 +89,20 @@ func (c *cmdWriter) batched(name string, key []byte, items [][]byte, per int) {
 		args := append([][]byte{[]byte(name), key}, items[:n]...)
 		c.cmdBytes(args)
 		items = items[n:]
+	}
+}
+
+// tags writes a hotkv-tags aux field as TAG.SET commands, each in its key's database.
+func (c *cmdWriter) tags(field []byte) {
+	err := tags.Decode(field, func(db int, key []byte, ts [][]byte) {
+		if db != c.db {
+			c.cmd("SELECT", strconv.Itoa(db))
+			c.db = db
+		}
+		c.cmdBytes(append([][]byte{[]byte("TAG.SET"), key}, ts...))
+	})
+	if err != nil && c.err == nil {
+		c.err = fmt.Errorf("cannot rewrite the AOF: hotkv-tags aux field: %w", err)
 	}
 }
 
