@@ -340,7 +340,9 @@ func TestMetricsRebind(t *testing.T) {
 // TestPersistenceMetrics: SAVE and BGSAVE move the RDB metrics as INFO persistence does, and
 // turning the AOF on shows in hotkv_aof_enabled.
 func TestPersistenceMetrics(t *testing.T) {
-	s, url := startWithMetrics(t, "--dir", t.TempDir())
+	dir := t.TempDir()
+	t.Chdir(dir) // the server moves into dir, as Redis does: back where the test was, after it
+	s, url := startWithMetrics(t, "--dir", dir)
 	c := dial(t, s)
 	c.pipeline("SET a 1", "SET b 2", "SET c 3")
 	before := scrape(t, url)
