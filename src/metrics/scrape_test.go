@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"fmt"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -291,16 +292,41 @@ func TestMetricsPortOff(t *testing.T) {
 	}
 }
 
-// TestMetricsStopCloses: Stop closes the endpoint.
+// TestMetricsStopCloses: Stop closes the endpoint, and its goroutines end: the listener's and
+// those of connections a keep-alive client left open.
 func TestMetricsStopCloses(t *testing.T) {
 	s, url := startWithMetrics(t)
+	scrape(t, url) // http.Client keeps the connection alive: a server goroutine waits on it
 	scrape(t, url)
 	addr := s.MetricsAddr().String()
+	if n := serverGoroutines(); n == 0 {
+		t.Fatal("no endpoint goroutine found while it serves: the check below would prove nothing")
+	}
 	s.Stop()
 	if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 		conn.Close()
 		t.Fatalf("%s accepts connections after Stop", addr)
 	}
+	deadline := time.Now().Add(5 * time.Second)
+	for serverGoroutines() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d endpoint goroutines 5 s after Stop", serverGoroutines())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// serverGoroutines counts the goroutines of HTTP servers: connections served and Serve loops.
+func serverGoroutines() int {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	n := 0
+	for g := range strings.SplitSeq(string(buf), "\n\n") {
+		if strings.Contains(g, "net/http.(*conn).serve") || strings.Contains(g, "net/http.(*Server).Serve(") {
+			n++
+		}
+	}
+	return n
 }
 
 // TestMetricsRebind: CONFIG SET metrics-bind moves the endpoint to another address at run time,
