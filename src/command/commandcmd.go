@@ -221,6 +221,9 @@ func (x *cmdIndex) add(s *Spec) *cmdDoc {
 	if d.Command == nil {
 		d.own = true
 		d.Command = meta.New(s.Name, s.Arity, s.Flags.Names(), s.FirstKey, s.LastKey, s.Step, hotkvModule)
+		if cats := ownACL(s); cats != nil {
+			d.Command.AddACL(cats...)
+		}
 	}
 	x.byName[s.Name] = d
 	var own []*cmdDoc

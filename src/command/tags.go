@@ -280,3 +280,12 @@ func (e *Engine) eachTaggedIn(c *Ctx, i int, tags [][]byte, slice int, fn func(k
 		})
 	}
 }
+
+// ownACL returns the ACL categories a HotKV command adds to those its flags imply: TAG.* are
+// @keyspace commands, like DEL and RENAME.
+func ownACL(s *Spec) []string {
+	if strings.HasPrefix(s.Name, "tag.") {
+		return []string{"@keyspace"}
+	}
+	return nil
+}

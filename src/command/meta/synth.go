@@ -44,6 +44,24 @@ func New(name string, arity int, flags []string, first, last, step int, module s
 	return c
 }
 
+// AddACL adds categories (with their '@') to a command New described, in COMMAND INFO's order:
+// HotKV's own commands name categories their flags do not imply (@keyspace for TAG.*).
+func (c *Command) AddACL(cats ...string) {
+	has := map[string]bool{}
+	for _, a := range append(c.ACL, cats...) {
+		has[a] = true
+	}
+	c.ACL = c.ACL[:0]
+	for _, a := range aclCategories {
+		if has["@"+a] {
+			c.ACL = append(c.ACL, "@"+a)
+		}
+	}
+	for i, proto := range []int{2, 3} {
+		c.info[i] = string(c.appendInfo(nil, proto))
+	}
+}
+
 // impliedACL returns the ACL categories Redis derives from command flags (setImplicitACLCategories).
 func impliedACL(flags []string) []string {
 	has := map[string]bool{}
