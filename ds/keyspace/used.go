@@ -1,6 +1,9 @@
 package keyspace
 
-import "unsafe"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // Used memory. A keyspace counts the bytes its keys hold, as the eviction policy and INFO's
 // used_memory read them (docs/decisions.md, "Memory budget and eviction"):
@@ -59,15 +62,16 @@ func (ks *Keyspace) Used() int64 { return ks.used }
 func (ks *Keyspace) Account(delta int64) {
 	ks.used += delta
 	if ks.sink != nil {
-		*ks.sink += delta
+		ks.sink.Store(ks.sink.Load() + delta) // one writer: no read-modify-write needed
 	}
 }
 
 // SetUsedSink makes every change of the keyspace's count change *sink too, so that one counter
-// sums the databases of a shard. Only the keyspace's owner may read or change *sink.
-func (ks *Keyspace) SetUsedSink(sink *int64) {
+// sums the databases of a shard. Only the keyspace's owner (the shard's token holder) changes
+// it; anyone may Load it.
+func (ks *Keyspace) SetUsedSink(sink *atomic.Int64) {
 	ks.sink = sink
-	*sink += ks.used
+	sink.Store(sink.Load() + ks.used)
 }
 
 // Recount sets the count to the sum of its entries' footprints, walking every key: for a

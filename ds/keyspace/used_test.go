@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -27,7 +28,7 @@ func TestUsedAgainstModel(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 7))
 			var epoch uint64
-			var sink int64
+			var sink atomic.Int64
 			ks := New()
 			ks.SetEpoch(&epoch)
 			ks.SetUsedSink(&sink)
@@ -88,8 +89,8 @@ func TestUsedAgainstModel(t *testing.T) {
 				}
 				// Expired keys not yet reclaimed still count, as in the model (OnExpire
 				// drops them only when reclaimed).
-				if ks.Used() != want || sink != want {
-					t.Fatalf("step %d: Used %d, sink %d, model %d", step, ks.Used(), sink, want)
+				if ks.Used() != want || sink.Load() != want {
+					t.Fatalf("step %d: Used %d, sink %d, model %d", step, ks.Used(), sink.Load(), want)
 				}
 			}
 			before := ks.Used()

@@ -68,6 +68,7 @@ const (
 	ErrExpireOption    = "ERR Unsupported option %s"
 	ErrExpireNXAndMore = "ERR NX and XX, GT or LT options at the same time are not compatible"
 	ErrExpireGTAndLT   = "ERR GT and LT options at the same time are not compatible"
+	ErrOOM             = "OOM command not allowed when used memory > 'maxmemory'."
 	ErrNoLFUPolicy     = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 	ErrLFUPolicy       = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 

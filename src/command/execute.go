@@ -305,7 +305,7 @@ func (e *Engine) call(c *Ctx, s *pipeline.Slot, now int64) {
 	if refused = mon && e.monitorGate(c, s, spec); refused {
 		return
 	}
-	spec.Run(c)
+	e.run(c, spec) // memory_acct.go: the OOM gate and the used-memory accounting
 	if t0 != 0 {
 		dur = nanotime() - t0
 	}

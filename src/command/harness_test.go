@@ -45,6 +45,7 @@ type testConn struct {
 func newTestEngine() *Engine {
 	st := testConfigStore().(testStore)
 	e := NewEngine(Options{Shards: 8, Databases: 16, Settings: DefaultSettings(), Config: st})
+	wireMemory(e, st) // memory_test.go
 	// CONFIG SET of these reaches the engine's settings, as src/server wires them.
 	st.OnChange("notify-keyspace-events", func(string) {
 		s := *e.Settings()

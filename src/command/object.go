@@ -69,11 +69,8 @@ func objectFreq(c *Ctx) {
 	case !lfuPolicy(c.E):
 		c.Err(ErrNoLFUPolicy)
 	default:
-		freq := int64(e.Freq)
-		if decay := configInt(c.E, "lfu-decay-time", 1); decay > 0 {
-			freq = max(freq-int64(idleSeconds(e, c.Now)/60)/decay, 0)
-		}
-		c.Int(freq)
+		// The clock the LFU policies rank by (ds/keyspace's LFU), with lfu-decay-time as set.
+		c.Int(int64(keyspace.DecayedFreq(e, c.Now, configInt(c.E, "lfu-decay-time", 1))))
 	}
 }
 

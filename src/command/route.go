@@ -50,6 +50,10 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 		cl.lastSpec = spec
 		cl.lastCmd.Store(&spec.Name)
 	}
+	if msg := e.oomAtRoute(cl, spec); msg != "" { // evict.go
+		e.refuse(cl, s, spec, msg)
+		return
+	}
 	if cl.tx.on && !isTxControl(spec) { // inside MULTI: queued (multi.go)
 		if spec.Flags&NoMulti != 0 {
 			e.refuse(cl, s, spec, ErrNoMultiCmd)

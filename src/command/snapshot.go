@@ -155,6 +155,10 @@ type snapShard struct {
 	pending atomic.Int64
 	walked  atomic.Int64
 	copied  atomic.Int64
+	// detach is the entry a lazy delete is removing (lazyfree.go): the hook keeps it in
+	// deferred, serialized after the shard's walk, instead of serializing it holding the shard.
+	detach   *keyspace.Entry
+	deferred []deferredEntry
 }
 
 // StartSnapshot images every database of every shard as of now (one pause holding every token,
@@ -207,6 +211,9 @@ func (e *Engine) StartSnapshot(s func(shard int) Serializer) (*Snapshot, error) 
 
 // emit appends one entry of database db to the shard's buffer (hooks and walk alike).
 func (ss *snapShard) emit(db int, en *keyspace.Entry, ks *keyspace.Keyspace) {
+	if ss.detach != nil && ss.lazyfreeDeferLocked(db, en) {
+		return
+	}
 	if ss.db != db {
 		ss.buf = ss.ser.SelectDB(ss.buf, db)
 		ss.db = db
@@ -259,7 +266,7 @@ func (sn *Snapshot) run() {
 	defer close(sn.exited)
 	ok := true
 	for i := range sn.shards {
-		if ok = sn.walkShard(i); !ok {
+		if ok = sn.walkShard(i) && sn.flushDeferred(i); !ok {
 			break
 		}
 	}

@@ -27,6 +27,7 @@ var families = [][]*Spec{
 	scriptingCommands,
 	functionCommands,
 	migrateCommands,
+	memoryCommands,        // MEMORY (memory.go)
 	introspectionCommands, // SLOWLOG, LATENCY, MONITOR
 	tagCommands,
 }

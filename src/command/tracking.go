@@ -136,7 +136,10 @@ func (e *Engine) evictTrackedKeys(max int64) {
 func (c *Ctx) Touch(key []byte) { c.touchIn(c.DB, key, false) }
 
 // TouchIn is Touch for a key of database db (MOVE, COPY … DB).
-func (c *Ctx) TouchIn(db int, key []byte) { c.touchIn(db, key, false) }
+func (c *Ctx) TouchIn(db int, key []byte) {
+	c.memTouchedIn(db, key)
+	c.touchIn(db, key, false)
+}
 
 // touchIn is Touch; expired says the key is being deleted by its expiry.
 func (c *Ctx) touchIn(db int, key []byte, expired bool) {
