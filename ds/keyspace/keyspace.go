@@ -197,7 +197,7 @@ type Keyspace struct {
 
 	// used is what the entries account for (used.go); sink, when set, counts it too.
 	used int64
-	sink *int64
+	sink *atomic.Int64
 
 	packed packedStats // packed strings (packed.go)
 
@@ -208,6 +208,8 @@ type Keyspace struct {
 	// OnExpire, when set, is called with each key removed because its time passed (lazily or by
 	// the sweep), before the entry is unlinked; the write-effect feed propagates it as a DEL.
 	OnExpire func(key string)
+	// LFU, when set and on, makes every access update the entry's Freq (evict_lfu.go).
+	LFU *LFU
 	// OnNew, when set, is called with each key an insert creates (Upsert of an absent key, Add),
 	// as Redis's dbAdd raises the "new" keyspace event.
 	OnNew func(key string)
@@ -247,7 +249,7 @@ func (ks *Keyspace) Find(key []byte, now int64) *Entry { return ks.FindHashed(ke
 func (ks *Keyspace) FindHashed(key []byte, h uint64, now int64) *Entry {
 	e := ks.findQuiet(key, h, now)
 	if e != nil {
-		e.touch(now)
+		ks.access(e, now)
 	}
 	return e
 }
@@ -285,12 +287,14 @@ func (e *Entry) touch(now int64) {
 // FindShared is Find for readers that run without the shard's token, beside each other but
 // never beside a writer: it changes nothing but the access time, and reports an expired entry
 // (which Find would delete) as expired, for the caller to look it up again holding the token.
+// With LFU on an access changes the entry's counter, which only the token holder may, so a
+// found entry is reported as expired too (the caller looks it up again holding the token).
 func (ks *Keyspace) FindShared(key []byte, h uint64, now int64) (e *Entry, expired bool) {
 	e, _ = ks.find(key, h)
 	switch {
 	case e == nil:
 		return nil, false
-	case e.expire != 0 && e.expire <= now:
+	case e.expire != 0 && e.expire <= now, ks.LFU != nil && ks.LFU.On.Load():
 		return nil, true
 	}
 	e.touch(now)
@@ -320,7 +324,7 @@ func (ks *Keyspace) UpsertHashed(key []byte, h uint64, now int64) (e *Entry, cre
 	e, link := ks.find(key, h)
 	if e != nil {
 		if e.expire == 0 || e.expire > now {
-			e.touch(now)
+			ks.access(e, now)
 			return e, false
 		}
 		ks.expireLinked(e, link)

@@ -38,6 +38,7 @@ type Ctx struct {
 	// needToken is set by FindRead in shared work that met an expired key: the call is undone
 	// and runs again holding the token, which can delete it.
 	needToken bool
+	mem       memAcct // what a write changed in used memory (memory_acct.go)
 	// unpacked and packed are scratch buffers of packed string values (strings_packed.go).
 	unpacked, packed []byte
 }

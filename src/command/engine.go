@@ -35,7 +35,13 @@ type Settings struct {
 	ZSetMaxListpackValue   int64
 
 	LazyfreeLazyExpire bool // expired keys propagate as UNLINK, not DEL
-	PubSubOutputLimit  OutputLimit
+	// The other lazyfree-lazy-* directives (lazyfree.go): DEL as UNLINK, FLUSHDB/FLUSHALL
+	// without an argument as ASYNC; server-del and eviction are kept for the paths that read them.
+	LazyfreeUserDel   bool
+	LazyfreeUserFlush bool
+	LazyfreeServerDel bool
+	LazyfreeEviction  bool
+	PubSubOutputLimit OutputLimit
 	// NormalOutputLimit and ReplicaOutputLimit are client-output-buffer-limit's other classes
 	// (replicas' is kept for replication); MaxMemoryClients is maxmemory-clients in bytes (a
 	// percentage already applied to maxmemory), 0 = off (client_limits.go).
@@ -121,6 +127,7 @@ type shardData struct {
 	running *Ctx
 	bg      Ctx
 	tags    []*tags.Index // each database's key tags (tags.go)
+	mem     shardMem      // used memory and the eviction pool (evict.go)
 }
 
 // Engine is the command layer of one server: the table, the shards' data, the clients.
@@ -141,7 +148,8 @@ type Engine struct {
 	watching atomic.Int64  // WATCHes registered in every shard (watch.go)
 
 	clients  *xsync.MapOf[uint64, *Client]
-	climits  clientLimits // the client cron's measurements (client_limits.go)
+	climits  clientLimits  // the client cron's measurements (client_limits.go)
+	lazy     lazyfreeState // lazy freeing's counters (lazyfree.go)
 	clientID atomic.Uint64
 	stats    serverStats
 	started  time.Time
@@ -156,6 +164,8 @@ type Engine struct {
 	snapshot atomic.Pointer[Snapshot]
 	// persist holds the -LOADING and -MISCONF gates (persist_gate.go).
 	persist persistState
+	// mem is the memory budget and eviction (evict.go).
+	mem memState
 	// lat is SLOWLOG, LATENCY, MONITOR and the command histograms (stats_call.go).
 	lat obsState
 	// tagsOn is set by the first TAG.SET: until then overwrites skip the tag index (tags.go).
@@ -187,6 +197,7 @@ func NewEngine(o Options) *Engine {
 			d.dbs[db].OnExpire = func(key string) { e.expiredLocked(d, db, key) }
 			d.dbs[db].OnNew = func(key string) { e.newKeyLocked(d, db, key) }
 		}
+		e.initShardMem(d)
 		e.initTags(d)
 		d.stats.cmds, d.stats.hists = make([]cmdCounter, numSpecs), newHistSet()
 		d.ctx.E, d.serve.E, d.bg.E = e, e, e

@@ -214,13 +214,12 @@ func infoClients(w *infoWriter, c *Ctx) {
 }
 
 func infoMemory(w *infoWriter, c *Ctx) {
-	m := readMem()
-	peak := c.E.info.peak.Load()
-	for m.used > peak && !c.E.info.peak.CompareAndSwap(peak, m.used) {
-		peak = c.E.info.peak.Load()
-	}
-	peak = max(peak, m.used)
-	dataset := m.dataset
+	// used_memory is HotKV's own count (evict.go): the keyspaces' plus the overhead; the
+	// allocator_* fields are the Go heap's.
+	f := c.E.memFigures()
+	m := f.rt
+	used, peak, dataset := uint64(f.used), uint64(f.peak), uint64(f.dataset)
+	rss := uint64(max(f.rss, 0))
 	ratio := func(a, b uint64) float64 {
 		if b == 0 {
 			return 0
@@ -231,14 +230,14 @@ func infoMemory(w *infoWriter, c *Ctx) {
 		w.uint(k, n)
 		w.str(k+"_human", bytesToHuman(n))
 	}
-	sized("used_memory", m.used)
-	sized("used_memory_rss", m.resident)
+	sized("used_memory", used)
+	sized("used_memory_rss", rss)
 	sized("used_memory_peak", peak)
-	w.str("used_memory_peak_perc", strconv.FormatFloat(100*ratio(m.used, peak), 'f', 2, 64)+"%")
-	w.uint("used_memory_overhead", m.overhead)
-	w.int("used_memory_startup", 0)
+	w.str("used_memory_peak_perc", strconv.FormatFloat(100*ratio(used, peak), 'f', 2, 64)+"%")
+	w.uint("used_memory_overhead", uint64(f.overhead))
+	w.int("used_memory_startup", memFixedOverhead)
 	w.uint("used_memory_dataset", dataset)
-	w.str("used_memory_dataset_perc", strconv.FormatFloat(100*ratio(dataset, m.used), 'f', 2, 64)+"%")
+	w.str("used_memory_dataset_perc", strconv.FormatFloat(100*ratio(dataset, used-min(used, memFixedOverhead)), 'f', 2, 64)+"%")
 	w.uint("allocator_allocated", m.used)
 	w.uint("allocator_active", m.active)
 	w.uint("allocator_resident", m.resident)
@@ -257,21 +256,25 @@ func infoMemory(w *infoWriter, c *Ctx) {
 	sized("used_memory_vm_total", 0)
 	w.zeros("used_memory_functions")
 	sized("used_memory_scripts", 0)
-	maxmem := uint64(max(c.E.configInt("maxmemory", 0), 0))
-	sized("maxmemory", maxmem)
+	sized("maxmemory", uint64(c.E.mem.limit.Load()))
 	w.str("maxmemory_policy", c.E.configValue("maxmemory-policy", "noeviction"))
 	w.float("allocator_frag_ratio", ratio(m.active, m.used), 2)
 	w.uint("allocator_frag_bytes", m.active-min(m.used, m.active))
 	w.float("allocator_rss_ratio", ratio(m.resident, m.active), 2)
 	w.uint("allocator_rss_bytes", m.resident-min(m.active, m.resident))
-	w.float("rss_overhead_ratio", 1, 2)
-	w.int("rss_overhead_bytes", 0)
-	w.float("mem_fragmentation_ratio", ratio(m.resident, m.used), 2)
-	w.uint("mem_fragmentation_bytes", m.resident-min(m.used, m.resident))
+	w.float("rss_overhead_ratio", ratio(rss, m.resident), 2)
+	w.int("rss_overhead_bytes", int64(rss)-int64(m.resident))
+	w.float("mem_fragmentation_ratio", ratio(rss, used), 2)
+	w.int("mem_fragmentation_bytes", int64(rss)-int64(used))
 	w.zeros("mem_not_counted_for_evict", "mem_replication_backlog", "mem_total_replication_buffers",
-		"mem_clients_slaves", "mem_clients_normal", "mem_cluster_links", "mem_aof_buffer")
+		"mem_clients_slaves")
+	w.int("mem_clients_normal", f.clients)
+	w.zeros("mem_cluster_links", "mem_aof_buffer")
 	w.str("mem_allocator", "go")
-	w.zeros("active_defrag_running", "lazyfree_pending_objects", "lazyfreed_objects")
+	w.zeros("active_defrag_running")
+	pending, freed := c.E.LazyfreeStats() // lazyfree.go
+	w.int("lazyfree_pending_objects", pending)
+	w.int("lazyfreed_objects", freed)
 }
 
 // infoPersistence is the section of a server that has not saved or loaded anything; the
@@ -311,8 +314,12 @@ func infoStats(w *infoWriter, c *Ctx) {
 	w.zeros("sync_full", "sync_partial_ok", "sync_partial_err")
 	w.int("expired_keys", st.expiredKeys.Load())
 	w.str("expired_stale_perc", "0.00")
-	w.zeros("expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds", "evicted_keys",
-		"evicted_clients", "total_eviction_exceeded_time", "current_eviction_exceeded_time")
+	w.zeros("expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds")
+	w.int("evicted_keys", c.E.mem.evicted.Load())
+	w.zeros("evicted_clients")
+	total, current := c.E.evictionExceeded(c.Now) // evict.go
+	w.int("total_eviction_exceeded_time", total)
+	w.int("current_eviction_exceeded_time", current)
 	hits, misses := c.E.keyspaceHits()
 	w.int("keyspace_hits", hits)
 	w.int("keyspace_misses", misses)

@@ -70,12 +70,12 @@ func propagatePexpireat(c *Ctx, key []byte, ms int64, flags [][]byte) {
 }
 
 // DEL key [key ...] and UNLINK key [key ...]: values are freed by Go's collector, which already
-// runs concurrently, so UNLINK needs nothing of its own. Each key deleted is a change and a
-// "del" event.
+// runs concurrently; a lazy delete differs only during a snapshot (lazyfree.go). Each key
+// deleted is a change and a "del" event.
 func del(c *Ctx) {
 	n := 0
 	for _, k := range c.Args[1:] {
-		if c.KS(k).Delete(k, c.Now) {
+		if c.deleteKey(k) { // lazyfree.go: UNLINK, or DEL under lazyfree-lazy-user-del
 			c.Changed(NotifyGeneric, "del", k)
 			n++
 		}

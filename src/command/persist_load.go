@@ -128,6 +128,7 @@ func (e *Engine) LoadRDB(r io.Reader, o LoadOptions) (LoadStats, error) {
 	if err == nil {
 		err = e.loadTags(ld.tags)
 	}
+	e.RecountMemory() // the loader inserts outside the used-memory accounting (memory_acct.go)
 	ld.st.Version, ld.st.Bytes, ld.st.Elapsed = d.Version(), d.Offset(), time.Since(ld.start)
 	if o.Progress != nil {
 		o.Progress(ld.progress(d.Offset()))

@@ -46,7 +46,8 @@ func dbsize(c *Ctx) {
 }
 
 // flushMode checks FLUSHDB/FLUSHALL's optional ASYNC|SYNC. Both free memory the same way: the
-// old tables become garbage for Go's collector, which runs concurrently anyway.
+// old tables become garbage for Go's collector, which runs concurrently anyway; ASYNC (or
+// lazyfree-lazy-user-flush) only counts the keys in lazyfreed_objects (lazyfree.go).
 func flushMode(c *Ctx) bool {
 	switch {
 	case len(c.Args) == 1:
@@ -60,6 +61,7 @@ func flushMode(c *Ctx) bool {
 // FLUSHDB [ASYNC|SYNC]
 func flushdb(c *Ctx) {
 	if flushMode(c) {
+		countLazyFlush(c, c.DB)
 		flushDatabase(c, c.DB)
 		c.InvalidateAll()      // tracking clients drop everything (Redis's signalFlushedDb)
 		c.Propagate(c.Args...) // replicated even when there was nothing to remove, as in Redis
@@ -73,6 +75,7 @@ func flushall(c *Ctx) {
 		return
 	}
 	for db := range c.E.dbCount {
+		countLazyFlush(c, db)
 		flushDatabase(c, db)
 	}
 	c.InvalidateAll()

@@ -100,7 +100,7 @@ func xreadgroup(c *Ctx) {
 		c.NullArray()
 		return
 	}
-	c.BlockGroup(keys, a.deadline, a.group)
+	c.Block(keyspace.KindStream, keys, a.deadline)
 }
 
 // xreadgroupServe serves every stream it can (history, or new entries past the group's last

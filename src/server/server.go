@@ -85,6 +85,7 @@ func New(cfg *config.Store) (*Server, error) {
 	for _, name := range settingNames {
 		cfg.OnChange(name, func(string) { s.Engine.SetSettings(settings(cfg)) })
 	}
+	s.applyMemory() // evict.go
 	s.gc = newGCTuner(cfg, log, s.Engine.TotalCommands)
 	s.gc.apply()
 	for _, name := range []string{"gc-percent", "gc-memory-limit", "maxmemory"} {
@@ -118,6 +119,10 @@ func settings(cfg *config.Store) command.Settings {
 		ZSetMaxListpackEntries: cfg.Int("zset-max-listpack-entries"),
 		ZSetMaxListpackValue:   cfg.Int("zset-max-listpack-value"),
 		LazyfreeLazyExpire:     cfg.Bool("lazyfree-lazy-expire"),
+		LazyfreeUserDel:        cfg.Bool("lazyfree-lazy-user-del"),
+		LazyfreeUserFlush:      cfg.Bool("lazyfree-lazy-user-flush"),
+		LazyfreeServerDel:      cfg.Bool("lazyfree-lazy-server-del"),
+		LazyfreeEviction:       cfg.Bool("lazyfree-lazy-eviction"),
 		NotifyKeyspaceEvents:   cfg.Int("notify-keyspace-events"),
 		HllSparseMaxBytes:      cfg.Int("hll-sparse-max-bytes"),
 		BusyReplyThreshold:     cfg.Int("busy-reply-threshold"),
@@ -160,7 +165,8 @@ var settingNames = []string{"requirepass", "proto-max-bulk-len", "client-query-b
 	"set-max-listpack-value", "zset-max-listpack-entries", "zset-max-listpack-value",
 	"lazyfree-lazy-expire", "notify-keyspace-events", "client-output-buffer-limit",
 	"hll-sparse-max-bytes", "busy-reply-threshold", "lua-max-memory", "lua-strict-keys",
-	"maxmemory-clients", "maxmemory",
+	"maxmemory-clients", "maxmemory", "lazyfree-lazy-user-del", "lazyfree-lazy-user-flush",
+	"lazyfree-lazy-server-del", "lazyfree-lazy-eviction",
 	"slowlog-log-slower-than", "slowlog-max-len", "latency-monitor-threshold", "latency-tracking",
 	"value-compression", "value-compression-threshold"}
 
@@ -302,6 +308,7 @@ func (s *Server) background() {
 			s.tick("idle collection", s.gc.check)
 		case <-cron.C:
 			s.tick("active expire", func() { s.Engine.ActiveExpire(time.Millisecond) })
+			s.tick("evict", s.evictCron)
 			s.tick("reclaim", s.reclaim)
 			s.tick("clients", func() { s.Engine.ClientsCron(time.Now().UnixNano()) })
 			s.tick("aof", s.aofCron)
