@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/ds/stream"
 	"github.com/hotkv/hotkv/ds/strs"
 	"github.com/hotkv/hotkv/pipeline"
 )
@@ -35,6 +36,11 @@ import (
 //  4. A waiter whose connection is gone (closed by the peer, or CLIENT KILL) is never served: the
 //     executor checks before serving it, and the waiting connection polls for it, unregisters
 //     and ends its wait.
+//  5. An XREADGROUP waiter (BlockGroup) ends with Redis 7.0's errors when its stream key goes
+//     (deleted, expired, overwritten by another type, renamed away, flushed, swapped out) or its
+//     group does (XGROUP DESTROY, a RENAME or COPY onto the key of a stream without it): while
+//     a shard has such waiters, the executor checks their keys after every command, and the
+//     expiry sweep after its pass (checkGroupWaitersLocked).
 //
 // A waiter's state moves waiting -> serving -> served (or back to waiting when the command found
 // nothing to take), waiting -> timedOut (timeout, CLIENT UNBLOCK, disconnect) or waiting -> retry
@@ -47,6 +53,7 @@ const (
 	waitTimedOut
 	waitError // CLIENT UNBLOCK ... ERROR
 	waitRetry
+	waitGone // XREADGROUP: its key or group is gone; the reply is the waiter's gone
 )
 
 // waiter is one blocked command.
@@ -59,6 +66,8 @@ type waiter struct {
 	deadline int64    // unix ns; 0 = forever
 	argvMem  int      // the command's argument bytes, for CLIENT LIST while it waits
 	from     blockKey // the key that woke it to retry (state waitRetry)
+	group    []byte   // XREADGROUP's group (BlockGroup), nil for other commands
+	gone     string   // the error reply of state waitGone
 	state    atomic.Int32
 	wake     chan struct{}
 }
@@ -72,7 +81,13 @@ type blockKey struct {
 type blockState struct {
 	waiters map[blockKey][]*waiter
 	ready   []blockKey
+	// groupKeys are the keys XREADGROUP clients wait on (BlockGroup): while there are any, every
+	// command and expiry sweep on the shard checks that their stream and group still exist.
+	groupKeys map[blockKey]struct{}
 }
+
+// pending reports whether the executor must call serveReadyLocked after a command.
+func (st *blockState) pending() bool { return len(st.ready) > 0 || len(st.groupKeys) > 0 }
 
 // Block registers the running command, which takes from keys of kind (keyspace.KindList or
 // KindZSet), as waiting on keys until deadline (unix ns; 0 = forever), unless blocking is not
@@ -107,6 +122,56 @@ func (c *Ctx) Block(kind keyspace.Kind, keys [][]byte, deadline int64, touch ...
 	// Shown blocked from now on, while the tokens are still held: a command that runs after this
 	// one sees the client blocked, as in Redis.
 	c.Client.blockedOn.Store(w)
+}
+
+// BlockGroup is Block for XREADGROUP on group: Redis 7.0 ends such a wait when the stream key is
+// deleted or stops being a stream ("-UNBLOCKED the stream key no longer exists") or the group is
+// destroyed ("-NOGROUP the consumer group this client was blocked on no longer exists").
+func (c *Ctx) BlockGroup(keys [][]byte, deadline int64, group []byte) {
+	prev := c.blocked
+	c.Block(keyspace.KindStream, keys, deadline)
+	w := c.blocked
+	if w == nil || w == prev {
+		return // not blocked (MULTI, scripts) or being served
+	}
+	w.group = append([]byte(nil), group...)
+	for _, bk := range w.keys {
+		st := c.E.blockStateOf([]byte(bk.key))
+		if st.groupKeys == nil {
+			st.groupKeys = map[blockKey]struct{}{}
+		}
+		st.groupKeys[bk] = struct{}{}
+	}
+}
+
+// checkGroupWaitersLocked ends the waits of XREADGROUP clients on held shard d whose stream key
+// is gone or no longer a stream, or whose group is gone, with Redis's errors; keys no such
+// client waits on any more leave groupKeys.
+func (e *Engine) checkGroupWaitersLocked(d *shardData, now int64) {
+	for bk := range d.block.groupKeys {
+		en := d.dbs[bk.db].Peek([]byte(bk.key), now)
+		live := false
+		for _, w := range d.block.waiters[bk] {
+			if w.group == nil || w.state.Load() != waitWaiting {
+				continue
+			}
+			switch {
+			case en == nil || en.Kind != keyspace.KindStream:
+				w.gone = "-UNBLOCKED the stream key no longer exists\r\n"
+			case keyspace.Obj[stream.Stream](en).Group(w.group) == nil:
+				w.gone = "-NOGROUP the consumer group this client was blocked on no longer exists\r\n"
+			default:
+				live = true
+				continue
+			}
+			if !w.end(waitGone) {
+				w.gone = ""
+			}
+		}
+		if !live {
+			delete(d.block.groupKeys, bk)
+		}
+	}
 }
 
 // SignalReady tells blocked clients that key (in the selected database) may now serve them. Call
@@ -162,6 +227,9 @@ func (e *Engine) serveReadyLocked(d *shardData, now int64, by *pipeline.Slot) {
 	prev := d.running
 	d.running, d.serve.by = &d.serve, by
 	defer func() { d.running, d.serve.by = prev, nil }()
+	if len(d.block.groupKeys) > 0 {
+		e.checkGroupWaitersLocked(d, now)
+	}
 	for len(d.block.ready) > 0 {
 		bk := d.block.ready[0]
 		d.block.ready = d.block.ready[1:]
@@ -324,6 +392,10 @@ func (e *Engine) waitBlocked(w *waiter, s *pipeline.Slot, shards []int32) (rerun
 		case waitError:
 			e.unregister(w, shards)
 			s.Reply = append(s.Reply[:0], "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"...)
+			return false
+		case waitGone:
+			e.unregister(w, shards)
+			s.Reply = append(s.Reply[:0], w.gone...)
 			return false
 		}
 		// waitServing: the server is running our command right now; its wake follows.

@@ -45,7 +45,7 @@ func (e *Engine) execWork(sh *pipeline.Shard, w *pipeline.Work) {
 	d.running = &d.ctx
 	for _, i := range w.Slots {
 		e.call(&d.ctx, &b.Slots[i], now)
-		if len(d.block.ready) > 0 {
+		if d.block.pending() {
 			e.serveReadyLocked(d, now, &b.Slots[i])
 		}
 	}
@@ -256,7 +256,7 @@ func (e *Engine) runInShard(c *Ctx, id int, fn func(sh *pipeline.Shard)) {
 // slot by.
 func (e *Engine) serveReadyIn(shards []int32, now int64, by *pipeline.Slot) {
 	for _, id := range shards {
-		if d := e.data(id); len(d.block.ready) > 0 {
+		if d := e.data(id); d.block.pending() {
 			e.serveReadyLocked(d, now, by)
 		}
 	}
@@ -265,7 +265,7 @@ func (e *Engine) serveReadyIn(shards []int32, now int64, by *pipeline.Slot) {
 // serveReadyAll is serveReadyIn for every shard.
 func (e *Engine) serveReadyAll(now int64, by *pipeline.Slot) {
 	for i := range e.Group.Shards {
-		if d := e.data(int32(i)); len(d.block.ready) > 0 {
+		if d := e.data(int32(i)); d.block.pending() {
 			e.serveReadyLocked(d, now, by)
 		}
 	}

@@ -315,6 +315,9 @@ func (e *Engine) ActiveExpire(budget time.Duration) {
 			e.Group.Do((first+i)%n, func(sh *pipeline.Shard) {
 				d := sh.Data.(*shardData)
 				_, stale := expireShardLocked(d, min(left, expireShardSlice))
+				if len(d.block.groupKeys) > 0 { // XREADGROUP clients of expired streams
+					e.checkGroupWaitersLocked(d, time.Now().UnixNano())
+				}
 				e.commitBackgroundLocked(d)
 				more = more || stale // reclaimed keys were reported by expiredLocked
 			})

@@ -76,6 +76,47 @@ func TestXReadBlockingMatchesRedis(t *testing.T) {
 			{0, "do", "XINFO GROUPS s"},
 			{1, "do", "XREADGROUP GROUP g c1 BLOCK 20 STREAMS s >"},
 		},
+		"XREADGROUP ends when its group is destroyed, not when its consumer is": {
+			{0, "do", "XGROUP CREATE s g $ MKSTREAM"},
+			{1, "wait", "XREADGROUP GROUP g c BLOCK 0 STREAMS s >"},
+			{0, "do", "XGROUP DELCONSUMER s g c"},
+			{0, "do", "XGROUP SETID s g 0"},
+			{1, "quiet", ""},
+			{0, "do", "XGROUP DESTROY s g"},
+			{1, "recv", ""},
+			{0, "do", "XGROUP CREATE s g $"},
+			{1, "wait", "XREADGROUP GROUP g c BLOCK 0 STREAMS s >"},
+			{0, "do", "XADD s3 1-0 a b"},
+			{0, "do", "RENAME s3 s"},
+			{1, "recv", ""},
+		},
+		"XREADGROUP ends when its stream key goes": {
+			{0, "do", "XGROUP CREATE s g $ MKSTREAM"},
+			{1, "wait", "XREADGROUP GROUP g c BLOCK 0 STREAMS s >"},
+			{0, "do", "SET s x"},
+			{1, "recv", ""},
+			{0, "do", "DEL s"},
+			{0, "do", "XGROUP CREATE s g $ MKSTREAM"},
+			{1, "wait", "XREADGROUP GROUP g c BLOCK 0 STREAMS s >"},
+			{0, "do", "UNLINK s"},
+			{1, "recv", ""},
+			{0, "do", "XGROUP CREATE s g $ MKSTREAM"},
+			{1, "wait", "XREADGROUP GROUP g c BLOCK 0 STREAMS s >"},
+			{0, "do", "RENAME s s2"},
+			{1, "recv", ""},
+			{0, "do", "XGROUP CREATE s g $ MKSTREAM"},
+			{0, "do", "XGROUP CREATE t g $ MKSTREAM"},
+			{1, "wait", "XREADGROUP GROUP g c BLOCK 0 STREAMS s t > >"},
+			{0, "do", "DEL t"},
+			{1, "recv", ""},
+			{1, "wait", "XREADGROUP GROUP g c BLOCK 0 STREAMS s >"},
+			{0, "do", "SWAPDB 0 1"},
+			{1, "recv", ""},
+			{0, "do", "SWAPDB 0 1"},
+			{1, "wait", "XREADGROUP GROUP g c BLOCK 0 STREAMS s >"},
+			{0, "do", "FLUSHALL"},
+			{1, "recv", ""},
+		},
 		"a stream key replaced by another type": {
 			{1, "wait", "XREAD BLOCK 0 STREAMS s $"},
 			{0, "do", "SET s x"},
@@ -160,4 +201,21 @@ func redisDo(t *testing.T, w net.Conn, r *bufio.Reader, args ...string) string {
 		t.Fatal(err)
 	}
 	return string(raw)
+}
+
+// A stream that expires under a blocked XREADGROUP ends its wait at the next expiry sweep, with
+// the reply redis-server 7.0.15 gives (recorded by hand: Redis's active expiry does the same).
+func TestXReadGroupUnblockedByExpiry(t *testing.T) {
+	e := newTestEngine()
+	hc := conns(t, e, 2)
+	hc[0].do("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+	pend := blockedDo(t, hc[1], "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+	time.Sleep(30 * time.Millisecond)
+	hc[0].do("PEXPIRE", "s", "1")
+	time.Sleep(5 * time.Millisecond)
+	pending(t, pend)
+	e.ActiveExpire(10 * time.Millisecond)
+	if got := recv(t, pend); got != "-UNBLOCKED the stream key no longer exists\r\n" {
+		t.Fatalf("after the sweep the blocked XREADGROUP got %q", got)
+	}
 }

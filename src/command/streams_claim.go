@@ -100,7 +100,7 @@ func xreadgroup(c *Ctx) {
 		c.NullArray()
 		return
 	}
-	c.Block(keyspace.KindStream, keys, a.deadline)
+	c.BlockGroup(keys, a.deadline, a.group)
 }
 
 // xreadgroupServe serves every stream it can (history, or new entries past the group's last

@@ -27,6 +27,7 @@ package command
 
 import (
 	"runtime"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -186,9 +187,17 @@ func tagClear(c *Ctx) {
 // TAG.MEMBERS tag: the live keys carrying tag, shard by shard (in no particular order).
 func tagMembers(c *Ctx) {
 	var keys []string
+	size := 0
 	c.E.eachTagged(c, c.Args[1:2], func(_ *keyspace.Keyspace, live []string) {
+		if keys == nil { // the first shard's share, times the shards: one growth or two, not 20
+			keys = make([]string, 0, len(live)*len(c.E.Group.Shards))
+		}
 		keys = append(keys, live...)
+		for _, k := range live {
+			size += len(k) + 16 // $<len>\r\n<key>\r\n
+		}
 	})
+	c.Out = slices.Grow(c.Out, size+16)
 	c.ArrayLen(len(keys))
 	for _, k := range keys {
 		c.BulkString(k)

@@ -95,3 +95,19 @@ func BenchmarkTagInvalidate100k(b *testing.B) {
 		b.Fatalf("TAG.INVALIDATE = %q", got)
 	}
 }
+
+// The same harness's cost for a plain write pair (SET then GET of one key), to read the TAG.SET
+// figures against.
+func BenchmarkTagBaselineSetGet(b *testing.B) {
+	e := newTestEngine()
+	tc := newTestConn(b, e)
+	set := encodeCommand([]string{"SET", "k", "v"})
+	get := encodeCommand([]string{"GET", "k"})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		tc.serveRaw(set)
+		tc.serveRaw(get)
+		tc.stream.out.Reset()
+	}
+}

@@ -200,3 +200,28 @@ func sum(fams map[string]*dto.MetricFamily, name string) float64 {
 	}
 	return s
 }
+
+// info runs INFO section and returns its fields.
+func (c *client) info(section string) map[string]string {
+	c.t.Helper()
+	c.conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.conn.Write([]byte("INFO " + section + "\r\n")); err != nil {
+		c.t.Fatal(err)
+	}
+	line, err := c.r.ReadString('\n')
+	if err != nil || line[0] != '$' {
+		c.t.Fatalf("INFO: %q %v", line, err)
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
+	body := make([]byte, n+2)
+	if _, err := io.ReadFull(c.r, body); err != nil {
+		c.t.Fatal(err)
+	}
+	out := map[string]string{}
+	for l := range strings.SplitSeq(string(body), "\r\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok {
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -12,6 +12,7 @@ import (
 // left out of the scrape rather than reported as 0.
 type infoMetric struct {
 	field string
+	name  string
 	desc  *prometheus.Desc
 	kind  prometheus.ValueType
 	// status fields ("ok"/"err") become 1 for ok, 0 otherwise.
@@ -19,15 +20,15 @@ type infoMetric struct {
 }
 
 func infoCounter(field, name, help string) infoMetric {
-	return infoMetric{field: field, desc: desc(name, help), kind: prometheus.CounterValue}
+	return infoMetric{field: field, name: name, desc: desc(name, help), kind: prometheus.CounterValue}
 }
 
 func infoGauge(field, name, help string) infoMetric {
-	return infoMetric{field: field, desc: desc(name, help), kind: prometheus.GaugeValue}
+	return infoMetric{field: field, name: name, desc: desc(name, help), kind: prometheus.GaugeValue}
 }
 
 func infoStatus(field, name, help string) infoMetric {
-	return infoMetric{field: field, desc: desc(name, help), kind: prometheus.GaugeValue, status: true}
+	return infoMetric{field: field, name: name, desc: desc(name, help), kind: prometheus.GaugeValue, status: true}
 }
 
 // infoMetrics are the INFO fields exported, by section.
