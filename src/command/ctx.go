@@ -61,6 +61,9 @@ func (c *Ctx) KSIn(db int, key []byte) *keyspace.Keyspace { return c.E.keyspace(
 // Find returns key's live entry in the selected database, or nil, hashing the key once.
 func (c *Ctx) Find(key []byte) *keyspace.Entry {
 	ks, h := c.lookup(key)
+	if c.noTouch() { // CLIENT NO-TOUCH (client_notouch.go)
+		return ks.FindQuiet(key, c.Now)
+	}
 	return ks.FindHashed(key, h, c.Now)
 }
 
@@ -75,12 +78,18 @@ func (c *Ctx) Upsert(key []byte) (e *keyspace.Entry, created bool) {
 // change the expiry).
 func (c *Ctx) FindIn(key []byte) (*keyspace.Keyspace, *keyspace.Entry) {
 	ks, h := c.lookup(key)
+	if c.noTouch() {
+		return ks, ks.FindQuiet(key, c.Now)
+	}
 	return ks, ks.FindHashed(key, h, c.Now)
 }
 
 // UpsertIn is Upsert that also returns the key's keyspace.
 func (c *Ctx) UpsertIn(key []byte) (*keyspace.Keyspace, *keyspace.Entry, bool) {
 	ks, h := c.lookup(key)
+	if c.noTouch() {
+		return c.upsertNoTouch(ks, key, h)
+	}
 	e, created := ks.UpsertHashed(key, h, c.Now)
 	return ks, e, created
 }
@@ -89,6 +98,9 @@ func (c *Ctx) UpsertIn(key []byte) (*keyspace.Keyspace, *keyspace.Entry, bool) {
 // "keymiss" event on a miss, as Redis's lookupKeyRead does.
 func (c *Ctx) FindRead(key []byte) *keyspace.Entry {
 	ks, h := c.lookup(key)
+	if c.noTouch() {
+		return c.findReadNoTouch(ks, key, h)
+	}
 	if st := c.rstats; st != nil { // shared work (shared.go)
 		e, expired := ks.FindShared(key, h, c.Now)
 		switch {

@@ -206,7 +206,9 @@ func infoClients(w *infoWriter, c *Ctx) {
 	w.int("connected_clients", int64(c.E.ClientCount()))
 	w.int("cluster_connections", 0)
 	w.int("maxclients", int64(c.E.Settings().MaxClients))
-	w.zeros("client_recent_max_input_buffer", "client_recent_max_output_buffer")
+	in, out := c.E.ClientBufferPeaks() // client_limits.go
+	w.int("client_recent_max_input_buffer", in)
+	w.int("client_recent_max_output_buffer", out)
 	blocked, timed := c.E.blockedCounts()
 	w.int("blocked_clients", blocked)
 	w.int("tracking_clients", 0)
