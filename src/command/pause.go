@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hotkv/hotkv/src/script"
 )
 
 // pauseState is CLIENT PAUSE: until a deadline, commands of the paused kind wait in the route
@@ -42,13 +44,63 @@ func (p *pauseState) clear() {
 	}
 }
 
-// wait blocks while spec is paused.
-func (p *pauseState) wait(spec *Spec) {
+// pauseWait blocks while the command spec with args is paused (the route stage calls it; one
+// atomic load when nothing is paused).
+func (e *Engine) pauseWait(spec *Spec, args [][]byte) {
+	if e.pause.active.Load() {
+		e.pause.wait(func() bool { return e.pausedAsWrite(spec, args) })
+	}
+}
+
+// pausedAsWrite reports whether CLIENT PAUSE WRITE holds the command back, as Redis 7.0's
+// processCommand decides: write and may-replicate commands, where PUBLISH, SPUBLISH, PFCOUNT,
+// EVAL, EVALSHA and FCALL are may-replicate inside Redis although COMMAND does not show that
+// flag; a script that declares its flags (a shebang, or any function) goes by them instead:
+// paused unless no-writes.
+func (e *Engine) pausedAsWrite(spec *Spec, args [][]byte) bool {
+	if runsScript(spec) {
+		if f, declared := e.scriptFlags(spec, args); declared {
+			return f&script.FlagNoWrites == 0
+		}
+		return spec.Flags&ReadOnly == 0 // EVAL, EVALSHA, FCALL; not the _RO forms
+	}
+	switch spec.Name {
+	case "publish", "spublish", "pfcount":
+		return true
+	}
+	return spec.Flags&(Write|MayReplicate) != 0
+}
+
+// scriptFlags returns the flags the script an EVAL*, EVALSHA* or FCALL* in args would run
+// declares; declared is false for a script without a shebang (or an unknown SHA or function,
+// or too few arguments), which Redis treats by the command's flags.
+func (e *Engine) scriptFlags(spec *Spec, args [][]byte) (f script.Flags, declared bool) {
+	if len(args) < 2 {
+		return 0, false
+	}
+	switch spec.Name {
+	case "eval", "eval_ro":
+		return script.ShebangFlags(args[1])
+	case "evalsha", "evalsha_ro":
+		if s, ok := e.Scripts().Lookup(args[1]); ok && s.Flags&script.FlagShebang != 0 {
+			return s.Flags, true
+		}
+		return 0, false
+	}
+	if fn, ok := e.Scripts().LookupFunction(args[1]); ok {
+		return fn.Flags, true
+	}
+	return 0, false
+}
+
+// wait blocks while paused, for every command under PAUSE ALL and for those write() says
+// write under PAUSE WRITE.
+func (p *pauseState) wait(write func() bool) {
 	for p.active.Load() {
 		p.mu.Lock()
 		until, all, wake := p.until, p.all, p.wake
 		p.mu.Unlock()
-		if until == 0 || (!all && spec.Flags&(Write|MayReplicate) == 0) {
+		if until == 0 || (!all && !write()) {
 			return
 		}
 		d := time.Duration(until - time.Now().UnixNano())

@@ -44,7 +44,7 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 			return
 		}
 	}
-	e.pause.wait(spec)
+	e.pauseWait(spec, s.Args)
 	s.Cmd = spec
 	if cl.lastSpec != spec { // pipelines repeat a command: publish for CLIENT LIST only on change
 		cl.lastSpec = spec

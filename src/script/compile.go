@@ -109,6 +109,18 @@ func parseShebang(body []byte) (Flags, []byte, string) {
 	return flags, src, ""
 }
 
+// ShebangFlags returns the flags an EVAL body declares in its "#!lua" line, with FlagShebang
+// set; ok is false when it has no shebang or an invalid one (Redis then goes by the command's
+// own flags). It compiles nothing: the command layer asks before a script runs (CLIENT PAUSE
+// WRITE, the OOM check).
+func ShebangFlags(body []byte) (f Flags, ok bool) {
+	if !bytes.HasPrefix(body, []byte("#!")) {
+		return 0, false
+	}
+	f, _, msg := parseShebang(body)
+	return f, msg == ""
+}
+
 // flagNames are the flag words of shebangs and of register_function, in Redis's order.
 var flagNames = []struct {
 	name string
