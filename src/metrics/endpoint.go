@@ -64,9 +64,14 @@ func (ep *Endpoint) Close() error {
 	return err
 }
 
+// maxScrapes bounds the scrapes in flight: they run one at a time (Collector), so more would only
+// queue goroutines; past it a scraper gets 503 at once.
+const maxScrapes = 4
+
 // NewHandler serves src's metrics with the Go runtime and process collectors beside them.
 func NewHandler(src Source) http.Handler {
-	return promhttp.HandlerFor(NewRegistry(NewCollector(src)), promhttp.HandlerOpts{Timeout: scrapeTimeout})
+	return promhttp.HandlerFor(NewRegistry(NewCollector(src)),
+		promhttp.HandlerOpts{Timeout: scrapeTimeout, MaxRequestsInFlight: maxScrapes})
 }
 
 // EngineSource reads e's counters.

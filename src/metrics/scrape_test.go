@@ -2,7 +2,11 @@ package metrics_test
 
 import (
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -405,5 +409,56 @@ func TestPersistenceMetrics(t *testing.T) {
 			t.Fatalf("hotkv_aof_enabled %v, rewrite in progress %v 10 s after appendonly yes", on, rewriting)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestConcurrentScrapes: 32 scrapes at once all end promptly, each with the metrics or a 503
+// (past the in-flight bound), and at least one with the metrics.
+func TestConcurrentScrapes(t *testing.T) {
+	_, url := startWithMetrics(t)
+	cl := &http.Client{Timeout: 10 * time.Second}
+	codes := make(chan int, 32)
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			resp, err := cl.Get(url)
+			if err != nil {
+				t.Error(err)
+				codes <- 0
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		})
+	}
+	wg.Wait()
+	close(codes)
+	ok := 0
+	for c := range codes {
+		switch c {
+		case http.StatusOK:
+			ok++
+		case http.StatusServiceUnavailable:
+		default:
+			t.Errorf("a scrape answered %d", c)
+		}
+	}
+	if ok == 0 {
+		t.Error("no scrape of 32 got the metrics")
+	}
+}
+
+// TestListeningLogLine: the server logs one structured line with the endpoint's address.
+func TestListeningLogLine(t *testing.T) {
+	logfile := filepath.Join(t.TempDir(), "hotkv.log")
+	s, _ := startWithMetrics(t, "--logfile", logfile, "--loglevel", "notice")
+	data, err := os.ReadFile(logfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(`msg="metrics endpoint listening" addr=%s path=/metrics`, s.MetricsAddr())
+	if n := strings.Count(string(data), want); n != 1 {
+		t.Errorf("%d lines with %s in the log:\n%s", n, want, data)
 	}
 }
