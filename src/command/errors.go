@@ -228,4 +228,14 @@ const (
 	ErrLatencyNoSamples    = "ERR No samples available for event '%s'"
 	ErrMonitorDenyBlocking = "ERR MONITOR isn't allowed for DENY BLOCKING client"
 	ErrMonitorKeyspace     = "ERR Replica can't interact with the keyspace"
+
+	// DEBUG (debug.go, debug_digest.go).
+	ErrDebugNotListpack     = "ERR Not a listpack encoded object."
+	ErrDebugNotQuicklist    = "ERR Not a quicklist encoded object."
+	ErrDebugNotHashtable    = "ERR The value stored at the specified key is not represented using an hash table"
+	ErrDebugPushResp2       = "ERR RESP2 is not supported by this command"
+	ErrDebugProtocolType    = "ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false"
+	ErrDebugPackedThreshold = "ERR argument must be a memory value bigger than 1 and smaller than 4gb"
+	// HotKV's: inside MULTI, EXEC holds only its commands' shards.
+	ErrDebugDigestMulti = "ERR DEBUG DIGEST is not allowed inside MULTI in HotKV unless the transaction holds every shard"
 )

@@ -302,7 +302,12 @@ const (
 // one shard for more than about a millisecond. The server calls it hz times a second. Shards
 // are visited from a random one so a budget that runs out does not always spare the same ones.
 func (e *Engine) ActiveExpire(budget time.Duration) {
-	deadline := time.Now().Add(budget)
+	if e.lat.noActiveExpire.Load() { // DEBUG SET-ACTIVE-EXPIRE 0
+		return
+	}
+	start := time.Now()
+	defer func() { e.LatencyEvent("expire-cycle", time.Since(start)) }()
+	deadline := start.Add(budget)
 	n := len(e.Group.Shards)
 	first := int(e.rand() % uint64(n))
 	for more := true; more; {

@@ -41,7 +41,17 @@ func (st *infoState) ids() (runID, replID string) {
 	st.idsOnce.Do(func() {
 		st.runID, st.replID = randomHexID(20), randomHexID(20)
 	})
+	st.mu.Lock() // DEBUG CHANGE-REPL-ID replaces replID
+	defer st.mu.Unlock()
 	return st.runID, st.replID
+}
+
+// changeReplID gives the instance a new replication ID (DEBUG CHANGE-REPL-ID).
+func (st *infoState) changeReplID() {
+	st.ids()
+	st.mu.Lock()
+	st.replID = randomHexID(20)
+	st.mu.Unlock()
 }
 
 func randomHexID(n int) string {

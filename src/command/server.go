@@ -3,8 +3,6 @@ package command
 import (
 	"fmt"
 	"math"
-	"net"
-	"strconv"
 	"time"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
@@ -148,103 +146,6 @@ func shutdown(c *Ctx) {
 		// Like Redis, a successful SHUTDOWN closes the connection without a reply.
 		c.Client.CloseAfterReply()
 	}
-}
-
-// debugKeys declares DEBUG OBJECT's key so that it runs on the key's shard.
-func debugKeys(args [][]byte, dst []int) []int {
-	if len(args) == 3 && strs.EqualFold(args[1], "OBJECT") {
-		dst = append(dst, 2)
-	}
-	return dst
-}
-
-// DEBUG OBJECT key | SLEEP seconds | HELP
-//
-// Only the subcommands clients use in tests are served; the others (RELOAD, JMAP, ...) answer
-// Redis's unknown-subcommand error.
-func debugCmd(c *Ctx) {
-	if !c.E.debugAllowed(c.Client) {
-		c.Err(ErrDebugDisabled)
-		return
-	}
-	switch sub, n := c.Args[1], len(c.Args); {
-	case n == 2 && strs.EqualFold(sub, "HELP"):
-		replyHelpLines(c, debugHelpLines)
-	case n == 3 && strs.EqualFold(sub, "OBJECT"):
-		debugObject(c)
-	case n == 3 && strs.EqualFold(sub, "SLEEP"):
-		debugSleep(c)
-	case strs.EqualFold(sub, "RELOAD"):
-		debugReload(c) // persist_cmds.go
-	default:
-		c.Errf(ErrSubSyntax, sub, "DEBUG")
-	}
-}
-
-var debugHelpLines = []string{
-	"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-	"OBJECT <key>",
-	"    Show low level info about the `key` and associated value.",
-	"RELOAD [option ...]",
-	"    Save the RDB on disk and reload it back to memory. Valid <option> values:",
-	"    * MERGE: conflicting keys will be loaded from RDB.",
-	"    * NOFLUSH: the existing database will not be removed before load, but",
-	"      conflicting keys will generate an exception and kill the server.",
-	"    * NOSAVE: the database will be loaded from an existing RDB file.",
-	"    Examples:",
-	"    * DEBUG RELOAD: verify that the server is able to persist, flush and reload",
-	"      the database.",
-	"    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an",
-	"      existing RDB file.",
-	"    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
-	"      file to the database.",
-	"SLEEP <seconds>",
-	"    Stop the server for <seconds>. Decimals allowed.",
-	"HELP",
-	"    Prints this help.",
-}
-
-// debugAllowed applies enable-debug-command: "no" refuses DEBUG, "local" admits only loopback
-// and unix-socket connections. Without a configuration store (tests) DEBUG is allowed.
-func (e *Engine) debugAllowed(cl *Client) bool {
-	if e.Config == nil {
-		return true
-	}
-	mode := "no"
-	if kv := e.Config.Get("enable-debug-command"); len(kv) == 1 {
-		mode = kv[0][1]
-	}
-	switch mode {
-	case "yes":
-		return true
-	case "local":
-		host, _, err := net.SplitHostPort(cl.Addr)
-		ip := net.ParseIP(host)
-		return err != nil || ip == nil || ip.IsLoopback()
-	}
-	return false
-}
-
-// DEBUG SLEEP seconds: sleeps this connection only (Redis blocks its whole server). Like
-// Redis's strtod, a malformed number reads as its numeric prefix, or 0.
-func debugSleep(c *Ctx) {
-	secs := leadingFloat(c.Args[2])
-	if secs > 0 {
-		time.Sleep(time.Duration(min(secs*1e9, math.MaxInt64)))
-	}
-	c.OK()
-}
-
-// leadingFloat parses the longest prefix of b that is a decimal float, or returns 0. Only the
-// first bytes are tried: no meaningful duration needs more.
-func leadingFloat(b []byte) float64 {
-	b = b[:min(len(b), 64)]
-	for end := len(b); end > 0; end-- {
-		if f, err := strconv.ParseFloat(string(b[:end]), 64); err == nil {
-			return f
-		}
-	}
-	return 0
 }
 
 // DEBUG OBJECT key

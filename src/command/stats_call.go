@@ -31,6 +31,8 @@ type obsState struct {
 	slowlog  slowlog
 	events   latencyEvents
 	monitors monitorSet
+
+	noActiveExpire atomic.Bool // DEBUG SET-ACTIVE-EXPIRE 0 (expire.go's ActiveExpire does nothing)
 }
 
 func (e *Engine) initObs() {
