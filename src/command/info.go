@@ -318,7 +318,7 @@ func infoStats(w *infoWriter, c *Ctx) {
 	w.str("expired_stale_perc", "0.00")
 	w.zeros("expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds")
 	w.int("evicted_keys", c.E.mem.evicted.Load())
-	w.zeros("evicted_clients")
+	w.int("evicted_clients", c.E.EvictedClients()) // client_limits.go
 	total, current := c.E.evictionExceeded(c.Now) // evict.go
 	w.int("total_eviction_exceeded_time", total)
 	w.int("current_eviction_exceeded_time", current)
