@@ -166,16 +166,22 @@ func (e *Engine) admitLocked(c *Ctx) bool {
 	if own >= 0 && e.data(own).mem.used.Load() > share {
 		evicted += e.evictShardLocked(e.data(own), p, share, c.Now, budget)
 	}
-	busy := false
-	for tried := 0; e.usedMemory() > limit && tried < len(e.Group.Shards); tried++ {
+	busy, skip := false, c.mem.skip(len(e.Group.Shards), own)
+	// Other executors write meanwhile: what counts is whether the total was within the budget
+	// when this gate last looked, not a later sum.
+	under := false
+	for tried := 0; tried < len(e.Group.Shards); tried++ {
+		if under = e.usedMemory() <= limit; under {
+			break
+		}
 		if evicted > 0 && time.Since(start) > budget {
 			break
 		}
-		i := e.largestShard(c.mem.skip(len(e.Group.Shards), own))
+		i := e.largestShard(skip)
 		if i < 0 {
 			break
 		}
-		c.mem.skipped[i] = true
+		skip[i] = true
 		if !e.Group.TryLock(int32(i)) {
 			busy = true
 			continue
@@ -188,7 +194,12 @@ func (e *Engine) admitLocked(c *Ctx) bool {
 	// tried and nothing more to evict (EVICT_FAIL), it is refused, whatever was evicted on the
 	// way. A shard whose token was busy may still hold keys: the hint says.
 	switch {
-	case e.usedMemory() <= limit, evicted > 0 && time.Since(start) > budget:
+	case under, evicted > 0 && time.Since(start) > budget:
+		return true
+	case evicted > 0 && e.dataUsed() > 0:
+		// Keys are left that shards busy meanwhile or a sum a write moved kept from this
+		// gate: the next writes and the cron take them. Only an empty dataset over the budget
+		// is evict.c's EVICT_FAIL after evicting.
 		return true
 	case busy:
 		return e.evictable(p)
@@ -234,7 +245,9 @@ func (e *Engine) evictShardLocked(d *shardData, p *evictPolicy, target, now int6
 	start := time.Now()
 	n := 0
 	budget := e.mem.limit.Load() - e.mem.overhead.Load()
-	othersUsed := e.mem.total.Load() - d.mem.used.Load()
+	// Summed afresh: m.total is stored by whichever caller summed last, possibly an older sum
+	// (a gate whose shards kept writing), and a low one would stop this shard evicting.
+	othersUsed := e.dataUsed() - d.mem.used.Load()
 	for d.mem.used.Load() > target && othersUsed+d.mem.used.Load() > budget {
 		ks, en := e.pickLocked(d, p, now)
 		if en == nil {
@@ -303,7 +316,6 @@ func (e *Engine) Evict(period time.Duration) {
 		return
 	}
 	deadline := time.Now().Add(period / 4)
-	share := e.shardShare(limit)
 	skip := make([]bool, len(e.Group.Shards))
 	for e.usedMemory() > limit && time.Now().Before(deadline) {
 		i := e.largestShard(skip)
@@ -315,7 +327,9 @@ func (e *Engine) Evict(period time.Duration) {
 		e.Group.Do(i, func(sh *pipeline.Shard) {
 			d := sh.Data.(*shardData)
 			d.epoch++ // no handler runs: removed entries may be reused
-			evicted = e.evictShardLocked(d, p, share, time.Now().UnixNano(), time.Millisecond)
+			// Down to what the budget needs, not to the shard's share: the largest shard goes
+			// first, so the excess comes off where it is; a shard skipped had nothing to evict.
+			evicted = e.evictShardLocked(d, p, 0, time.Now().UnixNano(), time.Millisecond)
 		})
 		if evicted == 0 {
 			skip[i] = true
