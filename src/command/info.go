@@ -211,7 +211,7 @@ func infoClients(w *infoWriter, c *Ctx) {
 	w.int("client_recent_max_output_buffer", out)
 	blocked, timed := c.E.blockedCounts()
 	w.int("blocked_clients", blocked)
-	w.int("tracking_clients", 0)
+	w.int("tracking_clients", int64(c.E.track.clients.Load()))
 	w.int("clients_in_timeout_table", timed)
 }
 
@@ -316,7 +316,8 @@ func infoStats(w *infoWriter, c *Ctx) {
 	w.zeros("sync_full", "sync_partial_ok", "sync_partial_err")
 	w.int("expired_keys", st.expiredKeys.Load())
 	w.str("expired_stale_perc", "0.00")
-	w.zeros("expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds")
+	w.zeros("expired_time_cap_reached_count")
+	w.int("expire_cycle_cpu_milliseconds", c.E.lat.expireCycleNs.Load()/1e6) // expire.go
 	w.int("evicted_keys", c.E.mem.evicted.Load())
 	w.int("evicted_clients", c.E.EvictedClients()) // client_limits.go
 	total, current := c.E.evictionExceeded(c.Now) // evict.go
@@ -332,8 +333,12 @@ func infoStats(w *infoWriter, c *Ctx) {
 	w.int("migrate_cached_sockets", int64(migrateSockets.len()))
 	w.zeros("slave_expires_tracked_keys", "active_defrag_hits",
 		"active_defrag_misses", "active_defrag_key_hits", "active_defrag_key_misses",
-		"total_active_defrag_time", "current_active_defrag_time", "tracking_total_keys",
-		"tracking_total_items", "tracking_total_prefixes", "unexpected_error_replies")
+		"total_active_defrag_time", "current_active_defrag_time")
+	keys, items, prefixes := c.E.trackingTotals() // stats_info.go
+	w.int("tracking_total_keys", keys)
+	w.int("tracking_total_items", items)
+	w.int("tracking_total_prefixes", prefixes)
+	w.zeros("unexpected_error_replies")
 	w.int("total_error_replies", st.errorReplies.Load())
 	w.zeros("dump_payload_sanitizations", "total_reads_processed", "total_writes_processed",
 		"io_threaded_reads_processed", "io_threaded_writes_processed", "reply_buffer_shrinks",

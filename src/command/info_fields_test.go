@@ -2,6 +2,7 @@ package command
 
 import (
 	"bufio"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -79,5 +80,52 @@ func TestInfoFieldsAgainstRedis(t *testing.T) {
 	}
 	if compared < 150 {
 		t.Fatalf("only %d fields compared: redis-server's INFO everything was not parsed", compared)
+	}
+}
+
+// infoValue returns one INFO field's value.
+func infoValue(t *testing.T, text, field string) string {
+	t.Helper()
+	for _, l := range strings.Split(text, "\r\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			return v
+		}
+	}
+	t.Fatalf("INFO has no %s", field)
+	return ""
+}
+
+// Client tracking's INFO figures mean what Redis's mean: the same clients and reads give the
+// same tracking_clients, tracking_total_keys, _items and _prefixes.
+func TestInfoTrackingAgainstRedis(t *testing.T) {
+	addr, stop := startRedisAddr(t)
+	defer stop()
+	dial := func() (net.Conn, *bufio.Reader) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c, bufio.NewReader(c)
+	}
+	ra, rra := dial()
+	rb, rrb := dial()
+	e := newObsEngine()
+	ha, hb := newTestConn(t, e), newTestConn(t, e)
+	for _, c := range [][]string{{"HELLO", "3"}, {"CLIENT", "TRACKING", "ON"}, {"GET", "k1"}, {"GET", "k2"}, {"MGET", "k2", "k3"}} {
+		redisDo(t, ra, rra, c...)
+		ha.do(c...)
+	}
+	for _, c := range [][]string{{"HELLO", "3"}, {"CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "a", "PREFIX", "b"},
+		{"GET", "k1"}} {
+		redisDo(t, rb, rrb, c...)
+		hb.do(c...)
+	}
+	want := replyText(t, redisDo(t, ra, rra, "INFO", "everything"))
+	got := replyText(t, ha.do("INFO", "everything"))
+	for _, f := range []string{"tracking_clients", "tracking_total_keys", "tracking_total_items", "tracking_total_prefixes"} {
+		if w, g := infoValue(t, want, f), infoValue(t, got, f); w != g || w == "0" {
+			t.Errorf("%s: redis %s, hotkv %s", f, w, g)
+		}
 	}
 }

@@ -32,7 +32,8 @@ type obsState struct {
 	events   latencyEvents
 	monitors monitorSet
 
-	noActiveExpire atomic.Bool // DEBUG SET-ACTIVE-EXPIRE 0 (expire.go's ActiveExpire does nothing)
+	noActiveExpire atomic.Bool  // DEBUG SET-ACTIVE-EXPIRE 0 (expire.go's ActiveExpire does nothing)
+	expireCycleNs  atomic.Int64 // time spent in ActiveExpire (INFO expire_cycle_cpu_milliseconds)
 }
 
 func (e *Engine) initObs() {

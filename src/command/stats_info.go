@@ -50,3 +50,15 @@ func infoPercentiles(v string) []float64 {
 	}
 	return out
 }
+
+// trackingTotals are INFO's tracking_total_keys (keys in the tracking table), _items (client
+// ids over every key) and _prefixes (BCAST prefixes).
+func (e *Engine) trackingTotals() (keys, items, prefixes int64) {
+	if e.track.table != nil {
+		keys = int64(e.track.table.Size())
+	}
+	if l := e.track.list.Load(); l != nil {
+		prefixes = int64(len(*l))
+	}
+	return keys, e.track.items.Load(), prefixes
+}
