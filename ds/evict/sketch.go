@@ -39,6 +39,8 @@ const (
 	resetMask = 0x7777777777777777
 	// blockWords is one cache line of counters: 8 words × 16 counters.
 	blockWords = 8
+	// MaxEstimate is the largest Estimate: a saturated counter and the doorkeeper's one.
+	MaxEstimate = maxCounter + 1
 	// SampleFactor is W / capacity: the number of touches per aging window per capacity unit.
 	SampleFactor = 10
 )

@@ -38,7 +38,8 @@ type Ctx struct {
 	// needToken is set by FindRead in shared work that met an expired key: the call is undone
 	// and runs again holding the token, which can delete it.
 	needToken bool
-	mem       memAcct // what a write changed in used memory (memory_acct.go)
+	mem       memAcct  // what a write changed in used memory (memory_acct.go)
+	tiny      tinyGate // allkeys-tinylfu's candidate at the memory gate (evict_policy.go)
 	// unpacked and packed are scratch buffers of packed string values (strings_packed.go).
 	unpacked, packed []byte
 }
@@ -70,8 +71,8 @@ func (c *Ctx) Find(key []byte) *keyspace.Entry {
 // Upsert returns key's live entry in the selected database, creating an empty one when absent,
 // hashing the key once.
 func (c *Ctx) Upsert(key []byte) (e *keyspace.Entry, created bool) {
-	ks, h := c.lookup(key)
-	return ks.UpsertHashed(key, h, c.Now)
+	_, e, created = c.UpsertIn(key)
+	return e, created
 }
 
 // FindIn is Find that also returns the key's keyspace (for handlers that then delete or
@@ -91,6 +92,9 @@ func (c *Ctx) UpsertIn(key []byte) (*keyspace.Keyspace, *keyspace.Entry, bool) {
 		return c.upsertNoTouch(ks, key, h)
 	}
 	e, created := ks.UpsertHashed(key, h, c.Now)
+	if !created {
+		c.E.touchKey(h) // a new key's write is no access (a cache-aside GET counted it)
+	}
 	return ks, e, created
 }
 
@@ -101,6 +105,8 @@ func (c *Ctx) FindRead(key []byte) *keyspace.Entry {
 	if c.noTouch() {
 		return c.findReadNoTouch(ks, key, h)
 	}
+	// allkeys-tinylfu counts reads, hits and misses (evict_policy.go).
+	c.E.touchKey(h)
 	if st := c.rstats; st != nil { // shared work (shared.go)
 		e, expired := ks.FindShared(key, h, c.Now)
 		switch {

@@ -47,6 +47,7 @@ type memState struct {
 	tenacity atomic.Int64
 	lazy     atomic.Bool
 	lfu      keyspace.LFU // shared by every keyspace (Keyspace.LFU)
+	tiny     tinyState    // allkeys-tinylfu's sketch (evict_policy.go)
 
 	// total is the shards' count as last summed (dataUsed): the gate compares it with the
 	// budget before it sums again.
@@ -65,6 +66,7 @@ type shardMem struct {
 	used atomic.Int64 // sum of the shard's keyspaces (their sink); changed by the token holder
 	pool evictPool
 	key  []byte // scratch for an evicted key's name
+	tiny tinyShard
 }
 
 // initShardMem links a shard's keyspaces to its counter and the engine's LFU clock; until
@@ -94,6 +96,7 @@ func (e *Engine) SetMemorySettings(s MemorySettings) {
 	m.lfu.LogFactor.Store(s.LFULogFactor)
 	m.lfu.DecayTime.Store(s.LFUDecayTime)
 	m.lfu.On.Store(p != nil && p.lfu)
+	e.setTinyLFU(p, s.MaxMemory)
 	if m.overhead.Load() == 0 {
 		m.overhead.Store(e.memOverhead())
 	}
@@ -112,7 +115,7 @@ const (
 
 // memOverhead is used_memory less the dataset.
 func (e *Engine) memOverhead() int64 {
-	return memFixedOverhead + int64(e.ClientCount())*memPerClient
+	return memFixedOverhead + int64(e.ClientCount())*memPerClient + e.tinyBytes()
 }
 
 // dataUsed sums the shards' counts (used_memory_dataset).
@@ -163,14 +166,15 @@ func (e *Engine) admitLocked(c *Ctx) bool {
 	}
 	start, budget := time.Now(), e.evictTimeLimit()
 	evicted := 0
+	e.tinyBeginLocked(c, p, own)
 	if own >= 0 && e.data(own).mem.used.Load() > share {
-		evicted += e.evictShardLocked(e.data(own), p, share, c.Now, budget)
+		evicted += e.evictGateLocked(c, e.data(own), p, share, budget)
 	}
 	busy, skip := false, c.mem.skip(len(e.Group.Shards), own)
 	// Other executors write meanwhile: what counts is whether the total was within the budget
 	// when this gate last looked, not a later sum.
 	under := false
-	for tried := 0; tried < len(e.Group.Shards); tried++ {
+	for tried := 0; tried < len(e.Group.Shards) && !c.tiny.refused; tried++ {
 		if under = e.usedMemory() <= limit; under {
 			break
 		}
@@ -186,7 +190,7 @@ func (e *Engine) admitLocked(c *Ctx) bool {
 			busy = true
 			continue
 		}
-		evicted += e.evictShardLocked(e.data(int32(i)), p, 0, c.Now, budget)
+		evicted += e.evictGateLocked(c, e.data(int32(i)), p, 0, budget)
 		e.Group.Unlock(c.mem.one(int32(i)))
 	}
 	// As evict.c: within the budget, or out of time after evicting (EVICT_RUNNING: evict.c
@@ -194,7 +198,7 @@ func (e *Engine) admitLocked(c *Ctx) bool {
 	// tried and nothing more to evict (EVICT_FAIL), it is refused, whatever was evicted on the
 	// way. A shard whose token was busy may still hold keys: the hint says.
 	switch {
-	case under, evicted > 0 && time.Since(start) > budget:
+	case under, evicted > 0 && time.Since(start) > budget, c.tiny.refused:
 		return true
 	case evicted > 0 && e.dataUsed() > 0:
 		// Keys are left that shards busy meanwhile or a sum a write moved kept from this
@@ -250,7 +254,7 @@ func (e *Engine) evictShardLocked(d *shardData, p *evictPolicy, target, now int6
 	othersUsed := e.dataUsed() - d.mem.used.Load()
 	for d.mem.used.Load() > target && othersUsed+d.mem.used.Load() > budget {
 		ks, en := e.pickLocked(d, p, now)
-		if en == nil {
+		if en == nil || p.admit != nil && !p.admit(e, d, ks, en, now) {
 			break
 		}
 		e.evictKeyLocked(d, ks, en)

@@ -40,6 +40,7 @@ const (
 type enumItem struct {
 	name string
 	val  int64
+	own  bool // HotKV's own value: accepted, but not listed in Redis's error (its bytes stay Redis's)
 }
 
 // directive is one row of the configuration table. The defaults are kept in
@@ -137,9 +138,11 @@ func (d *directive) setEnum(args []string) (value, string) {
 		ok = ok && matched
 	}
 	if !ok {
-		names := make([]string, len(d.enum))
-		for i, it := range d.enum {
-			names[i] = it.name
+		names := make([]string, 0, len(d.enum))
+		for _, it := range d.enum {
+			if !it.own {
+				names = append(names, it.name)
+			}
 		}
 		return value{}, "argument(s) must be one of the following: " + strings.Join(names, ", ")
 	}

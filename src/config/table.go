@@ -105,8 +105,9 @@ var table = []*directive{
 		"local3", 152, "local4", 160, "local5", 168, "local6", 176, "local7", 184), "local0"),
 	enum("repl-diskless-load", "", flagDenyLoading, items("disabled", 0, "on-empty-db", 1, "swapdb", 2), "disabled"),
 	enum("loglevel", "", mod, items("debug", 0, "verbose", 1, "notice", 2, "warning", 3), "notice"),
-	enum("maxmemory-policy", "", mod, items("volatile-lru", 0, "volatile-lfu", 1, "volatile-random", 2,
-		"volatile-ttl", 3, "allkeys-lru", 4, "allkeys-lfu", 5, "allkeys-random", 6, "noeviction", 7), "noeviction"),
+	enum("maxmemory-policy", "", mod, append(items("volatile-lru", 0, "volatile-lfu", 1, "volatile-random", 2,
+		"volatile-ttl", 3, "allkeys-lru", 4, "allkeys-lfu", 5, "allkeys-random", 6, "noeviction", 7),
+		enumItem{name: "allkeys-tinylfu", val: 8, own: true}), "noeviction"), // HotKV's own policy (src/command/evict_policy.go)
 	enum("appendfsync", "", mod, items("everysec", 0, "always", 1, "no", 2), "everysec"),
 	enum("oom-score-adj", "", mod, items("no", 0, "yes", 1, "relative", 1, "absolute", 2), "no"),
 	enum("acl-pubsub-default", "", mod, items("allchannels", 1, "resetchannels", 0), "resetchannels"),
