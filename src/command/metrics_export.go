@@ -68,6 +68,8 @@ type ShardMetric struct {
 	// token then.
 	WorkItems, QueueLen int64
 	Waiters             int64
+	// UsedBytes is the shard's part of used_memory: what its keyspaces account for (evict.go).
+	UsedBytes int64
 }
 
 // InfoField is one "name:value" line of INFO.
@@ -82,7 +84,7 @@ func (e *Engine) ReadMetrics(m *MetricsSnapshot) {
 	for _, sh := range e.Group.Shards {
 		// Before the tokens are taken: holding them queues work behind this very scrape.
 		m.Shards = append(m.Shards, ShardMetric{WorkItems: sh.WorkItems(), QueueLen: sh.QueueLen(),
-			Waiters: int64(sh.Waiters())})
+			Waiters: int64(sh.Waiters()), UsedBytes: sh.Data.(*shardData).mem.used.Load()})
 	}
 	m.Clients = int64(e.ClientCount())
 	m.BlockedClients, _ = e.blockedCounts()

@@ -52,6 +52,7 @@ var (
 	shardWorkDesc    = desc("hotkv_shard_work_items_total", "Work items (one batch's commands for one shard) run by each shard.", "shard")
 	shardQueueDesc   = desc("hotkv_shard_queue_depth", "Work items waiting in or running from each shard's mailbox when the scrape began.", "shard")
 	shardWaitersDesc = desc("hotkv_shard_token_waiters", "Goroutines waiting for each shard's token when the scrape began.", "shard")
+	shardMemDesc     = desc("hotkv_shard_memory_used_bytes", "Each shard's part of used memory: what its keys and values account for.", "shard")
 	buildDesc        = desc("hotkv_build_info", "Always 1: the HotKV version and the Redis version it is compatible with.", "version", "redis_version")
 )
 
@@ -60,7 +61,7 @@ var (
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{commandsDesc, commandErrsDesc, commandSecsDesc, errorsDesc,
 		clientsDesc, blockedDesc, dbKeysDesc, dbExpiresDesc, shardCmdsDesc, shardBusyDesc,
-		shardWorkDesc, shardQueueDesc, shardWaitersDesc, buildDesc} {
+		shardWorkDesc, shardQueueDesc, shardWaitersDesc, shardMemDesc, buildDesc} {
 		ch <- d
 	}
 	for i := range infoMetrics {
@@ -105,6 +106,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		counter(shardWorkDesc, float64(sh.WorkItems), id)
 		gauge(shardQueueDesc, float64(sh.QueueLen), id)
 		gauge(shardWaitersDesc, float64(sh.Waiters), id)
+		gauge(shardMemDesc, float64(sh.UsedBytes), id)
 	}
 	collectInfo(ch, m.Info)
 	collectLatency(ch, m.Commands)

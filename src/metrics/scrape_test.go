@@ -87,6 +87,12 @@ func TestScrapeMovesWithLoad(t *testing.T) {
 	if got := sum(after, "hotkv_shard_commands_total") - sum(before, "hotkv_shard_commands_total"); got < sets+wrong+2 || got > float64(len(cmds)) {
 		t.Errorf("the shards ran %v commands, want between %d (writes) and %d (all)", got, sets+wrong+2, len(cmds))
 	}
+	if grew := sum(after, "hotkv_shard_memory_used_bytes") - sum(before, "hotkv_shard_memory_used_bytes"); grew < sets*8 {
+		t.Errorf("the shards' used memory grew by %v bytes for %d new keys", grew, sets)
+	}
+	if shards, used := sum(after, "hotkv_shard_memory_used_bytes"), sum(after, "hotkv_memory_used_bytes"); shards > used {
+		t.Errorf("the shards account for %v bytes, more than used_memory %v", shards, used)
+	}
 	if n := len(after["hotkv_shard_queue_depth"].GetMetric()); n != len(s.Engine.Group.Shards) {
 		t.Errorf("%d shards with a queue depth, want %d", n, len(s.Engine.Group.Shards))
 	}
