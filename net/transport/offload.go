@@ -35,9 +35,17 @@ import (
 // would have to wait: Serve is called again on a goroutine that may block.
 var ErrOffload = errors.New("transport: would block the poller")
 
-// maxStash bounds the input stashed for a conn whose worker is busy (Redis's default
-// client-query-buffer-limit).
+// maxStash bounds the input stashed for a conn whose worker is busy unless Options.MaxStash says
+// otherwise (Redis's default client-query-buffer-limit).
 const maxStash = 1 << 30
+
+// stashLimit is Options.MaxStash, or maxStash.
+func (s *Server) stashLimit() int {
+	if s.opts.MaxStash != nil {
+		return s.opts.MaxStash()
+	}
+	return maxStash
+}
 
 // offload is a netpoll conn's inline-serving state. mustOff and kept belong to the conn's own
 // goroutine (the poller serving it inline, then the worker it hands the conn to).
@@ -78,7 +86,7 @@ func (c *npConn) stash() bool {
 	}
 	r := c.nc.Reader()
 	n := r.Len()
-	if len(c.off.stashed)+n > maxStash {
+	if len(c.off.stashed)+n > c.srv.stashLimit() {
 		c.discard()
 		c.Close()
 		return true

@@ -98,6 +98,9 @@ type Options struct {
 	KeepAlive time.Duration // TCP keepalive period (Redis tcp-keepalive); 0 = off
 	Engine    string        // "netpoll" (default) or "std"
 	Loops     int           // netpoll pollers; 0 = GOMAXPROCS. Process-wide: the last Listen wins
+	// MaxStash, when set, returns how much input a netpoll conn may hold beside its busy worker
+	// before it is closed (Redis's client-query-buffer-limit); unset: 1 GB (offload.go).
+	MaxStash func() int
 }
 
 // Errors returned by Conn methods and Server.

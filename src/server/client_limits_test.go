@@ -393,3 +393,31 @@ func TestTenThousandIdleConnections(t *testing.T) {
 		}
 	})
 }
+
+// Under netpoll the input a never-reading client keeps sending is stashed beside its blocked
+// worker (the transport cannot stop polling the socket); client-query-buffer-limit bounds that
+// stash as Redis bounds a query buffer: past it the client is closed. (The std engine stops
+// reading the socket instead, so there the client is held, not closed.)
+func TestQueryBufferLimitBoundsStash(t *testing.T) {
+	t.Setenv("HOTKV_TRANSPORT", "netpoll")
+	s := startTestServer(t, "--client-query-buffer-limit", "1mb")
+	ctl := dialTestServer(t, s)
+	ctl.do("SET v " + strings.Repeat("x", 1024))
+	base := heapNow()
+	_, done := hog(t, s, "v", 1_000_000)
+	if !waitUntil(5*time.Second, func() bool { return clientCount(t, ctl) == 2 }) {
+		t.Fatal("the never-reading client did not connect")
+	}
+	if !waitUntil(10*time.Second, func() bool { return clientCount(t, ctl) == 1 }) {
+		t.Fatal("the never-reading client is still connected with 1 MB of client-query-buffer-limit")
+	}
+	sent := <-done
+	g := heapNow() - base
+	t.Logf("closed after sending %d MB; heap +%d MB", sent>>20, g>>20)
+	if g > 16<<20 {
+		t.Errorf("heap grew by %d MB with a 1 MB query buffer limit", g>>20)
+	}
+	if sent >= 23_000_000 {
+		t.Errorf("the client sent all %d bytes: never closed while sending", sent)
+	}
+}

@@ -181,6 +181,8 @@ func (s *Server) Listen() error {
 		Backlog:   int(s.cfg.Int("tcp-backlog")),
 		KeepAlive: time.Duration(s.cfg.Int("tcp-keepalive")) * time.Second,
 		Engine:    os.Getenv("HOTKV_TRANSPORT"),
+		// netpoll's input beside a busy worker counts as the query buffer (net/transport offload.go).
+		MaxStash: func() int { return int(s.Engine.Settings().QueryBufLimit) },
 	}
 	tr, err := transport.Listen(opts, &handler{s: s})
 	if err != nil {
