@@ -71,9 +71,9 @@ func walk(x *Index, tags []string, step int) []string {
 func TestIndexAgainstModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	x, m := New(), model{}
-	ops := 200_000
+	ops := modelOps
 	if testing.Short() {
-		ops = 20_000
+		ops /= 10
 	}
 	pick := func(n int, prefix string) string { return fmt.Sprintf("%s%d", prefix, r.IntN(n)) }
 	for i := range ops {
