@@ -51,6 +51,12 @@ type Config struct {
 	MaxBuffer int
 	// Now is the clock (default time.Now), for tests.
 	Now func() time.Time
+	// Pending opens the writer as CONFIG SET appendonly yes does (Redis's AOF_WAIT_REWRITE): it
+	// writes nothing to the files the manifest lists and persists no manifest; entries go to a
+	// temp INCR file and nothing counts as durable past Start until the first rewrite, which
+	// must come with a new source (StartRewrite(at, src)), installs its base and that file.
+	// A crash before then finds the AOF directory as it was.
+	Pending bool
 }
 
 // ErrTimeout is returned by WaitDurable when the sequence number did not become durable in time.
@@ -145,26 +151,39 @@ func Open(cfg Config, src Source) (*Writer, error) {
 		}
 	}
 	m = m.clone()
-	var name string
-	if n := len(m.Incr); n > 0 {
-		name = m.Incr[n-1].Name
+	var t *target
+	if cfg.Pending {
+		var err error
+		if t, err = w.openTarget("temp-"+cfg.Filename+".incr", true); err != nil {
+			return nil, err
+		}
+		t.temp = true
 	} else {
-		m.IncrSeq++
-		name = IncrName(cfg.Filename, m.IncrSeq)
-		m.Incr = append(m.Incr, Info{Name: name, Seq: m.IncrSeq, Type: TypeIncr})
-	}
-	t, err := w.openTarget(name, false)
-	if err != nil {
-		return nil, err
-	}
-	if err := writeManifest(cfg.FS, cfg.Dir, cfg.Filename, m); err != nil {
-		t.f.Close()
-		return nil, err
+		var name string
+		if n := len(m.Incr); n > 0 {
+			name = m.Incr[n-1].Name
+		} else {
+			m.IncrSeq++
+			name = IncrName(cfg.Filename, m.IncrSeq)
+			m.Incr = append(m.Incr, Info{Name: name, Seq: m.IncrSeq, Type: TypeIncr})
+		}
+		var err error
+		if t, err = w.openTarget(name, false); err != nil {
+			return nil, err
+		}
+		if err := writeManifest(cfg.FS, cfg.Dir, cfg.Filename, m); err != nil {
+			t.f.Close()
+			return nil, err
+		}
 	}
 	w.man, w.cur = m, t
 	w.routed, w.written, w.synced = cfg.Start, cfg.Start, cfg.Start
 	w.durable.Store(cfg.Start)
 	w.cap.Store(math.MaxUint64)
+	if cfg.Pending {
+		w.lost = true // the loop appends nothing until a rewrite brings a new source
+		w.cap.Store(cfg.Start)
+	}
 	w.lastSync = w.now()
 	w.stats = Stats{LastRewriteTimeSec: -1, CurrentRewriteTimeSec: -1, LastBgrewriteStatus: "ok",
 		LastWriteStatus: "ok"}
@@ -205,6 +224,10 @@ func (w *Writer) fileSizes() (total, base int64) {
 	}
 	return total, base
 }
+
+// Capped reports whether Durable is held back from what is written: the writer is Pending, or
+// lost its feed, until a rewrite from a new source installs its base.
+func (w *Writer) Capped() bool { return w.cap.Load() != math.MaxUint64 }
 
 // Notify wakes the writer: the feed has new entries. It never blocks.
 func (w *Writer) Notify() {

@@ -516,3 +516,79 @@ func TestReopenAppends(t *testing.T) {
 	}
 	waitFor(t, "writer goroutines to end", func() bool { return runtime.NumGoroutine() <= base })
 }
+
+// A Pending writer (CONFIG SET appendonly yes) leaves the AOF directory as it was until its
+// first rewrite from a new source: a crash before then loads the old files exactly, nothing
+// past Start is durable, and the rewrite installs its base with the temp INCR file.
+func TestPendingOpenUntilRewrite(t *testing.T) {
+	e := newEnv(t, Always, nil)
+	var last uint64
+	for i := 1; i <= 5; i++ {
+		last = e.set(i, i%3)
+	}
+	if err := e.w.WaitDurable(last, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	e.w.Close()
+	before, err := e.fs.ReadFile(e.dir + "/" + testFn + ".manifest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := e.f.Attach() // as the server attaches it: at Start
+	defer rd.Close()
+	w, err := Open(Config{FS: e.fs, Dir: e.dir, Filename: testFn, Fsync: Always, Start: last,
+		Pending: true}, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.w = w
+	if !w.Capped() {
+		t.Fatal("a pending writer is not capped")
+	}
+	for i := 6; i <= 10; i++ {
+		last = e.set(i, i%3)
+	}
+	if err := w.WaitDurable(last, 100*time.Millisecond); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("a pending writer made writes durable: %v", err)
+	}
+	crashed := e.fs.CrashCopy()
+	after, _ := crashed.ReadFile(e.dir + "/" + testFn + ".manifest")
+	if string(after) != string(before) {
+		t.Fatalf("the manifest changed before the rewrite:\n%s\nwas\n%s", after, before)
+	}
+	got, _, err := loadAll(t, crashed, e.dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := checkPrefix(t, got, 5); n != 5 {
+		t.Fatalf("a crash before the rewrite loaded %d writes; the old files hold 5", n)
+	}
+	// The rewrite: a reader attached before its snapshot at 10, the base holding 1..10.
+	rd2 := e.f.Attach()
+	defer rd2.Close()
+	if err := w.StartRewrite(last, rd2); err != nil {
+		t.Fatal(err)
+	}
+	for i := 11; i <= 15; i++ {
+		last = e.set(i, i%3)
+	}
+	if err := w.FinishRewrite(func(bw io.Writer) error { return writeSnapshot(bw, 10) }, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WaitDurable(last, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if w.Capped() {
+		t.Fatal("still capped after the rewrite")
+	}
+	got, res, err := loadAll(t, e.fs.CrashCopy(), e.dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := checkPrefix(t, got, 15); n != 15 {
+		t.Fatalf("loaded %d writes after the rewrite, want 15", n)
+	}
+	if res.Manifest.Base == nil || len(res.Manifest.Incr) != 1 || res.Manifest.Incr[0].Name == "temp-"+testFn+".incr" {
+		t.Fatalf("manifest after the rewrite: %s", res.Manifest.Format())
+	}
+}

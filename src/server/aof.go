@@ -100,26 +100,27 @@ func policyOf(name string) aof.Policy {
 // aofDir is appenddirname inside dir.
 func (s *Server) aofDir() string { return filepath.Join(s.dataDir, s.cfg.String("appenddirname")) }
 
-func (s *Server) aofConfig(m *aof.Manifest, start uint64) aof.Config {
+func (s *Server) aofConfig(m *aof.Manifest, start uint64, pending bool) aof.Config {
 	return aof.Config{FS: s.aof.fs, Dir: s.aofDir(), Filename: s.cfg.String("appendfilename"),
-		Fsync: policyOf(s.cfg.String("appendfsync")), Manifest: m, Start: start,
+		Fsync: policyOf(s.cfg.String("appendfsync")), Manifest: m, Start: start, Pending: pending,
 		OnLost: func() { go s.aofLost() },
 		Logf:   func(format string, args ...any) { s.log.Warn(fmt.Sprintf(format, args...)) }}
 }
 
 // openAOF starts a writer on the AOF directory (m is what Load returned, nil to read it),
-// attaching its reader at an exact point (invariant 1). The caller holds s.aof.mu.
-func (s *Server) openAOF(m *aof.Manifest) error {
+// attaching its reader at an exact point (invariant 1); pending leaves the directory as it is
+// until a rewrite from a new source (persist/aof's Config.Pending). The caller holds s.aof.mu.
+func (s *Server) openAOF(m *aof.Manifest, pending bool) error {
 	g := s.Engine.Group
 	g.LockAll()
 	start := s.Engine.Feed.Seq()
 	rd := s.Engine.Feed.Attach()
 	g.UnlockAll()
-	return s.openWriter(m, start, rd)
+	return s.openWriter(m, start, rd, pending)
 }
 
-func (s *Server) openWriter(m *aof.Manifest, start uint64, rd *feed.Reader) error {
-	cfg := s.aofConfig(m, start)
+func (s *Server) openWriter(m *aof.Manifest, start uint64, rd *feed.Reader, pending bool) error {
+	cfg := s.aofConfig(m, start, pending)
 	src := &gatedSource{rd: rd}
 	w, err := aof.Open(cfg, src)
 	if err != nil {
@@ -146,16 +147,21 @@ func (s *Server) closeAOF() error {
 }
 
 // applyAppendOnly is CONFIG SET appendonly: yes opens the AOF and rewrites it from a snapshot,
-// so that its base holds the data set (Redis's startAppendOnly); no closes it.
+// so that its base holds the data set (Redis's startAppendOnly); no closes it. Until that
+// rewrite ends the directory stays as it was (Redis writes no manifest before either): the
+// writer is pending, and the rewrite comes with a reader attached before its snapshot, as after
+// a lost feed; the cron retries it once a second if it fails.
 func (s *Server) applyAppendOnly(v string) error {
 	s.aof.mu.Lock()
 	on := s.aof.run.Load() != nil
 	if v == "yes" && !on {
-		if err := s.openAOF(nil); err != nil {
+		if err := s.openAOF(nil, true); err != nil {
 			s.aof.mu.Unlock()
 			s.log.Warn("Redis needs to enable the AOF but can't open the append only file", "err", err)
 			return errors.New("Failed to start AOF")
 		}
+		s.aof.lost.Store(true) // the rewrite needs a new source (rewriteAOF)
+		s.aof.lostTry.Store(time.Now().UnixNano())
 		s.aof.mu.Unlock()
 		// Scheduled while a BGSAVE runs, as Redis's startAppendOnly does.
 		if _, err := s.bgRewriteAOF(); err != nil {
@@ -197,7 +203,8 @@ func (s *Server) reopenAOF() {
 		s.log.Warn("Error closing the append only file", "err", err)
 	}
 	s.aof.last.Store(s.aofStats(r))
-	if err := s.openWriter(nil, r.w.Durable(), r.rd); err != nil {
+	// A writer still waiting for its rewrite from a new source stays so (pending).
+	if err := s.openWriter(nil, r.w.Durable(), r.rd, r.w.Capped()); err != nil {
 		s.aof.run.Store(nil)
 		s.log.Error("Can't reopen the append only file after CONFIG SET appendfsync", "err", err)
 	}
@@ -217,6 +224,11 @@ func (s *Server) durable(_ any, final bool) bool {
 	if !final && s.Engine.Settings().NotifyKeyspaceEvents == 0 {
 		return true
 	}
+	if !r.always && r.w.Capped() {
+		// Pending (appendonly yes) or a lost feed under everysec/no: nothing is durable until a
+		// rewrite's base is in, and Redis answers meanwhile (its writes wait in a temp file).
+		return true
+	}
 	return s.waitDurable(r, seq)
 }
 
@@ -231,7 +243,7 @@ func (s *Server) waitDurable(r *aofRun, seq uint64) bool {
 			return true
 		}
 		if !errors.Is(err, aof.ErrClosed) {
-			if !r.always && r.w.Err() != nil {
+			if !r.always && (r.w.Err() != nil || r.w.Capped()) {
 				return true
 			}
 			continue // always: the reply waits (nothing unsynced is acknowledged)

@@ -43,7 +43,7 @@ func (s *Server) bgRewriteAOF() (scheduled bool, err error) {
 		defer s.aof.rewriting.Store(false)
 		if off { // as Redis with appendonly no: the files are written, the AOF stays off
 			s.aof.mu.Lock()
-			err := s.openAOF(nil)
+			err := s.openAOF(nil, false)
 			s.aof.mu.Unlock()
 			if err != nil {
 				s.log.Warn("Can't open the append only file for the rewrite", "err", err)

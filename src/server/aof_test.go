@@ -346,3 +346,47 @@ func TestFsyncChangeDuringRewrite(t *testing.T) {
 		t.Fatalf("the rewrite did not complete: aof_rewrites %s", v)
 	}
 }
+
+// CONFIG SET appendonly yes leaves the AOF directory as it was until its rewrite's base is in
+// (Redis 7.0 writes no manifest before that either): a crash in between restarts from the old
+// AOF exactly, not from the old files plus the writes made since appendonly yes.
+func TestConfigSetAppendOnlyCrashBeforeBase(t *testing.T) {
+	fsys := aof.NewCrashFS()
+	s := newPersistServer(t, "/data", fsys, "--appendonly", "yes", "--appendfsync", "always")
+	c := dialTestServer(t, s)
+	c.query("SET a 1")
+	c.query("SET b 1")
+	if got := c.query("CONFIG SET appendonly no"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET appendonly no: %q", got)
+	}
+	c.query("SET a 2") // not in the AOF
+	c.query("CONFIG SET appendfsync everysec")
+	rewriteInstantDelay.Store(int64(300 * time.Millisecond)) // the window before the base
+	defer rewriteInstantDelay.Store(0)
+	if got := c.query("CONFIG SET appendonly yes"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET appendonly yes: %q", got)
+	}
+	if got := c.query("SET c 1"); got != "+OK\r\n" {
+		t.Fatalf("SET c during the rewrite: %q", got)
+	}
+	time.Sleep(50 * time.Millisecond) // the writer had time to put SET c somewhere
+	if infoField(t, c, "aof_rewrites") != "0" {
+		t.Fatal("the rewrite ended before the crash point; widen rewriteInstantDelay")
+	}
+	crashed := fsys.CrashCopy()
+	waitFor(t, func() bool { return infoField(t, c, "aof_rewrites") == "1" }, "the rewrite")
+	final := fsys.CrashCopy()
+	s.Stop()
+	c2 := dialTestServer(t, newPersistServer(t, "/data", crashed, "--appendonly", "yes"))
+	for _, kv := range [][2]string{{"a", "$1\r\n1\r\n"}, {"b", "$1\r\n1\r\n"}, {"c", "$-1\r\n"}} {
+		if got := c2.query("GET " + kv[0]); got != kv[1] {
+			t.Errorf("after a crash before the base: GET %s = %q, want %q (the old AOF as it was)", kv[0], got, kv[1])
+		}
+	}
+	c3 := dialTestServer(t, newPersistServer(t, "/data", final, "--appendonly", "yes"))
+	for _, kv := range [][2]string{{"a", "$1\r\n2\r\n"}, {"b", "$1\r\n1\r\n"}, {"c", "$1\r\n1\r\n"}} {
+		if got := c3.query("GET " + kv[0]); got != kv[1] {
+			t.Errorf("after the rewrite: GET %s = %q, want %q", kv[0], got, kv[1])
+		}
+	}
+}

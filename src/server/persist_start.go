@@ -51,7 +51,7 @@ func (s *Server) finishLoad() {
 	close(stop)
 	if err == nil && s.cfg.Bool("appendonly") {
 		s.aof.mu.Lock()
-		err = s.openAOF(s.aofManifest)
+		err = s.openAOF(s.aofManifest, false)
 		s.aof.mu.Unlock()
 		if err != nil {
 			s.log.Error("Can't open the append-only file", "err", err)
