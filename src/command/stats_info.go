@@ -20,6 +20,10 @@ func infoLatencyStats(w *infoWriter, c *Ctx) {
 	eachSpec(func(s *Spec) { specs = append(specs, s) })
 	slices.SortFunc(specs, func(a, b *Spec) int { return strings.Compare(a.Name, b.Name) })
 	for _, s := range specs {
+		// INFO holds every shard: merge only the histograms of commands that ran.
+		if calls, _, _, _ := e.cmdStats(s); calls == 0 {
+			continue
+		}
 		var m histCounts
 		e.latencyOf(s, &m)
 		if m.total == 0 {
