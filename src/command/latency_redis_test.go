@@ -3,6 +3,7 @@ package command
 import (
 	"bufio"
 	"fmt"
+	"github.com/hotkv/hotkv/net/resp/resptest"
 	"regexp"
 	"sort"
 	"strings"
@@ -75,12 +76,18 @@ func latencyAgainstRedis(t *testing.T, proto string) {
 // LATENCY HISTOGRAM: the same commands and call counts as redis-server's, container names
 // expanded to their subcommands, unknown names left out, every bound one Redis prints.
 func TestLatencyHistogramAgainstRedis(t *testing.T) {
+	for _, proto := range []string{"2", "3"} {
+		t.Run("RESP"+proto, func(t *testing.T) { latencyHistogramAgainstRedis(t, proto) })
+	}
+}
+
+func latencyHistogramAgainstRedis(t *testing.T, proto string) {
 	conn, stop := startRedis(t)
 	defer stop()
 	r := bufio.NewReader(conn)
 	e := newObsEngine()
 	tc := newTestConn(t, e)
-	script := [][]string{{"CONFIG", "RESETSTAT"}, {"SET", "a", "1"}, {"SET", "a", "2"}, {"GET", "a"},
+	script := [][]string{{"HELLO", proto}, {"CONFIG", "RESETSTAT"}, {"SET", "a", "1"}, {"SET", "a", "2"}, {"GET", "a"},
 		{"CONFIG", "GET", "maxmemory"}, {"CLIENT", "ID"}, {"LPUSH", "l", "x"}}
 	for _, c := range script {
 		redisDo(t, conn, r, c...)
@@ -90,20 +97,39 @@ func TestLatencyHistogramAgainstRedis(t *testing.T) {
 	for i := range 30 {
 		labels[hdrUsecLabel(1024<<i)] = true
 	}
+	wantKind := byte('*')
+	if proto == "3" {
+		wantKind = '%'
+	}
+	num := func(v resptest.Value) int64 {
+		n, err := v.Int()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
 	view := func(raw string) map[string]int64 {
 		out := map[string]int64{}
-		m := replyAny(t, raw).([]any)
-		for i := 0; i < len(m); i += 2 {
-			h := m[i+1].([]any)
-			out[m[i].(string)] = h[1].(int64)
-			b := h[3].([]any)
-			for j := 0; j < len(b); j += 2 {
-				if !labels[b[j].(int64)] {
-					t.Errorf("%s: bound %d is not one of Redis's", m[i], b[j])
+		m := replyOf(t, raw)
+		for _, agg := range []resptest.Value{m} {
+			if agg.Kind != wantKind {
+				t.Errorf("RESP%s reply kind %q", proto, agg.Kind)
+			}
+		}
+		for i := 0; i+1 < len(m.Elems); i += 2 {
+			name, h := m.Elems[i].Str, m.Elems[i+1]
+			if h.Kind != wantKind || len(h.Elems) != 4 || h.Elems[3].Kind != wantKind {
+				t.Fatalf("%s: %v", name, h)
+			}
+			calls, b := num(h.Elems[1]), h.Elems[3].Elems
+			out[name] = calls
+			for j := 0; j+1 < len(b); j += 2 {
+				if !labels[num(b[j])] {
+					t.Errorf("%s: bound %d is not one of Redis's", name, num(b[j]))
 				}
 			}
-			if last := b[len(b)-1].(int64); last != h[1].(int64) {
-				t.Errorf("%s: last bucket %d of %d calls", m[i], last, h[1])
+			if last := num(b[len(b)-1]); last != calls {
+				t.Errorf("%s: last bucket %d of %d calls", name, last, calls)
 			}
 		}
 		return out
@@ -113,6 +139,9 @@ func TestLatencyHistogramAgainstRedis(t *testing.T) {
 		want, got := view(redisDo(t, conn, r, c...)), view(tc.do(c...))
 		if fmt.Sprint(want) != fmt.Sprint(got) {
 			t.Errorf("%q: redis %v, hotkv %v", c, want, got)
+		}
+		if c[2] == "set" && want["set"] != 2 {
+			t.Errorf("redis-server counted %d SETs", want["set"])
 		}
 	}
 }
