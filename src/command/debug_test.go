@@ -3,12 +3,13 @@ package command
 import (
 	"bufio"
 	"fmt"
-	"github.com/hotkv/hotkv/ds/keyspace"
-	"github.com/hotkv/hotkv/net/resp/resptest"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/net/resp/resptest"
 )
 
 // DEBUG's subcommands against redis-server 7.0.15, byte for byte, in RESP2 and RESP3.

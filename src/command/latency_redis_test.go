@@ -3,11 +3,12 @@ package command
 import (
 	"bufio"
 	"fmt"
-	"github.com/hotkv/hotkv/net/resp/resptest"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/hotkv/hotkv/net/resp/resptest"
 )
 
 var digits = regexp.MustCompile(`[0-9]+`)
