@@ -320,7 +320,7 @@ func infoStats(w *infoWriter, c *Ctx) {
 	w.int("expire_cycle_cpu_milliseconds", c.E.lat.expireCycleNs.Load()/1e6) // expire.go
 	w.int("evicted_keys", c.E.mem.evicted.Load())
 	w.int("evicted_clients", c.E.EvictedClients()) // client_limits.go
-	total, current := c.E.evictionExceeded(c.Now) // evict.go
+	total, current := c.E.evictionExceeded(c.Now)  // evict.go
 	w.int("total_eviction_exceeded_time", total)
 	w.int("current_eviction_exceeded_time", current)
 	hits, misses := c.E.keyspaceHits()
