@@ -12,14 +12,17 @@ import (
 // the executor running the call (a shard holder, or the connection for connection and barrier
 // commands) and reused, so handlers must not keep it.
 type Ctx struct {
-	Args   [][]byte
-	Out    []byte // the reply; handlers append to it
-	Proto  int
-	DB     int
-	Now    int64 // unix nanoseconds, fixed for the call
-	Client *Client
-	E      *Engine
-	Spec   *Spec
+	// oomFree: the script this Ctx runs commands for (scriptRun.ctx) wrote already or is
+	// allow-oom, so its denyoom commands pass the maxmemory gate (memory_acct.go).
+	oomFree bool
+	Args    [][]byte
+	Out     []byte // the reply; handlers append to it
+	Proto   int
+	DB      int
+	Now     int64 // unix nanoseconds, fixed for the call
+	Client  *Client
+	E       *Engine
+	Spec    *Spec
 	// Serving is the key that became ready when a blocked command is run on its waiter's behalf
 	// (see block.go); nil otherwise.
 	Serving []byte

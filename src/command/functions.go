@@ -49,7 +49,7 @@ func fcallGeneric(c *Ctx, ro bool) {
 		c.Err(ErrNumKeysNegative)
 		return
 	}
-	j := scriptJob{fn: c.Args[1], id: "f:" + f.Name, keys: c.Args[3 : 3+n], args: c.Args[3+n:],
+	j := scriptJob{fn: c.Args[1], flags: f.Flags, id: "f:" + f.Name, keys: c.Args[3 : 3+n], args: c.Args[3+n:],
 		opts: script.RunOptions{Proto: c.Proto, ReadOnly: ro}}
 	c.E.runScript(c, &j)
 }

@@ -1,6 +1,9 @@
 package command
 
-import "github.com/hotkv/hotkv/ds/keyspace"
+import (
+	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/src/script"
+)
 
 // Accounting of what write commands change (ds/keyspace/used.go). The keyspace adds an entry's
 // footprint on insert and takes it off on unlink; what it cannot see is a value changing under
@@ -149,7 +152,7 @@ func (m *memAcct) settle(e *keyspace.Entry) bool {
 // gated as Redis gates a script without allow-oom), and a write command's changes are
 // accounted.
 func (e *Engine) run(c *Ctx, spec *Spec) {
-	if spec.Flags&DenyOOM != 0 && (c.tx == nil || inScript(c)) && e.mem.limit.Load() > 0 && !e.admitLocked(c) {
+	if e.mem.limit.Load() > 0 && e.denyOOM(c, spec) && !e.admitLocked(c) {
 		c.Err(ErrOOM)
 		return
 	}
@@ -160,6 +163,18 @@ func (e *Engine) run(c *Ctx, spec *Spec) {
 	e.memBefore(c)
 	defer e.memAfter(c) // also when the handler panics: what it changed stays accounted
 	spec.Run(c)
+}
+
+// denyOOM reports whether spec is refused over maxmemory here, as Redis 7.0 decides: a denyoom
+// command outside MULTI (EXEC was checked when it was queued and run) and outside a script once
+// the script wrote or when it is allow-oom (Ctx.oomFree); an EVAL* or FCALL* whose script declares
+// flags without allow-oom or no-writes (Redis's scriptFlagsToCmdFlags makes it denyoom).
+func (e *Engine) denyOOM(c *Ctx, spec *Spec) bool {
+	if runsScript(spec) {
+		f, declared := e.scriptFlags(spec, c.Args)
+		return declared && f&(script.FlagAllowOOM|script.FlagNoWrites) == 0
+	}
+	return spec.Flags&DenyOOM != 0 && (c.tx == nil || (inScript(c) && !c.oomFree))
 }
 
 // RecountMemory sets every keyspace's count to a walk of its keys, estimating each collection:

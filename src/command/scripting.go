@@ -217,12 +217,14 @@ func (sc *scriptingState) markWide(id string) {
 
 // scriptJob is one EVAL or FCALL as parsed: what runs, with which keys and arguments.
 type scriptJob struct {
-	sc   *script.Script // EVAL*; nil for FCALL*
-	fn   []byte         // FCALL*: the function's name
-	id   string         // the wide map's key: the SHA, or "f:" and the function's name
-	keys [][]byte
-	args [][]byte
-	opts script.RunOptions
+	// flags are the script's declared flags (a shebang's, or the function's); 0 without.
+	flags script.Flags
+	sc    *script.Script // EVAL*; nil for FCALL*
+	fn    []byte         // FCALL*: the function's name
+	id    string         // the wide map's key: the SHA, or "f:" and the function's name
+	keys  [][]byte
+	args  [][]byte
+	opts  script.RunOptions
 }
 
 // errRestart is the Host's panic that aborts a run which has written nothing, to rerun it
@@ -256,7 +258,7 @@ func evalGeneric(c *Ctx, bySHA, ro bool) {
 			return
 		}
 	}
-	j := scriptJob{sc: s, id: s.SHA, keys: c.Args[3 : 3+n], args: c.Args[3+n:],
+	j := scriptJob{sc: s, flags: s.Flags, id: s.SHA, keys: c.Args[3 : 3+n], args: c.Args[3+n:],
 		opts: script.RunOptions{Proto: c.Proto, ReadOnly: ro}}
 	c.E.runScript(c, &j)
 }
@@ -303,6 +305,7 @@ type scriptRun struct {
 	declared [][]byte
 	caching  bool
 	wrote    bool // a command that writes or replicates ran
+	allowOOM bool // the script declared allow-oom
 	strict   bool
 	db       int
 	one      [1]int32
@@ -319,6 +322,7 @@ func (r *scriptRun) attempt(c *Ctx, j *scriptJob, wide bool) (done bool) {
 		effects = len(c.slot.Effects)
 	}
 	r.begin(c, j.keys, wide)
+	r.allowOOM = j.flags&script.FlagAllowOOM != 0
 	defer func() {
 		p := recover()
 		if _, ok := p.(errRestart); ok {
@@ -519,6 +523,9 @@ func (r *scriptRun) Call(args [][]byte, proto int, repl script.Repl, dst []byte)
 	if msg := r.need(spec, args); msg != "" {
 		return resp.AppendError(dst, msg)
 	}
+	// Redis refuses a denyoom command over maxmemory only as a script's first write, and never
+	// in an allow-oom script: it cannot stop a script half way (scriptVerifyOOM).
+	r.ctx.oomFree = r.allowOOM || r.wrote
 	if spec.Flags&(Write|MayReplicate) != 0 || spec.Name == "publish" || spec.Name == "spublish" {
 		r.wrote = true
 	}
