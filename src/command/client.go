@@ -59,9 +59,11 @@ type Client struct {
 	// Wake, when set, asks the connection's own goroutine to serve it soon (its transport's
 	// Conn.Wake): pushes queued by other goroutines are written then (push.go).
 	Wake func()
-	// Pending, when set, returns the input and output the connection's transport holds beyond
-	// the pipeline (net/transport's Pending), for the output limits and tot-mem (client_limits.go).
-	Pending func() (in, out int64)
+	// pending, when set (SetPending), returns the input and output the connection's transport
+	// holds beyond the pipeline (net/transport's Pending), for the output limits and tot-mem
+	// (client_limits.go). Atomic: the client cron reads it from the moment NewClient listed the
+	// client, while the transport's Open is still setting it.
+	pending atomic.Pointer[func() (in, out int64)]
 	// obufSoftSince is when the client's output last went over its soft limit (unix ns), 0 while
 	// under it; the client cron and the push outbox both keep it.
 	obufSoftSince atomic.Int64

@@ -61,13 +61,16 @@ func (e *Engine) OutputLimitDisconnects() int64 { return e.stats.outputLimitDisc
 func (cl *Client) buffers() (in, out int64) {
 	in = cl.shown.qbuf.Load()
 	out = cl.push.size.Load()
-	if cl.Pending != nil {
-		pin, pout := cl.Pending()
+	if f := cl.pending.Load(); f != nil {
+		pin, pout := (*f)()
 		in += pin
 		out += pout
 	}
 	return in, out
 }
+
+// SetPending gives the client its transport's Pending (bytes held in and not yet sent out).
+func (cl *Client) SetPending(f func() (in, out int64)) { cl.pending.Store(&f) }
 
 // memory approximates the client's total memory (CLIENT LIST tot-mem, Redis's
 // getClientMemoryUsage): its fixed state, buffers, name, queued MULTI commands and the arguments

@@ -86,8 +86,8 @@ func (cl *Client) wakeSubscribers() {
 // does when a reply is added. The client cron checks the same for output that is not growing.
 func (cl *Client) overLimitLocked(b *pushBox) bool {
 	out := int64(len(b.buf))
-	if cl.Pending != nil {
-		_, pout := cl.Pending()
+	if f := cl.pending.Load(); f != nil {
+		_, pout := (*f)()
 		out += pout
 	}
 	if overOutputLimit(cl.e.limitFor(cl), out, &cl.obufSoftSince, time.Now().UnixNano()) {

@@ -46,7 +46,7 @@ func (h *handler) Open(c transport.Conn) error {
 	cl.Wake = c.Wake
 	cl.SetIdle = func(d time.Duration) { c.SetIdleTimeout(d) }
 	if p, ok := c.(interface{ Pending() (in, out int64) }); ok {
-		cl.Pending = p.Pending
+		cl.SetPending(p.Pending)
 	}
 	c.SetState(&connState{pc: pipeline.NewConn(h.s.env, c, cl), client: cl})
 	if t := h.s.cfg.Int("timeout"); t > 0 {
