@@ -152,17 +152,43 @@ func (m *memAcct) settle(e *keyspace.Entry) bool {
 // gated as Redis gates a script without allow-oom), and a write command's changes are
 // accounted.
 func (e *Engine) run(c *Ctx, spec *Spec) {
-	if e.mem.limit.Load() > 0 && e.denyOOM(c, spec) && !e.admitLocked(c) {
+	// A self-locking command (SORT, MIGRATE, EVAL*, FCALL*) holds no token yet here: it passes
+	// the gate and accounts for its keys itself once it holds their shards (selfGate,
+	// selfAccount), unless a transaction or script already holds them (c.tx).
+	self := spec.Scope == ScopeSelf && c.tx == nil
+	if !self && e.mem.limit.Load() > 0 && e.denyOOM(c, spec) && !e.admitLocked(c) {
 		c.Err(ErrOOM)
 		return
 	}
-	if spec.Flags&Write == 0 {
+	if spec.Flags&Write == 0 || self {
 		spec.Run(c)
 		return
 	}
 	e.memBefore(c)
 	defer e.memAfter(c) // also when the handler panics: what it changed stays accounted
 	spec.Run(c)
+}
+
+// selfGate is run's maxmemory gate for a self-locking command, called holding the shards of its
+// keys; false means it replied -OOM.
+func (e *Engine) selfGate(c *Ctx) bool {
+	if e.mem.limit.Load() > 0 && e.denyOOM(c, c.Spec) && !e.admitLocked(c) {
+		c.Err(ErrOOM)
+		return false
+	}
+	return true
+}
+
+// selfAccount runs write, a self-locking command's change to its keys, holding their shards,
+// with run's accounting around it.
+func (e *Engine) selfAccount(c *Ctx, write func()) {
+	if c.tx != nil { // run accounted for it already
+		write()
+		return
+	}
+	e.memBefore(c)
+	defer e.memAfter(c)
+	write()
 }
 
 // denyOOM reports whether spec is refused over maxmemory here, as Redis 7.0 decides: a denyoom

@@ -323,6 +323,10 @@ func (r *scriptRun) attempt(c *Ctx, j *scriptJob, wide bool) (done bool) {
 	}
 	r.begin(c, j.keys, wide)
 	r.allowOOM = j.flags&script.FlagAllowOOM != 0
+	if c.tx == nil && !r.e.selfGate(c) { // maxmemory, holding the declared keys' shards
+		r.finish(true)
+		return true
+	}
 	defer func() {
 		p := recover()
 		if _, ok := p.(errRestart); ok {

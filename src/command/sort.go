@@ -65,7 +65,10 @@ func sortGeneric(c *Ctx, readonly bool) {
 		defer g.UnlockAll()
 		c.E.enter(nil, true, c)
 		defer c.E.leave(nil, true, c)
-		st.run(c)
+		if !c.E.selfGate(c) {
+			return
+		}
+		c.E.selfAccount(c, func() { st.run(c) })
 		c.E.commit(c, c.slot)
 		c.E.serveReadyAll(c.Now, c.slot)
 		return
@@ -81,7 +84,10 @@ func sortGeneric(c *Ctx, readonly bool) {
 	defer g.Unlock(shards)
 	c.E.enter(shards, false, c)
 	defer c.E.leave(shards, false, c)
-	st.run(c)
+	if !c.E.selfGate(c) {
+		return
+	}
+	c.E.selfAccount(c, func() { st.run(c) })
 	c.E.commit(c, c.slot)
 	c.E.serveReadyIn(shards, c.Now, c.slot)
 }
