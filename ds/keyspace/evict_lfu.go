@@ -83,6 +83,11 @@ func (ks *Keyspace) Sample(r func() uint64) *Entry {
 		}
 		b = ks.buckets[r()&ks.mask()]
 	}
+	return pickInChain(b, r)
+}
+
+// pickInChain returns a random entry of the bucket chain that starts at b (not nil).
+func pickInChain(b *Entry, r func() uint64) *Entry {
 	n := 0
 	for e := b; e != nil; e = e.next {
 		n++

@@ -503,14 +503,7 @@ func (ks *Keyspace) Random(now int64, r func() uint64) *Entry {
 		for b == nil {
 			b = ks.buckets[r()&ks.mask()]
 		}
-		n := 0
-		for e := b; e != nil; e = e.next {
-			n++
-		}
-		e := b
-		for i := int(r() % uint64(n)); i > 0; i-- {
-			e = e.next
-		}
+		e := pickInChain(b, r)
 		if e.expire == 0 || e.expire > now {
 			return e
 		}

@@ -14,14 +14,18 @@ var updateHotKV = flag.Bool("update-hotkv", false, "re-record HotKV-only transcr
 // TestTagTranscript replays testdata/hotkv/tags.txt (and its RESP3 twin). The TAG.* commands are
 // HotKV's own, so there is no Redis to record from: the file was recorded from HotKV with
 // -update-hotkv and each reply checked by hand; the test keeps them from changing unnoticed.
-func TestTagTranscript(t *testing.T) {
+func TestTagTranscript(t *testing.T) { hotkvTranscript(t, "tags") }
+
+// hotkvTranscript replays testdata/hotkv/<name>.txt and its RESP3 twin, both recorded from
+// HotKV (-update-hotkv re-records them from the RESP2 file's commands).
+func hotkvTranscript(t *testing.T, name string) {
 	for _, proto := range []int{2, 3} {
-		path := "testdata/hotkv/tags.txt"
+		path := "testdata/hotkv/" + name + ".txt"
 		if proto == 3 {
-			path = "testdata/hotkv/tags.resp3.txt"
+			path = "testdata/hotkv/" + name + ".resp3.txt"
 		}
 		t.Run(fmt.Sprint("resp", proto), func(t *testing.T) {
-			src, err := os.ReadFile("testdata/hotkv/tags.txt")
+			src, err := os.ReadFile("testdata/hotkv/" + name + ".txt")
 			if err != nil {
 				t.Fatal(err)
 			}
