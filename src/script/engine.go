@@ -99,6 +99,10 @@ func New(cfg Config) *Engine {
 // Close stops the watchdog. Runs still in progress finish normally, unwatched.
 func (e *Engine) Close() { e.closeMu.Do(e.dog.stop) }
 
+// WatchdogRunning reports whether the engine's watchdog goroutine runs (from New until Close
+// returns).
+func (e *Engine) WatchdogRunning() bool { return e.dog.running.Load() }
+
 // Compile returns the cached script for body, compiling and caching it first if needed (EVAL,
 // SCRIPT LOAD). On failure errReply is Redis's error text (no '-' nor CRLF) and nothing is cached.
 func (e *Engine) Compile(body []byte) (s *Script, errReply string) {

@@ -76,13 +76,14 @@ func (m *runMark) stop(seq uint64, why killReason) {
 // busy past the threshold, and stops a run that grew the heap past its cap. With no run for a
 // second it parks until a run starts.
 type watchdog struct {
-	e      *Engine
-	parked atomic.Bool
-	wakeCh chan struct{}
-	quit   chan struct{}
-	done   sync.WaitGroup
-	seen   map[*slot]*watch
-	lastGC uint64
+	e       *Engine
+	running atomic.Bool // its goroutine is in loop
+	parked  atomic.Bool
+	wakeCh  chan struct{}
+	quit    chan struct{}
+	done    sync.WaitGroup
+	seen    map[*slot]*watch
+	lastGC  uint64
 }
 
 // watch is what the watchdog remembers of one run it saw.
@@ -99,6 +100,7 @@ func (w *watchdog) start(e *Engine) {
 	w.quit = make(chan struct{})
 	w.seen = map[*slot]*watch{}
 	w.done.Add(1)
+	w.running.Store(true)
 	go w.loop()
 }
 
@@ -116,6 +118,7 @@ func (w *watchdog) wake() {
 
 func (w *watchdog) loop() {
 	defer w.done.Done()
+	defer w.running.Store(false)
 	t := time.NewTicker(w.e.cfg.Tick)
 	defer t.Stop()
 	idle := 0
