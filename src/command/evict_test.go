@@ -149,6 +149,13 @@ func TestEvictEffects(t *testing.T) {
 	if !strings.Contains(tc.do("INFO", "stats"), "evicted_keys:1\r\n") {
 		t.Fatalf("INFO stats: %q", tc.do("INFO", "stats"))
 	}
+	// CONFIG RESETSTAT zeroes evicted_keys and total_eviction_exceeded_time, as Redis's
+	// resetServerStats does (checked by hand on redis-server 7.0.15: 300 -> 0).
+	tc.do("CONFIG", "RESETSTAT")
+	if st := tc.do("INFO", "stats"); !strings.Contains(st, "evicted_keys:0\r\n") ||
+		!strings.Contains(st, "total_eviction_exceeded_time:0\r\n") {
+		t.Fatalf("INFO stats after CONFIG RESETSTAT: %q", st)
+	}
 	tc.do("CONFIG", "SET", "lazyfree-lazy-eviction", "yes")
 	tc.do("CONFIG", "SET", "maxmemory", "0")
 	tc.do("SET", "c", strings.Repeat("v", 2000))

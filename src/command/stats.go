@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/puzpuzpuz/xsync/v3"
 )
@@ -68,6 +69,11 @@ func (e *Engine) resetStats(held bool) {
 	e.stats.misses.Store(0)
 	e.stats.rejectedConns.Store(0)
 	e.stats.errorKinds.Clear()
+	e.mem.evicted.Store(0) // evicted_keys, total_eviction_exceeded_time (evict.go)
+	e.mem.overTotal.Store(0)
+	if e.mem.overSince.Load() != 0 { // a spell over the budget counts again from now
+		e.mem.overSince.Store(time.Now().UnixNano())
+	}
 	if !held {
 		e.Group.LockAll()
 		defer e.Group.UnlockAll()
