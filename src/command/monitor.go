@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hotkv/hotkv/ds/strs"
 	"github.com/hotkv/hotkv/pipeline"
 )
 
@@ -160,39 +161,9 @@ func appendMonitorLine(dst []byte, now time.Time, db int, source string, spec *S
 		if redact.has(j) {
 			a = []byte(redactedArg)
 		}
-		dst = appendRepr(dst, a)
+		dst = strs.AppendRepr(dst, a)
 	}
 	return append(dst, "\r\n"...)
-}
-
-// appendRepr quotes b as Redis's sdscatrepr: printable ASCII as is, \\ \" \n \r \t \a \b
-// escaped, other bytes as \xhh.
-func appendRepr(dst, b []byte) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for _, ch := range b {
-		switch ch {
-		case '\\', '"':
-			dst = append(dst, '\\', ch)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\a':
-			dst = append(dst, '\\', 'a')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		default:
-			if ch >= 0x20 && ch < 0x7f {
-				dst = append(dst, ch)
-			} else {
-				dst = append(dst, '\\', 'x', hex[ch>>4], hex[ch&15])
-			}
-		}
-	}
-	return append(dst, '"')
 }
 
 // queueMonitorLine queues a line in a monitoring client's outbox, under its output limit.

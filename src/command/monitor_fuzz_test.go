@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/hotkv/hotkv/ds/strs"
 )
 
 var timeZero = time.Unix(1700000000, 123456000)
@@ -16,7 +18,7 @@ func FuzzMonitorRepr(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		q := appendRepr(nil, b)
+		q := strs.AppendRepr(nil, b)
 		for _, ch := range q {
 			if ch < 0x20 || ch >= 0x7f {
 				t.Fatalf("%q quoted as %q: byte %#x", b, q, ch)

@@ -1,6 +1,10 @@
 package config
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/hotkv/hotkv/ds/strs"
+)
 
 // SplitArgs splits a configuration line into arguments the way Redis's
 // sdssplitargs does (redis.conf lines, inline commands, redis-cli input):
@@ -133,32 +137,4 @@ func unhex(c byte) byte {
 
 // Repr quotes s as Redis's sdscatrepr does: the form CONFIG REWRITE writes
 // string values in, and the one SplitArgs reads back to the same bytes.
-func Repr(s string) string {
-	const hexDigits = "0123456789abcdef"
-	b := make([]byte, 0, len(s)+2)
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '\\', '"':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\a':
-			b = append(b, '\\', 'a')
-		case '\b':
-			b = append(b, '\\', 'b')
-		default:
-			if c >= 0x20 && c <= 0x7e {
-				b = append(b, c)
-			} else {
-				b = append(b, '\\', 'x', hexDigits[c>>4], hexDigits[c&15])
-			}
-		}
-	}
-	return string(append(b, '"'))
-}
+func Repr(s string) string { return string(strs.AppendRepr(make([]byte, 0, len(s)+2), s)) }
