@@ -8,13 +8,7 @@ import (
 // statsField returns field's value from INFO stats on c.
 func statsField(t *testing.T, c *testClient, field string) string {
 	t.Helper()
-	for _, l := range strings.Split(c.query("INFO stats"), "\r\n") {
-		if v, ok := strings.CutPrefix(l, field+":"); ok {
-			return v
-		}
-	}
-	t.Fatalf("INFO stats has no %s", field)
-	return ""
+	return sectionField(t, c, "stats", field)
 }
 
 // value-compression and its threshold reach the engine from the command line and from CONFIG

@@ -33,12 +33,18 @@ func fakeRDB(t *testing.T, fail *bool) {
 
 func infoField(t *testing.T, c *testClient, name string) string {
 	t.Helper()
-	for _, l := range strings.Split(c.query("INFO persistence"), "\r\n") {
+	return sectionField(t, c, "persistence", name)
+}
+
+// sectionField is field name of INFO section.
+func sectionField(t *testing.T, c *testClient, section, name string) string {
+	t.Helper()
+	for _, l := range strings.Split(c.query("INFO "+section), "\r\n") {
 		if v, ok := strings.CutPrefix(l, name+":"); ok {
 			return v
 		}
 	}
-	t.Fatalf("INFO persistence has no %s", name)
+	t.Fatalf("INFO %s has no %s", section, name)
 	return ""
 }
 
