@@ -105,9 +105,10 @@ func (e *Engine) SetMemorySettings(s MemorySettings) {
 	m.total.Store(e.dataUsed())
 }
 
-// The overhead counted besides the keyspaces: the server's own structures and, per client, its
-// buffers and state. HotKV's transport does not report its buffers' sizes; a client is charged
-// what an idle netpoll connection with its pipeline state was measured to hold.
+// The overhead counted besides the keyspaces: the server's own structures and the clients. A
+// client is charged at least what an idle netpoll connection with its pipeline state was
+// measured to hold; when the client cron measured more (ClientMemory: buffers the transport and
+// the outboxes hold, as Redis counts clients' buffers in used_memory), that.
 const (
 	memFixedOverhead = 1 << 20
 	memPerClient     = 16 << 10
@@ -115,7 +116,8 @@ const (
 
 // memOverhead is used_memory less the dataset.
 func (e *Engine) memOverhead() int64 {
-	return memFixedOverhead + int64(e.ClientCount())*memPerClient + e.tinyBytes()
+	clients := max(int64(e.ClientCount())*memPerClient, e.ClientMemory())
+	return memFixedOverhead + clients + e.tinyBytes()
 }
 
 // dataUsed sums the shards' counts (used_memory_dataset).
