@@ -13,7 +13,7 @@ import (
 // change of the libraries is ordered with the writes around it and replicated as itself.
 
 var functionCommands = []*Spec{
-	{Name: "fcall", Arity: -3, Flags: NoScript | Stale | SkipMonitor | NoMandatoryKeys | MovableKeys,
+	{Name: "fcall", Arity: -3, Flags: NoScript | Stale | SkipMonitor | NoMandatoryKeys | MovableKeys | MayReplicate,
 		NumKeys: 2, Scope: ScopeSelf, Run: func(c *Ctx) { fcallGeneric(c, false) }},
 	{Name: "fcall_ro", Arity: -3, Flags: ReadOnly | NoScript | Stale | SkipMonitor | NoMandatoryKeys | MovableKeys,
 		NumKeys: 2, Scope: ScopeSelf, Run: func(c *Ctx) { fcallGeneric(c, true) }},

@@ -12,7 +12,7 @@ import (
 // flagged readonly.
 var hllCommands = []*Spec{
 	{Name: "pfadd", Arity: -2, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: pfadd},
-	{Name: "pfcount", Arity: -2, Flags: ReadOnly, FirstKey: 1, LastKey: -1, Step: 1, Run: pfcount},
+	{Name: "pfcount", Arity: -2, Flags: ReadOnly | MayReplicate, FirstKey: 1, LastKey: -1, Step: 1, Run: pfcount},
 	{Name: "pfmerge", Arity: -2, Flags: Write | DenyOOM, FirstKey: 1, LastKey: -1, Step: 1, Run: pfmerge},
 	{Name: "pfdebug", Arity: 3, Flags: Write | DenyOOM | Admin, FirstKey: 2, LastKey: 2, Step: 1, Run: pfdebug},
 	{Name: "pfselftest", Arity: 1, Flags: Admin, Run: pfselftest},

@@ -99,10 +99,9 @@ func monitorCmd(c *Ctx) {
 }
 
 // monitorRefused reports whether a monitoring client's command must be refused: one that
-// reads, writes or may replicate (Redis's "Replica can't interact with the keyspace"; PUBLISH
-// and SPUBLISH are may_replicate in Redis, as scripting.go counts them too).
+// reads, writes or may replicate (Redis's "Replica can't interact with the keyspace").
 func (e *Engine) monitorRefused(c *Ctx, spec *Spec) bool {
-	touches := spec.Flags&(ReadOnly|Write|MayReplicate) != 0 || spec.Name == "publish" || spec.Name == "spublish"
+	touches := spec.Flags&(ReadOnly|Write|MayReplicate) != 0
 	return touches && e.lat.monitors.has(c.Client)
 }
 

@@ -53,20 +53,13 @@ func (e *Engine) pauseWait(spec *Spec, args [][]byte) {
 }
 
 // pausedAsWrite reports whether CLIENT PAUSE WRITE holds the command back, as Redis 7.0's
-// processCommand decides: write and may-replicate commands, where PUBLISH, SPUBLISH, PFCOUNT,
-// EVAL, EVALSHA and FCALL are may-replicate inside Redis although COMMAND does not show that
-// flag; a script that declares its flags (a shebang, or any function) goes by them instead:
-// paused unless no-writes.
+// processCommand decides: write and may-replicate commands; a script that declares its flags
+// (a shebang, or any function) goes by them instead: paused unless no-writes.
 func (e *Engine) pausedAsWrite(spec *Spec, args [][]byte) bool {
 	if runsScript(spec) {
 		if f, declared := e.scriptFlags(spec, args); declared {
 			return f&script.FlagNoWrites == 0
 		}
-		return spec.Flags&ReadOnly == 0 // EVAL, EVALSHA, FCALL; not the _RO forms
-	}
-	switch spec.Name {
-	case "publish", "spublish", "pfcount":
-		return true
 	}
 	return spec.Flags&(Write|MayReplicate) != 0
 }

@@ -21,8 +21,8 @@ var pubsubCommands = []*Spec{
 		Scope: ScopeConn, Run: ssubscribe},
 	{Name: "sunsubscribe", Arity: -1, Flags: PubSub | NoScript | Loading | Stale, FirstKey: 1, LastKey: -1, Step: 1,
 		Scope: ScopeConn, Run: sunsubscribe},
-	{Name: "publish", Arity: 3, Flags: PubSub | Loading | Stale | Fast, Scope: ScopeSelf, Run: publish},
-	{Name: "spublish", Arity: 3, Flags: PubSub | Loading | Stale | Fast, FirstKey: 1, LastKey: 1, Step: 1,
+	{Name: "publish", Arity: 3, Flags: PubSub | Loading | Stale | Fast | MayReplicate, Scope: ScopeSelf, Run: publish},
+	{Name: "spublish", Arity: 3, Flags: PubSub | Loading | Stale | Fast | MayReplicate, FirstKey: 1, LastKey: 1, Step: 1,
 		Scope: ScopeSelf, Run: spublish},
 	(&Spec{Name: "pubsub", Arity: -2}).sub(
 		&Spec{Name: "pubsub|channels", Arity: -2, Flags: PubSub | Loading | Stale, Scope: ScopeConn, Run: pubsubChannels},

@@ -48,9 +48,9 @@ import (
 //     connection commands run.
 
 var scriptingCommands = []*Spec{
-	{Name: "eval", Arity: -3, Flags: NoScript | Stale | SkipMonitor | NoMandatoryKeys | MovableKeys,
+	{Name: "eval", Arity: -3, Flags: NoScript | Stale | SkipMonitor | NoMandatoryKeys | MovableKeys | MayReplicate,
 		NumKeys: 2, Scope: ScopeSelf, Run: func(c *Ctx) { evalGeneric(c, false, false) }},
-	{Name: "evalsha", Arity: -3, Flags: NoScript | Stale | SkipMonitor | NoMandatoryKeys | MovableKeys,
+	{Name: "evalsha", Arity: -3, Flags: NoScript | Stale | SkipMonitor | NoMandatoryKeys | MovableKeys | MayReplicate,
 		NumKeys: 2, Scope: ScopeSelf, Run: func(c *Ctx) { evalGeneric(c, true, false) }},
 	{Name: "eval_ro", Arity: -3, Flags: ReadOnly | NoScript | Stale | SkipMonitor | NoMandatoryKeys | MovableKeys,
 		NumKeys: 2, Scope: ScopeSelf, Run: func(c *Ctx) { evalGeneric(c, false, true) }},
@@ -530,7 +530,7 @@ func (r *scriptRun) Call(args [][]byte, proto int, repl script.Repl, dst []byte)
 	// Redis refuses a denyoom command over maxmemory only as a script's first write, and never
 	// in an allow-oom script: it cannot stop a script half way (scriptVerifyOOM).
 	r.ctx.oomFree = r.allowOOM || r.wrote
-	if spec.Flags&(Write|MayReplicate) != 0 || spec.Name == "publish" || spec.Name == "spublish" {
+	if spec.Flags&(Write|MayReplicate) != 0 {
 		r.wrote = true
 	}
 	cl := r.outer.Client // call clears r.ctx.Client when it returns

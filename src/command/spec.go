@@ -38,11 +38,13 @@ var flagNames = []string{
 	"touches_arbitrary_keys",
 }
 
-// Names returns the flag names in COMMAND INFO's order.
+// Names returns the flag names in COMMAND INFO's order. may_replicate is left out: Redis 7.0.15
+// sets it inside (PUBLISH, SPUBLISH, PFCOUNT, EVAL, EVALSHA, FCALL) for CLIENT PAUSE WRITE,
+// MONITOR clients and scripts, but its COMMAND shows it for no command.
 func (f Flags) Names() []string {
 	var out []string
 	for i, n := range flagNames {
-		if f&(1<<i) != 0 {
+		if f&(1<<i) != 0 && Flags(1<<i) != MayReplicate {
 			out = append(out, n)
 		}
 	}
