@@ -67,8 +67,20 @@ func (e *Engine) memBefore(c *Ctx) {
 	m := &c.mem
 	m.recs, m.other = m.recs[:0], m.other[:0]
 	m.idx = c.Spec.keyIndexes(c.Args, m.idx[:0])
+	// A blocked command served in place (a shard's serve Ctx, block.go) holds only the ready
+	// key's shard: its other keys (BLPOP's on other shards) are not its to look at, and it
+	// changes none of them. One woken to serve itself holds all of its shards.
+	served := int32(-1)
+	if c.Serving != nil {
+		if id := c.E.shardOf(c.Serving); c == &c.E.data(id).serve {
+			served = id
+		}
+	}
 	for _, i := range m.idx {
 		key := c.Args[i]
+		if served >= 0 && c.E.shardOf(key) != served {
+			continue
+		}
 		ks, h := c.lookup(key)
 		r := memRec{ks: ks, key: key, h: h}
 		if r.e = ks.PeekAny(key, h); r.e != nil {
