@@ -1,7 +1,6 @@
 package command
 
 import (
-	"net"
 	"strings"
 )
 
@@ -96,18 +95,8 @@ func configSet(c *Ctx) {
 }
 
 // localClient reports whether cl is on a loopback or unix-socket connection (Redis's
-// islocalClient).
-func localClient(cl *Client) bool {
-	host, _, err := net.SplitHostPort(cl.Addr)
-	if err != nil {
-		host = cl.Addr
-	}
-	if strings.HasPrefix(host, "/") { // a unix socket's path
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+// islocalClient, protected.go).
+func localClient(cl *Client) bool { return IsLocalAddr(cl.Addr) }
 
 // CONFIG RESETSTAT
 func configResetStat(c *Ctx) {

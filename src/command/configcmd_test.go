@@ -147,7 +147,8 @@ func TestConfigRewriteResetHelp(t *testing.T) {
 
 func TestLocalClient(t *testing.T) {
 	for addr, want := range map[string]bool{"127.0.0.1:5": true, "[::1]:5": true, "10.0.0.1:5": false,
-		"/tmp/redis.sock:0": true, "[2001:db8::1]:6379": false} {
+		"/tmp/redis.sock:0": true, "[2001:db8::1]:6379": false,
+		"127.0.0.2:5": false, "[::ffff:127.0.0.1]:5": false} { // Redis compares the address strings
 		if got := localClient(&Client{Addr: addr}); got != want {
 			t.Errorf("localClient(%q) = %v", addr, got)
 		}

@@ -3,7 +3,6 @@ package command
 import (
 	"log/slog"
 	"math"
-	"net"
 	"strconv"
 	"time"
 
@@ -284,9 +283,7 @@ func (e *Engine) debugAllowed(cl *Client) bool {
 	case "yes":
 		return true
 	case "local":
-		host, _, err := net.SplitHostPort(cl.Addr)
-		ip := net.ParseIP(host)
-		return err != nil || ip == nil || ip.IsLoopback()
+		return IsLocalAddr(cl.Addr)
 	}
 	return false
 }

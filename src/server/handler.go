@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"net"
 	"time"
 
 	"github.com/hotkv/hotkv/net/transport"
@@ -31,7 +30,7 @@ func (r refused) Error() string { return string(r) }
 func (h *handler) Open(c transport.Conn) error {
 	e := h.s.Engine
 	st := e.Settings()
-	if st.ProtectedMode && st.RequirePass == "" && !isLoopback(c.RemoteAddr()) {
+	if e.ProtectedDenies(c.RemoteAddr().String()) {
 		c.Write([]byte(errDenied))
 		return refused("protected mode")
 	}
@@ -81,11 +80,4 @@ func (h *handler) Closed(c transport.Conn) {
 func (h *handler) KeepIdle(c transport.Conn) bool {
 	st, ok := c.State().(*connState)
 	return ok && st.client.TimeoutExempt()
-}
-
-func isLoopback(a net.Addr) bool {
-	if t, ok := a.(*net.TCPAddr); ok {
-		return t.IP.IsLoopback()
-	}
-	return true // unix sockets
 }
