@@ -102,7 +102,8 @@ func TestMemoryUsageAgainstRedis(t *testing.T) {
 		if strings.HasPrefix(mc.name, "stream") {
 			// Redis allocates a stream's listpack node at stream-node-max-bytes (4 KB) and its
 			// entries repeat the master fields; ds/stream's blocks hold what was written, so
-			// HotKV's figure is smaller (docs/decisions.md, "Memory budget and eviction"). It
+			// HotKV's figure is smaller and true (docs/decisions.md, "Stream MEMORY USAGE is the truth";
+			// TestStreamMemoryUsageAgainstHeap checks it against the heap). It
 			// must stay below Redis's and above the entries' own bytes.
 			n := int64(len(mc.cmds(key)))
 			if h > r || h < n*int64(len("fieldvalue:")) {
