@@ -15,6 +15,7 @@ const (
 	flagHidden                        // CONFIG GET patterns skip it; exact names work
 	flagDenyLoading                   // CONFIG SET refuses it while loading data
 	flagSensitive                     // callers must redact its value from logs
+	flagVolatile                      // names a file: CONFIG SET of the same value applies it again (reloads)
 )
 
 type kind uint8

@@ -63,7 +63,7 @@ func (s *Store) parseValues(old []value, pairs [][2]string, ents []entry) ([]val
 		if msg != "" {
 			return nil, nil, nil, setError(e.name, msg)
 		}
-		if v == vals[e.dir] {
+		if v == vals[e.dir] && d.flags&flagVolatile == 0 {
 			continue // unchanged: Redis runs no apply function either
 		}
 		if d.setClamp != nil {
@@ -78,7 +78,7 @@ func (s *Store) parseValues(old []value, pairs [][2]string, ents []entry) ([]val
 	// A later pair may have put a value back; only real changes count.
 	kept := changed[:0]
 	for _, i := range changed {
-		if vals[i] != old[i] {
+		if vals[i] != old[i] || table[i].flags&flagVolatile != 0 {
 			kept = append(kept, i)
 		}
 	}
@@ -157,6 +157,36 @@ func (s *Store) apply(oldVals, vals []value, changed []int, asked map[int]string
 				return setError(asked[i], err.Error())
 			}
 		}
+	}
+	return s.applyGroups(oldVals, vals, changed, asked, undo)
+}
+
+// applyGroups runs each OnApplyGroup hook one of whose directives changed, once, with the new
+// values; on a failure the groups already run get the old values back, then undo runs.
+func (s *Store) applyGroups(oldVals, vals []value, changed []int, asked map[int]string, undo func()) error {
+	getter := func(vs []value) func(string) string {
+		return func(name string) string { i := mustDir(name); return table[i].get(vs[i]) }
+	}
+	var ran []groupHook
+	for _, g := range s.onGroup {
+		first := -1
+		for _, i := range changed {
+			if g.dirs[i] {
+				first = i
+				break
+			}
+		}
+		if first < 0 {
+			continue
+		}
+		if err := g.fn(getter(vals)); err != nil {
+			for k := len(ran) - 1; k >= 0; k-- {
+				_ = ran[k].fn(getter(oldVals))
+			}
+			undo()
+			return setError(asked[first], err.Error())
+		}
+		ran = append(ran, g)
 	}
 	return nil
 }

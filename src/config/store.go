@@ -23,6 +23,7 @@ type Store struct {
 	onChange map[int][]func(string)
 	onApply  map[int][]func(string) error
 	onReset  []func()
+	onGroup  []groupHook
 
 	renames [][2]string // rename-command lines of the config file
 	users   [][]string  // user lines of the config file, for the ACL layer
@@ -141,6 +142,27 @@ func (s *Store) OnApply(name string, fn func(value string) error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.onApply[i] = append(s.onApply[i], fn)
+}
+
+// groupHook is an OnApplyGroup registration.
+type groupHook struct {
+	dirs map[int]bool
+	fn   func(get func(name string) string) error
+}
+
+// OnApplyGroup registers fn to put several directives into effect together, as Redis's shared
+// apply functions do (the TLS context from every tls-* file option): it runs once per CONFIG
+// SET that changed any of names, after the OnApply hooks, and get returns any directive's new
+// value in CONFIG GET form. The error is reported against the first of names the CONFIG SET
+// changed, and undoes the whole CONFIG SET as OnApply's does. Same locking rules as OnChange.
+func (s *Store) OnApplyGroup(names []string, fn func(get func(name string) string) error) {
+	g := groupHook{dirs: map[int]bool{}, fn: fn}
+	for _, n := range names {
+		g.dirs[mustDir(n)] = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onGroup = append(s.onGroup, g)
 }
 
 // OnResetStat registers a function CONFIG RESETSTAT runs: the owners of
