@@ -10,14 +10,18 @@ import (
 	"time"
 )
 
-// stdEngine serves each connection on its own goroutine with the net package.
+// stdEngine serves each connection on its own goroutine with the net package, over TLS when tls
+// is set (tls.go).
 type stdEngine struct {
-	s  *Server
-	wg sync.WaitGroup // accept loops
+	s   *Server
+	lns []net.Listener
+	tls *TLSOptions
+	hs  atomic.Int64   // TLS handshakes in progress
+	wg  sync.WaitGroup // accept loops
 }
 
 func (e *stdEngine) start() error {
-	for _, ln := range e.s.lns {
+	for _, ln := range e.lns {
 		e.wg.Add(1)
 		go e.accept(ln)
 	}
@@ -25,7 +29,7 @@ func (e *stdEngine) start() error {
 }
 
 func (e *stdEngine) stop() {
-	closeAll(e.s.lns)
+	closeAll(e.lns)
 	e.wg.Wait()
 }
 
@@ -44,7 +48,7 @@ func (e *stdEngine) accept(ln net.Listener) {
 			continue
 		}
 		delay = 0
-		go serveStd(e.s, nc.(*net.TCPConn))
+		go e.serve(nc.(*net.TCPConn))
 	}
 }
 
@@ -52,18 +56,20 @@ func (e *stdEngine) accept(ln net.Listener) {
 type stdConn struct {
 	core
 	nc    *net.TCPConn
-	woken atomic.Bool // Wake was called and no Serve started since
+	rw    io.ReadWriter // nc, or the TLS session over it
+	woken atomic.Bool   // Wake was called and no Serve started since
 }
 
-func serveStd(s *Server, nc *net.TCPConn) {
-	c := &stdConn{nc: nc}
+func (e *stdEngine) serve(nc *net.TCPConn) {
+	s := e.s
+	c := &stdConn{nc: nc, rw: nc}
 	c.srv, c.self, c.local, c.remote = s, c, nc.LocalAddr(), nc.RemoteAddr()
 	if !s.reg.add(&c.core) {
 		nc.Close()
 		return
 	}
 	c.touch()
-	if c.configure() != nil {
+	if c.configure() != nil || (e.tls != nil && !e.handshake(c)) {
 		c.Close()
 		c.end(false)
 		return
@@ -118,7 +124,7 @@ func (c *stdConn) Wake() {
 // fill reads until n bytes are buffered. Each read takes whatever the socket holds, up to the free space.
 func (c *stdConn) fill(n int) error {
 	for c.in.Len() < n {
-		m, err := c.nc.Read(c.in.space(1))
+		m, err := c.rw.Read(c.in.space(1))
 		c.in.commit(m)
 		if m > 0 {
 			c.touch()
@@ -168,7 +174,7 @@ func (c *stdConn) Write(p []byte) error {
 	if c.closed.Load() {
 		return ErrClosed
 	}
-	if err := c.writeBlocking(c.nc, p, 0); err != nil {
+	if err := c.writeBlocking(c.rw, p, 0); err != nil {
 		return c.ioErr(err)
 	}
 	return nil

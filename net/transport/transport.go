@@ -101,6 +101,10 @@ type Options struct {
 	// MaxStash, when set, returns how much input a netpoll conn may hold beside its busy worker
 	// before it is closed (Redis's client-query-buffer-limit); unset: 1 GB (offload.go).
 	MaxStash func() int
+	// TLSAddrs are served with TLS by the std engine's code, whatever Engine says (tls.go). Either
+	// Addrs or TLSAddrs may be empty, not both.
+	TLSAddrs []string
+	TLS      TLSOptions
 }
 
 // Errors returned by Conn methods and Server.
@@ -123,6 +127,8 @@ type Server struct {
 	h     Handler
 	lns   []net.Listener
 	eng   engine
+	tlns  []net.Listener // TLSAddrs' listeners, served by teng
+	teng  *stdEngine
 	reg   registry
 	errc  chan error // first fatal accept error, for Serve
 	done  chan struct{}
@@ -137,21 +143,25 @@ func Listen(opts Options, h Handler) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, h: h, errc: make(chan error, 1), done: make(chan struct{})}
-	for _, addr := range opts.Addrs {
-		ln, err := listenTCP(addr, opts.Backlog)
-		if err != nil {
-			closeAll(s.lns)
-			return nil, err
-		}
-		s.lns = append(s.lns, ln)
+	var err error
+	if s.lns, err = listenAll(opts.Addrs, opts.Backlog); err != nil {
+		return nil, err
 	}
-	switch opts.Engine {
-	case "std":
-		s.eng = &stdEngine{s: s}
+	if s.tlns, err = listenAll(opts.TLSAddrs, opts.Backlog); err != nil {
+		closeAll(s.lns)
+		return nil, err
+	}
+	if len(s.tlns) > 0 {
+		s.teng = &stdEngine{s: s, lns: s.tlns, tls: &opts.TLS}
+	}
+	switch {
+	case opts.Engine == "std" || len(s.lns) == 0:
+		s.eng = &stdEngine{s: s, lns: s.lns}
 	default:
 		eng, err := newNetpollEngine(s)
 		if err != nil {
 			closeAll(s.lns)
+			closeAll(s.tlns)
 			return nil, err
 		}
 		s.eng = eng
@@ -160,10 +170,25 @@ func Listen(opts Options, h Handler) (*Server, error) {
 	return s, nil
 }
 
+// listenAll binds every address, or none.
+func listenAll(addrs []string, backlog int) ([]net.Listener, error) {
+	var lns []net.Listener
+	for _, addr := range addrs {
+		ln, err := listenTCP(addr, backlog)
+		if err != nil {
+			closeAll(lns)
+			return nil, err
+		}
+		lns = append(lns, ln)
+	}
+	return lns, nil
+}
+
 func normalize(o *Options) error {
-	if len(o.Addrs) == 0 {
+	if len(o.Addrs) == 0 && len(o.TLSAddrs) == 0 {
 		return errors.New("transport: no address to listen on")
 	}
+	o.TLS.normalize()
 	if o.Backlog <= 0 {
 		o.Backlog = 511
 	}
@@ -193,6 +218,9 @@ func (s *Server) Serve() error {
 	}
 	s.state = 1
 	err := s.eng.start()
+	if err == nil && s.teng != nil {
+		err = s.teng.start()
+	}
 	s.mu.Unlock()
 	if err != nil {
 		return err
@@ -223,6 +251,15 @@ func (s *Server) Addrs() []net.Addr {
 	return out
 }
 
+// TLSAddrs returns the bound TLS addresses, in Options.TLSAddrs order.
+func (s *Server) TLSAddrs() []net.Addr {
+	out := make([]net.Addr, len(s.tlns))
+	for i, ln := range s.tlns {
+		out[i] = ln.Addr()
+	}
+	return out
+}
+
 // Close stops accepting, closes every connection and returns once every Handler.Closed call has run.
 func (s *Server) Close() error {
 	s.mu.Lock()
@@ -239,8 +276,12 @@ func (s *Server) Close() error {
 	s.reg.wait()
 	if prev == 1 {
 		s.eng.stop()
+		if s.teng != nil {
+			s.teng.stop()
+		}
 	} else {
 		closeAll(s.lns)
+		closeAll(s.tlns)
 	}
 	close(s.done)
 	return nil
