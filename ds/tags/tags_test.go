@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 )
 
@@ -76,6 +77,9 @@ func TestIndexAgainstModel(t *testing.T) {
 		ops /= 10
 	}
 	pick := func(n int, prefix string) string { return fmt.Sprintf("%s%d", prefix, r.IntN(n)) }
+	var sink atomic.Int64
+	sink.Store(1000) // what the shard's keyspaces hold: the index adds to it
+	x.SetSink(&sink)
 	for i := range ops {
 		key := pick(500, "k")
 		var tags []string
@@ -113,8 +117,31 @@ func TestIndexAgainstModel(t *testing.T) {
 		if x.Len() != len(m) {
 			t.Fatalf("op %d: Len %d, model %d", i, x.Len(), len(m))
 		}
+		if got, want := x.Bytes(), m.bytes(); got != want || x.Recount() != want || sink.Load() != 1000+want {
+			t.Fatalf("op %d: Bytes %d, Recount %d, sink %d-1000; the model's %d", i, got, x.Recount(), sink.Load(), want)
+		}
 	}
 	checkInvariants(t, x, m)
+	x.SetSink(nil)
+	if sink.Load() != 1000 {
+		t.Fatalf("detached, the sink holds %d, not its own 1000", sink.Load())
+	}
+}
+
+// bytes is Bytes's cost model applied to the model's keys and tags.
+func (m model) bytes() int64 {
+	var n int64
+	seen := map[string]bool{}
+	for k, ts := range m {
+		n += keyCost + int64(len(k)) + memberCost*int64(len(ts))
+		for _, t := range ts {
+			if !seen[t] {
+				seen[t] = true
+				n += tagCost + int64(len(t))
+			}
+		}
+	}
+	return n
 }
 
 // checkInvariants checks the package doc's invariants against the model.

@@ -64,10 +64,14 @@ type memState struct {
 // shardMem is a shard's count and eviction pool.
 type shardMem struct {
 	used atomic.Int64 // sum of the shard's keyspaces (their sink); changed by the token holder
+	tags atomic.Int64 // sum of the shard's tag indexes (their sink, ds/tags Bytes), likewise
 	pool evictPool
 	key  []byte // scratch for an evicted key's name
 	tiny tinyShard
 }
+
+// load is what the shard holds: its keys and its tag indexes.
+func (m *shardMem) load() int64 { return m.used.Load() + m.tags.Load() }
 
 // initShardMem links a shard's keyspaces to its counter and the engine's LFU clock; until
 // SetMemorySettings, the directives are Redis's defaults.
@@ -124,7 +128,7 @@ func (e *Engine) memOverhead() int64 {
 func (e *Engine) dataUsed() int64 {
 	var n int64
 	for i := range e.Group.Shards {
-		n += e.data(int32(i)).mem.used.Load()
+		n += e.data(int32(i)).mem.load()
 	}
 	e.mem.total.Store(n)
 	return n
@@ -155,7 +159,7 @@ func (e *Engine) admitLocked(c *Ctx) bool {
 		}
 	}
 	share := e.shardShare(limit)
-	if (own < 0 || e.data(own).mem.used.Load() <= share) && m.total.Load()+m.overhead.Load() <= limit {
+	if (own < 0 || e.data(own).mem.load() <= share) && m.total.Load()+m.overhead.Load() <= limit {
 		return true
 	}
 	if e.usedMemory() <= limit {
@@ -169,7 +173,7 @@ func (e *Engine) admitLocked(c *Ctx) bool {
 	start, budget := time.Now(), e.evictTimeLimit()
 	evicted := 0
 	e.tinyBeginLocked(c, p, own)
-	if own >= 0 && e.data(own).mem.used.Load() > share {
+	if own >= 0 && e.data(own).mem.load() > share {
 		evicted += e.evictGateLocked(c, e.data(own), p, share, budget)
 	}
 	busy, skip := false, c.mem.skip(len(e.Group.Shards), own)
@@ -253,8 +257,8 @@ func (e *Engine) evictShardLocked(d *shardData, p *evictPolicy, target, now int6
 	budget := e.mem.limit.Load() - e.mem.overhead.Load()
 	// Summed afresh: m.total is stored by whichever caller summed last, possibly an older sum
 	// (a gate whose shards kept writing), and a low one would stop this shard evicting.
-	othersUsed := e.dataUsed() - d.mem.used.Load()
-	for d.mem.used.Load() > target && othersUsed+d.mem.used.Load() > budget {
+	othersUsed := e.dataUsed() - d.mem.load()
+	for d.mem.load() > target && othersUsed+d.mem.load() > budget {
 		ks, en := e.pickLocked(d, p, now)
 		if en == nil || p.admit != nil && !p.admit(e, d, ks, en, now) {
 			break
@@ -352,7 +356,7 @@ func (e *Engine) Evict(period time.Duration) {
 func (e *Engine) largestShard(skip []bool) int {
 	best, most := -1, int64(0)
 	for i := range e.Group.Shards {
-		if u := e.data(int32(i)).mem.used.Load(); !skip[i] && u > most {
+		if u := e.data(int32(i)).mem.load(); !skip[i] && u > most {
 			best, most = i, u
 		}
 	}

@@ -109,7 +109,14 @@ func memoryStats(c *Ctx) {
 	for _, d := range dbs {
 		keys += d.keys
 	}
-	c.MapLen(27 + len(dbs))
+	// HotKV's key tag index (ds/tags), counted in used_memory and dataset.bytes: a field of
+	// HotKV's own, there only while some key carries a tag, so Redis's reply is unchanged.
+	tagBytes := c.E.tagBytes()
+	n := 27 + len(dbs)
+	if tagBytes > 0 {
+		n++
+	}
+	c.MapLen(n)
 	kv := func(k string, v int64) { c.BulkString(k); c.Int(v) }
 	kf := func(k string, v float64) { c.BulkString(k); c.Double(v) }
 	kv("peak.allocated", f.peak)
@@ -138,6 +145,9 @@ func memoryStats(c *Ctx) {
 	}
 	kv("keys.bytes-per-key", perKey)
 	kv("dataset.bytes", f.dataset)
+	if tagBytes > 0 {
+		kv("hotkv.tags.bytes", tagBytes)
+	}
 	kf("dataset.percentage", 100*ratio(f.dataset, f.used-memFixedOverhead))
 	kf("peak.percentage", 100*ratio(f.used, f.peak))
 	alloc, active, resident := int64(f.rt.used), int64(f.rt.active), int64(f.rt.resident)

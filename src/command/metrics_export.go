@@ -84,7 +84,7 @@ func (e *Engine) ReadMetrics(m *MetricsSnapshot) {
 	for _, sh := range e.Group.Shards {
 		// Before the tokens are taken: holding them queues work behind this very scrape.
 		m.Shards = append(m.Shards, ShardMetric{WorkItems: sh.WorkItems(), QueueLen: sh.QueueLen(),
-			Waiters: int64(sh.Waiters()), UsedBytes: sh.Data.(*shardData).mem.used.Load()})
+			Waiters: int64(sh.Waiters()), UsedBytes: sh.Data.(*shardData).mem.load()})
 	}
 	m.Clients = int64(e.ClientCount())
 	m.BlockedClients, _ = e.blockedCounts()

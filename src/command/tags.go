@@ -72,7 +72,13 @@ func (e *Engine) initTags(d *shardData) {
 
 // bindTags makes ix the index of database db of shard d: the keyspace's OnRemove drops a dying
 // key's tags from it. The hook belongs to the keyspace, not to the number: SWAPDB moves both.
+// The index counts its own bytes into the shard's used memory (ds/tags Bytes, into mem.tags), so
+// eviction and INFO see them; a replaced index takes its bytes off.
 func bindTags(d *shardData, db int, ix *tags.Index) {
+	if old := d.tags[db]; old != nil {
+		old.SetSink(nil)
+	}
+	ix.SetSink(&d.mem.tags)
 	d.tags[db] = ix
 	d.dbs[db].OnRemove = func(en *keyspace.Entry) {
 		if ix.Len() > 0 {
@@ -97,6 +103,15 @@ func (e *Engine) swapTagsLocked(a, b int) {
 		d := e.data(int32(i))
 		d.tags[a], d.tags[b] = d.tags[b], d.tags[a]
 	}
+}
+
+// tagBytes is what every tag index holds (MEMORY STATS' hotkv.tags.bytes); no token needed.
+func (e *Engine) tagBytes() int64 {
+	var n int64
+	for i := range e.Group.Shards {
+		n += e.data(int32(i)).mem.tags.Load()
+	}
+	return n
 }
 
 // tagIndex returns the index of key's shard in database db; the shard must be held.
