@@ -54,6 +54,7 @@ type Server struct {
 	bgWork      sync.WaitGroup // background saves and rewrites
 
 	metrics metricsState // the Prometheus endpoint (metrics.go)
+	tls     tlsState     // the TLS context (tls.go)
 }
 
 // New builds a server from a configuration without listening yet.
@@ -96,6 +97,7 @@ func New(cfg *config.Store) (*Server, error) {
 	s.env.MayBlock = s.mayBlock(s.env.MayBlock)
 	s.persistenceHooks()
 	s.initMetrics()
+	s.initTLS()
 	return s, nil
 }
 
@@ -172,11 +174,16 @@ var settingNames = []string{"requirepass", "proto-max-bulk-len", "client-query-b
 
 // Listen binds the configured addresses.
 func (s *Server) Listen() error {
-	addrs, err := bindAddrs(s.cfg.String("bind"), int(s.cfg.Int("port")))
+	addrs, tlsAddrs, err := s.listenAddrs()
 	if err != nil {
 		return err
 	}
+	if err := s.startTLS(); err != nil { // tls.go
+		return err
+	}
 	opts := transport.Options{
+		TLSAddrs:  tlsAddrs,
+		TLS:       transport.TLSOptions{Config: s.tlsConfig, OnError: s.logTLSError},
 		Addrs:     addrs,
 		Backlog:   int(s.cfg.Int("tcp-backlog")),
 		KeepAlive: time.Duration(s.cfg.Int("tcp-keepalive")) * time.Second,
@@ -186,7 +193,7 @@ func (s *Server) Listen() error {
 	}
 	tr, err := transport.Listen(opts, &handler{s: s})
 	if err != nil {
-		return fmt.Errorf("cannot listen on %s: %w", strings.Join(addrs, " "), err)
+		return fmt.Errorf("cannot listen on %s: %w", strings.Join(append(addrs, tlsAddrs...), " "), err)
 	}
 	s.tr = tr
 	if err := s.listenMetrics(); err != nil {
@@ -195,6 +202,18 @@ func (s *Server) Listen() error {
 		return err
 	}
 	return nil
+}
+
+// listenAddrs are the plain and TLS listen addresses. As in Redis, port 0 with a tls-port means
+// TLS only; port 0 without one binds a port the kernel chooses (tests rely on it).
+func (s *Server) listenAddrs() (plain, tls []string, err error) {
+	if tls, err = s.tlsListenAddrs(); err != nil {
+		return nil, nil, err
+	}
+	if port := int(s.cfg.Int("port")); port != 0 || len(tls) == 0 {
+		plain, err = bindAddrs(s.cfg.String("bind"), port)
+	}
+	return plain, tls, err
 }
 
 // bindAddrs turns Redis's bind list into listen addresses. An address prefixed with '-' is
@@ -225,6 +244,9 @@ func bindAddrs(bind string, port int) ([]string, error) {
 
 // Addrs returns the bound addresses.
 func (s *Server) Addrs() []net.Addr { return s.tr.Addrs() }
+
+// TLSAddrs returns the bound TLS addresses.
+func (s *Server) TLSAddrs() []net.Addr { return s.tr.TLSAddrs() }
 
 // applySched sets the threads' scheduling policy from sched-batch (sched_linux.go).
 func (s *Server) applySched() {
