@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hotkv/hotkv/src/acl"
 	"github.com/hotkv/hotkv/src/pubsub"
 )
 
@@ -24,6 +25,9 @@ type Client struct {
 	Proto  int
 	Authed bool
 	User   string
+	// aclEnt is the ACL user (acl_check.go); atomic: DELUSER and ACL LOAD on other connections
+	// look for the clients of the users they remove.
+	aclEnt atomic.Pointer[acl.Entry]
 
 	replyMode  int
 	skipNext   bool

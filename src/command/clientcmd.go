@@ -157,7 +157,7 @@ func clientKindOf(cl *Client) clientKind {
 // CLIENT KILL [ID id] [TYPE type] [USER name] [ADDR ip:port] [LADDR ip:port] [SKIPME yes|no]
 // [MAXAGE seconds] ... (filters ANDed; MAXAGE is Redis 7.4's)
 func clientKill(c *Ctx) {
-	f, msg := parseKillFilter(c.Args)
+	f, msg := parseKillFilter(c.E, c.Args)
 	if msg != "" {
 		c.Err(msg)
 		return
@@ -201,7 +201,7 @@ type killFilter struct {
 
 // parseKillFilter parses both forms: the old one (a lone address, which may name the caller)
 // and the new option/value pairs (which skip the caller unless SKIPME no).
-func parseKillFilter(args [][]byte) (killFilter, string) {
+func parseKillFilter(e *Engine, args [][]byte) (killFilter, string) {
 	if len(args) == 3 {
 		return killFilter{addr: args[2]}, ""
 	}
@@ -229,8 +229,7 @@ func parseKillFilter(args [][]byte) (killFilter, string) {
 		case strs.EqualFold(opt, "LADDR"):
 			f.laddr = val
 		case strs.EqualFold(opt, "USER"):
-			// "default" is the only user until ACL users exist.
-			if string(val) != "default" {
+			if e.acl.Get(string(val)) == nil { // acl.go
 				return f, fmt.Sprintf(ErrNoSuchUser, val)
 			}
 			f.user = val

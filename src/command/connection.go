@@ -66,8 +66,8 @@ func reset(c *Ctx) {
 	cl.setNoEvict(false)
 	cl.noTouch = false
 	cl.SetName("")
-	cl.SetUser("default")
-	cl.Authed = c.E.Settings().RequirePass == ""
+	cl.setACLUser(c.E.acl.Default())
+	cl.Authed = !c.E.authRequired()
 	cl.unsubscribeAll(c.E)
 	c.E.disableTracking(cl)
 	c.E.discardTx(cl)
@@ -84,11 +84,11 @@ func auth(c *Ctx) {
 	user, pass := []byte("default"), c.Args[1]
 	if len(c.Args) == 3 {
 		user, pass = c.Args[1], c.Args[2]
-	} else if c.E.Settings().RequirePass == "" {
+	} else if c.E.acl.Default().User().NoPass() {
 		c.Err(ErrAuthNoPass)
 		return
 	}
-	if !c.E.checkPassword(user, pass) {
+	if !c.E.authenticate(c, user, pass) {
 		c.Err(ErrWrongPass)
 		return
 	}
@@ -97,13 +97,17 @@ func auth(c *Ctx) {
 	c.OK()
 }
 
-// checkPassword verifies credentials for the default user (the only user until ACL lands).
-func (e *Engine) checkPassword(user, pass []byte) bool {
-	want := e.Settings().RequirePass
-	if string(user) != "default" {
+// authenticate logs the client in as user (Redis's ACLAuthenticateUser): a wrong password or a
+// disabled or unknown user is an ACL LOG "auth" entry.
+func (e *Engine) authenticate(c *Ctx, user, pass []byte) bool {
+	ent := e.acl.Authenticate(user, pass)
+	if ent == nil {
+		e.aclLog(c.Client, aclDeniedAuth, aclContext(c.Client), c.Spec, c.Args, 0, string(user))
 		return false
 	}
-	return want == "" || string(pass) == want
+	c.Client.Authed = true
+	c.Client.setACLUser(ent)
+	return true
 }
 
 // HELLO [protover [AUTH username password] [SETNAME clientname]]
@@ -137,13 +141,9 @@ func hello(c *Ctx) {
 			return
 		}
 	}
-	if user != nil {
-		if !c.E.checkPassword(user, pass) {
-			c.Err(ErrWrongPass)
-			return
-		}
-		cl.Authed = true
-		cl.SetUser(string(user))
+	if user != nil && !c.E.authenticate(c, user, pass) {
+		c.Err(ErrWrongPass)
+		return
 	}
 	if !cl.Authed {
 		c.Err(ErrHelloNoAuth)

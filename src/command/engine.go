@@ -11,6 +11,7 @@ import (
 	"github.com/hotkv/hotkv/net/resp"
 	"github.com/hotkv/hotkv/pipeline"
 	"github.com/hotkv/hotkv/pipeline/feed"
+	"github.com/hotkv/hotkv/src/acl"
 	"github.com/hotkv/hotkv/src/pubsub"
 	"github.com/puzpuzpuz/xsync/v3"
 )
@@ -137,6 +138,8 @@ type Engine struct {
 	shardBits int
 	dbCount   int
 	settings  atomic.Pointer[Settings]
+	acl       *acl.Registry          // users (acl.go)
+	aclPass   atomic.Pointer[string] // requirepass as last applied to the default user
 	Config    ConfigStore
 	Hooks     Hooks
 	// Feed is the write-effect feed the shards append replicated writes to (effects.go).
@@ -188,6 +191,7 @@ func NewEngine(o Options) *Engine {
 	e.stats.errorKinds = xsync.NewMapOf[string, *atomic.Int64]()
 	e.rng.Store(uint64(time.Now().UnixNano()) | 1)
 	e.initObs()
+	e.acl = acl.NewRegistry(aclTablesOnce().cat)
 	e.SetSettings(o.Settings)
 	e.Group = pipeline.NewGroup(1<<bitsN, e.execWork, func(i int) any {
 		d := &shardData{id: int32(i), dbs: make([]*keyspace.Keyspace, o.Databases), hfe: hfeQueues{}}
@@ -271,7 +275,8 @@ func (e *Engine) rand() uint64 {
 func (e *Engine) NewClient(addr, laddr string, closeFn func()) *Client {
 	cl := &Client{ID: e.clientID.Add(1), Proto: 2, Addr: addr, LAddr: laddr, Close: closeFn,
 		Created: time.Now().UnixNano()}
-	cl.Authed = e.Settings().RequirePass == ""
+	cl.aclEnt.Store(e.acl.Default())
+	cl.Authed = !e.authRequired()
 	cl.User = "default"
 	empty := ""
 	cl.lastCmd.Store(&empty)

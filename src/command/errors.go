@@ -37,6 +37,23 @@ const (
 	ErrLimitNegative = "ERR LIMIT can't be negative"
 	ErrOutOfRange    = "ERR value is out of range"
 
+	// ACL (acl.go, acl_check.go).
+	ErrNoPermKey      = "NOPERM this user has no permissions to access one of the keys used as arguments"
+	ErrNoPermChannel  = "NOPERM this user has no permissions to access one of the channels used as arguments"
+	ErrNoPermCmd      = "NOPERM this user has no permissions to run the '%s' command"
+	ErrACLModifier    = "ERR Error in ACL SETUSER modifier %s"
+	ErrACLParen       = "ERR Unmatched parenthesis in acl selector starting at '%s'."
+	ErrACLUserSpaces  = "ERR Usernames can't contain spaces or null characters"
+	ErrACLNoFile      = "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration."
+	ErrACLGenpass     = "ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096"
+	ErrACLUnknownCat  = "ERR Unknown category '%s'"
+	ErrACLDryrunUser  = "ERR User '%s' not found"
+	ErrACLDryrunCmd   = "ERR Command '%s' not found"
+	ErrACLExecChanged = "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: %s"
+	ErrACLScript      = "ERR ACL failure in script: %s"
+	ErrACLLoad        = "ERR Error loading ACLs, user '%s' not found"
+	ErrACLSave        = "ERR There was an error trying to save the ACLs. Please check the server logs for more information"
+
 	// Connection (HELLO, CLIENT SETNAME).
 	ErrProtoVersion = "ERR Protocol version is not an integer or out of range"
 	ErrHelloOption  = "ERR Syntax error in HELLO option '%s'"

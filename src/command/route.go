@@ -24,9 +24,15 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 		e.refuse(cl, s, spec, errMsg)
 		return
 	}
-	if !cl.Authed && spec.Flags&NoAuth == 0 {
+	if !cl.Authed && spec.Flags&NoAuth == 0 && e.authRequired() {
 		e.refuse(cl, s, spec, ErrNoAuth)
 		return
+	}
+	if u := cl.aclEntry().User(); !u.Unrestricted() && !(cl.tx.on && spec.Flags&NoMulti != 0) {
+		if msg := e.aclRefusal(cl, spec, s.Args, aclContext(cl)); msg != "" { // acl_check.go
+			e.refuse(cl, s, spec, msg)
+			return
+		}
 	}
 	if cl.Proto == 2 && cl.subs.any() && !subscribedModeAllows(spec) {
 		e.refuse(cl, s, spec, fmt.Sprintf(ErrSubscribedMode, spec.Name))

@@ -26,6 +26,7 @@ var families = [][]*Spec{
 	multiCommands,
 	scriptingCommands,
 	functionCommands,
+	aclCommands, // ACL (acl.go)
 	migrateCommands,
 	memoryCommands,        // MEMORY (memory.go)
 	introspectionCommands, // SLOWLOG, LATENCY, MONITOR

@@ -1,0 +1,66 @@
+package command
+
+import "testing"
+
+// The ACL subcommands against redis-server 7.0.15: every reply equal after aclNorm.
+func TestACLCommandsAgainstRedis(t *testing.T) {
+	p := newACLPair(t)
+	steps := [][]string{
+		{"ACL", "WHOAMI"}, {"ACL", "USERS"}, {"ACL", "LIST"}, {"ACL", "GETUSER", "default"},
+		{"ACL", "SETUSER", "alice"}, {"ACL", "GETUSER", "alice"}, {"ACL", "LIST"},
+		{"ACL", "SETUSER", "bob", "on", ">p1", "~foo*", "%R~bar", "%W~baz", "&ch*", "+get", "-@all", "+@string",
+			"-set", "+client|id", "+select|0", "(~x* +set)", "(%R~y* &z +@read -@hash)"},
+		{"ACL", "GETUSER", "bob"}, {"ACL", "LIST"},
+		{"ACL", "SETUSER", "c", "%RW~*", "%R~*"}, {"ACL", "SETUSER", "c2", "%R~*"}, {"ACL", "SETUSER", "c3", "%R"},
+		{"ACL", "SETUSER", "c4", "%X~a"}, {"ACL", "SETUSER", "c5", "~a", "allkeys"}, {"ACL", "SETUSER", "c6", "allkeys", "~a"},
+		{"ACL", "SETUSER", "c7", "&*", "&a"}, {"ACL", "SETUSER", "c8", "%RR~a"}, {"ACL", "SETUSER", "c9", "%RW~a", "%W~a", "~b", "%R~b"},
+		{"ACL", "SETUSER", "x", "reset"}, {"ACL", "SETUSER", "y", "+@bogus"}, {"ACL", "SETUSER", "y", "+bogus"},
+		{"ACL", "SETUSER", "y", "+client|id|x"}, {"ACL", "SETUSER", "y", "+client|"}, {"ACL", "SETUSER", "y", "-select|0"},
+		{"ACL", "SETUSER", "y", "+get|x"}, {"ACL", "SETUSER", "y", "(+get"}, {"ACL", "SETUSER", "y", "(+get", "x", "~a)", "foo"},
+		{"ACL", "SETUSER", "y", "#abc"}, {"ACL", "SETUSER", "y", "<nope"}, {"ACL", "SETUSER", "a b"},
+		{"ACL", "SETUSER", "y", "#" + "f64551fcd6f07823cb87971cfb91446425da18286b3ab1ef935e0cbd7a69f68a", ">x", ">x", "<x"},
+		{"ACL", "SETUSER", "y", "!f64551fcd6f07823cb87971cfb91446425da18286b3ab1ef935e0cbd7a69f68a", "nopass", "skip-sanitize-payload"},
+		{"ACL", "GETUSER", "y"}, {"ACL", "SETUSER", "y", "resetpass", "sanitize-payload", "on", "off", "clearselectors"},
+		{"ACL", "SETUSER", "o1", "-@all", "+zadd", "+get", "+lpush", "+hget", "+set", "+client", "-client|kill", "+config|get"},
+		{"ACL", "SETUSER", "o2", "+@all", "-zadd", "-get", "-lpush", "-@string", "+get"},
+		{"ACL", "SETUSER", "o3", "-@all", "+@read", "-@string", "+@write", "-get"},
+		{"ACL", "SETUSER", "o4", "allcommands", "-@dangerous", "+flushdb", "nocommands", "+@fast", "-@write"},
+		{"ACL", "SETUSER", "o5", "+@all", "-client", "+client|list", "-config|set", "+debug|object", "+select|1", "+select|2"},
+		{"ACL", "SETUSER", "o6", "-@all", "+@pubsub", "+@admin", "-@dangerous", "+@scripting", "+@transaction"},
+		{"ACL", "SETUSER", "o7", "resetkeys", "~a", "%R~b", "resetkeys", "~c", "resetchannels", "&x", "allchannels"},
+		{"ACL", "LIST"}, {"ACL", "GETUSER", "o1"}, {"ACL", "GETUSER", "o5"}, {"ACL", "GETUSER", "nobody"},
+		{"ACL", "DELUSER", "default"}, {"ACL", "DELUSER", "nobody", "y", "c9"}, {"ACL", "USERS"},
+		{"ACL", "DRYRUN", "bob", "get", "foo1"}, {"ACL", "DRYRUN", "bob", "get", "zz"}, {"ACL", "DRYRUN", "bob", "set", "foo1", "v"},
+		{"ACL", "DRYRUN", "bob", "set", "x1", "v"}, {"ACL", "DRYRUN", "bob", "publish", "ch1", "m"},
+		{"ACL", "DRYRUN", "bob", "getrange", "bar", "0", "1"}, {"ACL", "DRYRUN", "bob", "append", "bar", "x"},
+		{"ACL", "DRYRUN", "bob", "append", "baz", "x"}, {"ACL", "DRYRUN", "bob", "get", "baz"}, {"ACL", "DRYRUN", "bob", "strlen", "y1"},
+		{"ACL", "DRYRUN", "bob", "hget", "y1", "f"}, {"ACL", "DRYRUN", "bob", "hset", "y1", "f", "v"},
+		{"ACL", "DRYRUN", "bob", "publish", "z", "m"}, {"ACL", "DRYRUN", "bob", "select", "0"}, {"ACL", "DRYRUN", "bob", "select", "1"},
+		{"ACL", "DRYRUN", "bob", "client", "id"}, {"ACL", "DRYRUN", "bob", "client", "kill", "1.1.1.1:1"},
+		{"ACL", "DRYRUN", "nobody", "get", "a"}, {"ACL", "DRYRUN", "bob", "nocmd"}, {"ACL", "DRYRUN", "bob", "get"},
+		{"ACL", "DRYRUN", "bob", "mset", "foo1", "1", "zz", "2"}, {"ACL", "DRYRUN", "bob", "mget", "foo1", "bar", "zz"},
+		{"ACL", "SETUSER", "ch", "resetchannels", "&c*", "+@all", "~*"},
+		{"ACL", "DRYRUN", "ch", "psubscribe", "c*"}, {"ACL", "DRYRUN", "ch", "psubscribe", "c"}, {"ACL", "DRYRUN", "ch", "subscribe", "cx", "zz"},
+		{"ACL", "DRYRUN", "ch", "publish", "zz", "x"}, {"ACL", "DRYRUN", "ch", "spublish", "cz", "x"}, {"ACL", "DRYRUN", "ch", "ssubscribe", "zz"},
+		{"ACL", "DRYRUN", "ch", "unsubscribe", "zz"}, {"ACL", "DRYRUN", "ch", "set", "a"},
+		{"ACL", "GENPASS", "4097"}, {"ACL", "GENPASS", "0"}, {"ACL", "GENPASS", "x"}, {"ACL", "WHOAMI", "x"},
+		{"ACL", "CAT"}, {"ACL", "CAT", "nope"}, {"ACL", "CAT", "a", "b"},
+		{"ACL", "LOG", "x"}, {"ACL", "LOG", "0"}, {"ACL", "LOG", "-1"}, {"ACL", "LOG", "1", "2"},
+		{"ACL", "SAVE"}, {"ACL", "LOAD"}, {"ACL", "HELP"}, {"ACL"}, {"ACL", "NOPE"},
+		{"CLIENT", "KILL", "USER", "nobody"}, {"CLIENT", "KILL", "USER", "bob"},
+	}
+	for _, s := range steps {
+		p.same("a", s...)
+	}
+	for _, n := range []string{"8", "1", "7", "256"} {
+		got, want := p.run("a", "ACL", "GENPASS", n)
+		if len(got) != len(want) {
+			t.Errorf("GENPASS %s: %q vs %q", n, got, want)
+		}
+	}
+	for _, cat := range []string{"keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
+		"hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous", "connection",
+		"transaction", "scripting", "STRING"} {
+		p.same("a", "ACL", "CAT", cat)
+	}
+}
