@@ -25,10 +25,11 @@ const (
 	KindSet
 	KindZSet
 	KindStream
+	KindVectorSet // a vector set (src/command/vset.go); TYPE says "vectorset", as Redis 8's
 )
 
 // Names of the kinds as TYPE replies them.
-var kindNames = [...]string{"none", "string", "list", "hash", "set", "zset", "stream"}
+var kindNames = [...]string{"none", "string", "list", "hash", "set", "zset", "stream", "vectorset"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {

@@ -118,6 +118,7 @@ type shardData struct {
 	stats    shardStats
 	warmSink uint64     // keeps warm's loads from being optimised away
 	hfe      hfeQueues  // hash field expiry queues (hashes_expire.go)
+	vexp     vexpQueues // vector-set element expiry queues (vset_expire.go); nil until used
 	watch    watchState // WATCHed keys of the shard (watch.go)
 	// epoch advances where no handler holds an entry of the shard (after a work item, a
 	// barrier, before the expiry sweep): the keyspaces reuse removed entries only after it
@@ -173,6 +174,8 @@ type Engine struct {
 	lat obsState
 	// tagsOn is set by the first TAG.SET: until then overwrites skip the tag index (tags.go).
 	tagsOn atomic.Bool
+	// vsetUID numbers vector sets for VINFO's vset-uid (vset.go).
+	vsetUID atomic.Uint64
 }
 
 // Options configure a new Engine.

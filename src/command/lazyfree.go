@@ -66,6 +66,8 @@ func freeEffort(e *keyspace.Entry) int64 {
 		return int64(o.Len())
 	case *stream.Stream:
 		return int64(o.Len())
+	case *vsetValue:
+		return int64(o.Len())
 	}
 	return 1
 }

@@ -50,6 +50,8 @@ func valueSize(e *keyspace.Entry, samples int) int64 {
 		return zsetSize(keyspace.Obj[zset.ZSet](e), samples)
 	case keyspace.KindStream:
 		return int64(keyspace.Obj[stream.Stream](e).MemoryBytes())
+	case keyspace.KindVectorSet:
+		return keyspace.Obj[vsetValue](e).memoryUsage()
 	}
 	return e.Accounted()
 }

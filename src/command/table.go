@@ -31,6 +31,7 @@ var families = [][]*Spec{
 	memoryCommands,        // MEMORY (memory.go)
 	introspectionCommands, // SLOWLOG, LATENCY, MONITOR
 	tagCommands,
+	vsetCommands, // vector sets: Redis 8's V* and HotKV's VSIM.* (vset.go)
 }
 
 // table maps lower-case command names to their specs. It is built in init so that handlers may

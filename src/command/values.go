@@ -31,6 +31,8 @@ func objOf(e *keyspace.Entry) any {
 		return keyspace.Obj[zset.ZSet](e)
 	case keyspace.KindStream:
 		return keyspace.Obj[stream.Stream](e)
+	case keyspace.KindVectorSet:
+		return keyspace.Obj[vsetValue](e)
 	}
 	return nil
 }
@@ -47,6 +49,8 @@ func setObjOf(e *keyspace.Entry, k keyspace.Kind, obj any) {
 	case *zset.ZSet:
 		keyspace.SetObj(e, k, o)
 	case *stream.Stream:
+		keyspace.SetObj(e, k, o)
+	case *vsetValue:
 		keyspace.SetObj(e, k, o)
 	default:
 		panic("BUG: a collection of kind " + k.String() + " has no type")

@@ -1,0 +1,193 @@
+package command
+
+import (
+	"time"
+
+	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/ds/vector"
+	"github.com/hotkv/hotkv/ds/vector/filter"
+)
+
+// The vector-set family: Redis 8's V* commands (modules/vector-sets/vset.c, read from Redis's
+// source since no Redis 8 runs here) and HotKV's VSIM.* (vsim_hotkv.go) over one key type, TYPE
+// "vectorset". The value is a *vsetValue: the HNSW index (ds/vector), Redis's REDUCE projection,
+// and what HotKV's layer adds: tags (a pre-filter index of element ids), per-element expiry and
+// the set's default search EF.
+//
+// Concurrency: writes hold the shard's token; VSIM, VSIM.SEARCH and the other reads are shared
+// (shared.go), so searches of one set run on every core at once, never beside a write
+// (ds/vector's contract). A shared read changes nothing: expired elements are skipped by reads
+// and removed by the next write to the set or by the shard's active cycle (vset_expire.go).
+var vsetCommands = []*Spec{
+	{Name: "vadd", Arity: -5, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Run: vadd},
+	{Name: "vrem", Arity: 3, Flags: Write, FirstKey: 1, LastKey: 1, Step: 1, Run: vrem},
+	{Name: "vsim", Arity: -4, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: vsim, shared: true},
+	{Name: "vdim", Arity: 2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: vdim, shared: true},
+	{Name: "vcard", Arity: 2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: vcard, shared: true},
+	{Name: "vemb", Arity: -3, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: vemb, shared: true},
+	{Name: "vlinks", Arity: -3, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: vlinks, shared: true},
+	{Name: "vinfo", Arity: 2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: vinfo, shared: true},
+	{Name: "vsetattr", Arity: 4, Flags: Write | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: vsetattr},
+	{Name: "vgetattr", Arity: 3, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: vgetattr, shared: true},
+	{Name: "vrandmember", Arity: -2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: vrandmember, shared: true},
+	{Name: "vismember", Arity: 3, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: vismember, shared: true},
+	{Name: "vrange", Arity: -4, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: vrange, shared: true},
+	{Name: "vsim.createindex", Arity: -4, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Run: vsimCreateIndex},
+	{Name: "vsim.set", Arity: -5, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Run: vsimSet},
+	{Name: "vsim.search", Arity: -4, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: vsimSearch, shared: true},
+	{Name: "vsim.del", Arity: -3, Flags: Write, FirstKey: 1, LastKey: 1, Step: 1, Run: vsimDel},
+	{Name: "vsim.info", Arity: 2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: vsimInfo, shared: true},
+}
+
+// vsetValue is a vector set key's value.
+type vsetValue struct {
+	set *vector.Set
+	// proj is REDUCE's projection: projOut x projIn float32s, row major; nil without REDUCE.
+	proj   []float32
+	projIn int
+	uid    uint64 // VINFO's vset-uid
+	// efSearch is the default search EF (VSIM.CREATEINDEX EFSEARCH); 0: Redis's 100.
+	efSearch int
+	// hotkv marks a set made by VSIM.CREATEINDEX (VSIM.INFO reports it; VADD still works on it).
+	hotkv bool
+	// tags is the tag pre-filter index; nil until VSIM.SET gives an element a tag.
+	tags *filter.Tags
+	// ttl holds elements' expiry in unix ms by id; nil until VSIM.SET gives one a TTL.
+	ttl map[uint32]int64
+}
+
+// newVsetValue makes an empty set, numbered as Redis's VectorSetTypeNextId numbers them (per
+// engine here; shards create sets concurrently, so the counter is atomic).
+// The index's level generator is seeded from the uid, so a set's shape (VINFO max-level,
+// VLINKS) is reproducible for a given history, as transcripts need.
+func newVsetValue(c *Ctx, cfg vector.Config) (*vsetValue, error) {
+	uid := c.E.vsetUID.Add(1) - 1
+	cfg.Seed = (uid + 1) * 0x9E3779B97F4A7C15
+	s, err := vector.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &vsetValue{set: s, uid: uid}, nil
+}
+
+// Encoding is OBJECT ENCODING's answer: Redis reports a module value's encoding as "raw".
+func (v *vsetValue) Encoding() string { return "raw" }
+
+// Clone is COPY's: the index round-trips through its encoding, so the copy shares nothing.
+func (v *vsetValue) Clone() any {
+	s, err := vector.Decode(v.set.AppendBinary(nil))
+	if err != nil {
+		panic("BUG: a vector set does not decode its own encoding: " + err.Error())
+	}
+	cp := *v
+	cp.set = s
+	cp.proj = append([]float32(nil), v.proj...)
+	if v.tags != nil {
+		cp.tags = v.tags.Clone()
+	}
+	if v.ttl != nil {
+		cp.ttl = make(map[uint32]int64, len(v.ttl))
+		for id, at := range v.ttl {
+			cp.ttl[id] = at
+		}
+	}
+	return &cp
+}
+
+// Len is the number of elements, expired ones not yet removed included.
+func (v *vsetValue) Len() int { return v.set.Len() }
+
+// live reports whether element id has not expired at ms (unix ms).
+func (v *vsetValue) live(id uint32, ms int64) bool {
+	if v.ttl == nil {
+		return true
+	}
+	at, ok := v.ttl[id]
+	return !ok || at > ms
+}
+
+// liveName is live for an element by name; false when it is not in the set.
+func (v *vsetValue) liveName(name []byte, ms int64) bool {
+	id, ok := v.set.ID(name)
+	return ok && v.live(id, ms)
+}
+
+// removeID forgets element id's tags and expiry; the caller removes it from the index.
+func (v *vsetValue) forget(id uint32) {
+	if v.tags != nil {
+		v.tags.RemoveID(id)
+	}
+	if v.ttl != nil {
+		delete(v.ttl, id)
+	}
+}
+
+// remove deletes element name from the set, its tags and expiry with it.
+func (v *vsetValue) remove(name []byte) bool {
+	id, ok := v.set.ID(name)
+	if !ok {
+		return false
+	}
+	v.forget(id)
+	return v.set.Remove(name)
+}
+
+// readVset looks key up for a read and returns its set, or nil when it is missing; ok is false
+// when it replied WRONGTYPE.
+func readVset(c *Ctx, key []byte) (v *vsetValue, ok bool) {
+	e := lookupForRead(c, key)
+	if e == nil {
+		return nil, true
+	}
+	if e.Kind != keyspace.KindVectorSet {
+		c.WrongType()
+		return nil, false
+	}
+	return keyspace.Obj[vsetValue](e), true
+}
+
+// writeVset is readVset for a write: the entry too, and the set's expired elements removed first
+// (reported as VREMs, vset_expire.go).
+func writeVset(c *Ctx, key []byte) (e *keyspace.Entry, v *vsetValue, ok bool) {
+	e = c.Find(key)
+	if e == nil {
+		return nil, nil, true
+	}
+	if e.Kind != keyspace.KindVectorSet {
+		c.WrongType()
+		return nil, nil, false
+	}
+	v = keyspace.Obj[vsetValue](e)
+	if v.ttl != nil && expireVsetElements(c, c.DB, key, v, c.Now/1e6, 0) > 0 && v.Len() == 0 {
+		c.KS(key).Remove(e)
+		return nil, nil, true
+	}
+	return e, v, true
+}
+
+// addVset creates key, which the caller found absent, holding v.
+func addVset(c *Ctx, key []byte, v *vsetValue) *keyspace.Entry {
+	e := c.KS(key).Add(key)
+	keyspace.SetObj(e, keyspace.KindVectorSet, v)
+	e.Access = uint32(c.Now / int64(time.Second))
+	return e
+}
+
+// dropVsetIfEmpty deletes key when its set has no element left, as Redis's VREM does.
+func dropVsetIfEmpty(c *Ctx, key []byte, e *keyspace.Entry, v *vsetValue) {
+	if v.Len() == 0 {
+		c.KS(key).Remove(e)
+		c.Notify(NotifyGeneric, "del", key)
+	}
+}
+
+// memoryUsage is MEMORY USAGE's figure for the value: what the index holds (ds/vector counts its
+// arenas, links, names and attributes) plus the projection, tags and expiry map.
+func (v *vsetValue) memoryUsage() int64 {
+	n := int64(v.set.MemoryUsage()) + int64(4*len(v.proj)) + collHeader
+	if v.tags != nil {
+		n += int64(v.tags.MemoryUsage())
+	}
+	n += int64(len(v.ttl)) * 24 // a map slot: key, value and overhead
+	return n
+}

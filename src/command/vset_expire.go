@@ -1,0 +1,131 @@
+package command
+
+import (
+	"encoding/binary"
+	"slices"
+
+	"github.com/hotkv/hotkv/ds/hash"
+	"github.com/hotkv/hotkv/ds/keyspace"
+)
+
+// Per-element expiry of vector sets (VSIM.SET TTL/PXAT). Reads skip expired elements; writes to
+// a set remove its expired ones first (writeVset); the shard's active cycle removes those of sets
+// nobody writes, from a queue of (time, key) per keyspace holding, for every set with expiring
+// elements, an entry at or before its next expiry, as hashes' field expiry does
+// (hashes_expire.go, whose queue type this reuses). A set moved to another key (RENAME, MOVE) is
+// not queued under its new name until VSIM.SET touches it there.
+//
+// A removed element is replicated as VSIM.DEL key element before whatever the command then
+// propagates, and raises "vexpired" (class d, module); a set made by VADD that is left empty
+// is deleted ("del"), one made by VSIM.CREATEINDEX stays, empty.
+
+type vexpQueues map[*keyspace.Keyspace]*hash.Deadlines
+
+const (
+	vexpSweepKeys  = 64
+	vexpSweepElems = 1024
+)
+
+// nextExpiry is the earliest element expiry (unix ms), 0 when none.
+func (v *vsetValue) nextExpiry() int64 {
+	var next int64
+	for _, at := range v.ttl {
+		if next == 0 || at < next {
+			next = at
+		}
+	}
+	return next
+}
+
+// trackVexpLocked queues key's set in its shard's queue at the set's next expiry.
+func trackVexpLocked(c *Ctx, key []byte, v *vsetValue) {
+	next := v.nextExpiry()
+	if next == 0 {
+		return
+	}
+	d := c.E.data(c.E.shardOf(key))
+	if d.vexp == nil {
+		d.vexp = vexpQueues{}
+	}
+	ks := d.dbs[c.DB]
+	q := d.vexp[ks]
+	if q == nil {
+		q = &hash.Deadlines{}
+		d.vexp[ks] = q
+	}
+	q.Push(next, string(key))
+}
+
+// expireVsetElements removes v's elements expired at ms (at most max of them, 0: all) and reports
+// them to c; it returns how many it removed. The caller deletes the key when it must.
+func expireVsetElements(c *Ctx, db int, key []byte, v *vsetValue, ms int64, max int) int {
+	var dead []uint32
+	for id, at := range v.ttl {
+		if at <= ms {
+			dead = append(dead, id)
+		}
+	}
+	if len(dead) == 0 {
+		return 0
+	}
+	slices.Sort(dead)
+	if max > 0 && len(dead) > max {
+		dead = dead[:max]
+	}
+	for _, id := range dead {
+		name := append([]byte(nil), v.set.Name(id)...)
+		v.forget(id)
+		v.set.Remove(name)
+		propagateVsetDeletion(c, db, key, name)
+	}
+	c.touchIn(db, key, false)
+	c.NotifyIn(db, NotifyModule, "vexpired", key)
+	if v.Len() == 0 && !v.hotkv {
+		c.NotifyIn(db, NotifyGeneric, "del", key)
+	}
+	return len(dead)
+}
+
+var vsimDelArg = []byte("VSIM.DEL")
+
+// propagateVsetDeletion replicates an expired element's removal before the command's own form.
+func propagateVsetDeletion(c *Ctx, db int, key, name []byte) {
+	if !c.E.Feed.Active() {
+		return
+	}
+	c.fx.pre = binary.AppendUvarint(c.fx.pre, uint64(db))
+	c.fx.pre = appendCommand(c.fx.pre, [][]byte{vsimDelArg, key, name})
+	c.fx.npre++
+}
+
+// expireVsetsLocked is one step of the active cycle in ks, one of the held shard d's keyspaces.
+func (d *shardData) expireVsetsLocked(ks *keyspace.Keyspace, now int64) {
+	q := d.vexp[ks]
+	if q == nil {
+		return
+	}
+	ms := now / 1e6
+	c := d.running
+	if c == nil {
+		c = &d.bg
+	}
+	db := slices.Index(d.dbs, ks)
+	for range vexpSweepKeys {
+		if top, ok := q.Min(); !ok || top.At > ms {
+			return
+		}
+		key := q.Pop().Name
+		k := keyBytes(key)
+		e := ks.FindQuiet(k, now)
+		if e == nil || e.Kind != keyspace.KindVectorSet {
+			continue
+		}
+		v := keyspace.Obj[vsetValue](e)
+		expireVsetElements(c, db, k, v, ms, vexpSweepElems)
+		if v.Len() == 0 && !v.hotkv {
+			ks.Remove(e)
+		} else if next := v.nextExpiry(); next != 0 {
+			q.Push(next, key)
+		}
+	}
+}

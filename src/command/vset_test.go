@@ -1,0 +1,7 @@
+package command
+
+import "testing"
+
+// TestVsetTranscript replays testdata/hotkv/vset.txt (Redis 8's V* commands; see its header
+// for where each reply comes from).
+func TestVsetTranscript(t *testing.T) { hotkvTranscript(t, "vset") }
