@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 
@@ -13,8 +14,8 @@ import (
 )
 
 // netpollEngine reads every connection with netpoll pollers. Per connection:
-//   - OnPrepare (on the accepting poller, before the fd is polled) registers the npConn, dups the fd for
-//     writing and calls Handler.Open. Open must not wait on anything slow.
+//   - OnPrepare (on the accepting poller, before the fd is polled) registers the npConn and calls
+//     Handler.Open. Open must not wait on anything slow.
 //   - OnRequest (on the poller goroutine itself, whenever netpoll's buffer is non-empty) moves the bytes
 //     into the conn's own buffer and calls Handler.Serve there, inline (see offload.go): no goroutine
 //     hand-off per readable event. A Serve that would block returns ErrOffload and the conn moves to a
@@ -87,10 +88,19 @@ func (e *netpollEngine) stop() {
 // dup of the socket in Go's own poller, so that a worker's Write can block on a full socket without
 // parking a netpoll poller, and still works while netpoll already counts a half-closed peer as gone
 // (Redis answers what such a peer sent before its FIN).
+//
+// The dup is made at a worker's first write, not in OnPrepare, so that a conn that is never served
+// off the poller (every idle one) holds one descriptor, not two. netpoll closes its fd only after
+// its close callbacks ran (its finalizer is the first callback registered, and they run last
+// first), and onClosed sets gone under wmu: so core.fd is netpoll's open socket, never a number
+// already reused by another conn, whenever wmu is held with gone unset. Close's shutdown relies on
+// that too.
 type npConn struct {
 	core
 	nc     netpoll.Connection
-	w      *os.File // set in OnPrepare unless the conn was refused
+	wmu    sync.Mutex
+	w      *os.File // the dup, once a worker wrote; under wmu
+	gone   bool     // netpoll's close callback ran (its fd is closed next); under wmu
 	opened bool     // Open was called; set in OnPrepare, before netpoll polls the fd
 
 	off offload // inline serving and the worker that takes over (offload.go)
@@ -107,7 +117,6 @@ func (e *netpollEngine) onPrepare(nc netpoll.Connection) context.Context {
 		return ctx
 	}
 	if !e.s.reg.add(&c.core) {
-		c.w.Close()
 		refuse(fd)
 		return ctx
 	}
@@ -124,17 +133,28 @@ func (e *netpollEngine) onPrepare(nc netpoll.Connection) context.Context {
 // netpoll closes it.
 func refuse(fd int) { syscall.Shutdown(fd, syscall.SHUT_RDWR) }
 
-// configure applies keepalive and creates the write side.
+// configure applies keepalive.
 func (c *npConn) configure(fd int) error {
-	if err := setKeepAlive(fd, c.srv.opts.KeepAlive); err != nil {
-		return err
+	return setKeepAlive(fd, c.srv.opts.KeepAlive)
+}
+
+// writer returns the dup blocking writes go through, making it on first use; ErrClosed once
+// netpoll's close callback ran.
+func (c *npConn) writer() (*os.File, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.w != nil {
+		return c.w, nil
 	}
-	wfd, err := dupCloexec(fd)
+	if c.gone {
+		return nil, ErrClosed
+	}
+	wfd, err := dupCloexec(c.fd)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c.w = os.NewFile(uintptr(wfd), "conn") // non-blocking, so Go's poller drives it
-	return nil
+	return c.w, nil
 }
 
 // dupCloexec duplicates fd with close-on-exec set atomically (fcntl F_DUPFD_CLOEXEC).
@@ -214,13 +234,17 @@ func (c *npConn) Peek(n int) ([]byte, error) {
 }
 
 func (c *npConn) Write(p []byte) error {
-	if c.closed.Load() || c.w == nil {
-		return ErrClosed
+	if c.closed.Load() {
+		return ErrClosed // (a refused conn is never registered nor served: nobody writes to it)
 	}
 	if c.off.inline.Load() {
 		return c.writeInline(p)
 	}
-	if err := c.writeBlocking(c.w, p, 0); err != nil {
+	w, err := c.writer()
+	if err != nil {
+		return c.ioErr(err)
+	}
+	if err := c.writeBlocking(w, p, 0); err != nil {
 		return c.ioErr(err)
 	}
 	return nil
@@ -233,12 +257,14 @@ func (c *npConn) Close() error {
 		return nil
 	}
 	c.off.wake()
+	c.wmu.Lock()
+	if !c.gone {
+		refuse(c.fd) // netpoll's fd, still open: its close waits for onClosed, which takes wmu
+	}
 	if c.w != nil {
-		if rc, err := c.w.SyscallConn(); err == nil {
-			rc.Control(func(fd uintptr) { refuse(int(fd)) })
-		}
 		c.w.Close()
 	}
+	c.wmu.Unlock()
 	// The shut-down socket hangs up; netpoll sees that in its poller and closes the conn from a
 	// goroutine of its own. Closing netpoll's conn here instead would make netpoll run the close
 	// callbacks on the poller whenever a Serve was running there (inline, or just finishing), and
@@ -250,9 +276,12 @@ func (c *npConn) Close() error {
 func (c *npConn) onClosed(netpoll.Connection) error {
 	c.closed.Store(true)
 	c.off.wake()
+	c.wmu.Lock()
+	c.gone = true
 	if c.w != nil {
 		c.w.Close()
 	}
+	c.wmu.Unlock()
 	if c.endLater() {
 		return nil // the worker serving the conn calls end when its Serve returns
 	}

@@ -268,7 +268,10 @@ func (c *npConn) flushKept() bool {
 	if len(c.off.kept) == 0 {
 		return true
 	}
-	err := c.writeBlocking(c.w, c.off.kept, 0)
+	w, err := c.writer()
+	if err == nil {
+		err = c.writeBlocking(w, c.off.kept, 0)
+	}
 	c.off.kept = c.off.kept[:0]
 	if cap(c.off.kept) > maxIdleBuf {
 		c.off.kept = nil

@@ -5,7 +5,8 @@
 //   - "netpoll" (default): netpoll pollers read every socket and run Handler.Serve inline, on the poller
 //     goroutine, like an event loop; a Serve that would block moves the conn to a worker goroutine until
 //     it caught up (offload.go). Idle connections hold no goroutine. Blocking writes go through a dup of
-//     the socket in Go's own poller (see npConn), so each conn uses two fds. Input that arrives while a
+//     the socket in Go's own poller (see npConn), made at a worker's first write, so a conn that was
+//     never served off the poller uses one fd and one that was two. Input that arrives while a
 //     worker serves a conn is stashed, up to a bound, so this engine has no input backpressure.
 //   - "std": the net package, one goroutine per connection. Used by BenchmarkPing as the baseline, and
 //     the base for TLS.
