@@ -71,6 +71,7 @@ type Value struct {
 	Stream       *Stream   // stream (freshly allocated, not reused)
 	Encoding     string    // on-disk encoding: raw, int, lzf, linkedlist, hashtable, skiplist, zipmap, ziplist, intset, quicklist, listpack, stream
 	RDBType      byte      // the type byte it came with
+	Module       uint64    // a module value's module id (module.go)
 	spans        []int     // ends of the elements in arena
 	arena        []byte    // element bytes
 }
@@ -263,7 +264,9 @@ func (d *Decoder) object(t byte, at int64, v *Value) error {
 	case TypeZSet, TypeZSet2:
 		v.Type, v.Encoding = ValZSet, "skiplist"
 		return d.zset(t, at, v)
-	case TypeModulePreGA, TypeModule2:
+	case TypeModule2:
+		return d.module(at, v) // module.go: HotKV's vector sets
+	case TypeModulePreGA:
 		return fmt.Errorf("%w (offset %d)", ErrModuleType, at)
 	case TypeStreamListpacks, TypeStreamListpacks2, TypeStreamListpacks3:
 		v.Type, v.Encoding = ValStream, "stream"

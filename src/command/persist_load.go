@@ -252,6 +252,13 @@ func (ld *loader) convert(v *rdb.Value, it *loadItem) (int, error) {
 		return ld.zset(v, it, zset.Limits{MaxEntries: st.ZSetMaxListpackEntries, MaxValue: st.ZSetMaxListpackValue})
 	case rdb.ValStream:
 		return ld.stream(v.Stream, it)
+	case rdb.ValModule: // vset_persist.go: HotKV's vector sets, the only module type it reads
+		vs, err := decodeVset(ld.e, v.Str)
+		if err != nil {
+			return 0, err
+		}
+		it.kind, it.obj = keyspace.KindVectorSet, vs
+		return int(vs.memoryUsage()), nil
 	}
 	return 0, fmt.Errorf("unknown value type %d", v.Type)
 }

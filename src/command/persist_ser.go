@@ -155,6 +155,9 @@ func (s *RDBSerializer) value(key []byte, en *keyspace.Entry) {
 		s.zsetValue(key, keyspace.Obj[zset.ZSet](en))
 	case keyspace.KindStream:
 		s.streamValue(key, keyspace.Obj[stream.Stream](en))
+	case keyspace.KindVectorSet: // vset_persist.go
+		s.raw = appendVset(s.raw[:0], keyspace.Obj[vsetValue](en))
+		s.enc.ModuleValue(key, rdb.VectorSetModule, s.raw)
 	default:
 		panic("BUG: an entry of kind " + en.Kind.String() + " cannot be serialized")
 	}
