@@ -39,6 +39,10 @@
 #      SMALL_KEYS (1000000) SMALL_TYPES (list set hash zset) SMALL_COUNTS (1 2 5 20) SMALL_SIZES (16 256)
 #      SMALL_CONNS (4) SMALL_WAIT (5, seconds before the second sample; 0 skips it) SPORT (16420, and SPORT+1)
 #      KEEP=1 keeps the raw results (manifest, metadata, one JSON per run) in the temporary directory
+#      EXTRA_CONF (none) options given to every server, Redis and HotKV alike, e.g.
+#        "--maxmemory 100mb --maxmemory-policy allkeys-lru"; REFILL=1 then loads the prefill again
+#        before a run that finds keys missing (evicted by an earlier command's writes), instead of
+#        failing it; SUFFIX is added to the report's name
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -100,6 +104,9 @@ SMALL_SIZES=${SMALL_SIZES:-16 256}
 SMALL_CONNS=${SMALL_CONNS:-4}
 SMALL_WAIT=${SMALL_WAIT:-5}
 SPORT=${SPORT:-16420}
+EXTRA_CONF=${EXTRA_CONF:-}
+REFILL=${REFILL:-0}
+SUFFIX=${SUFFIX:-}
 
 # --- tools: report what is missing, install nothing ---------------------------------------------
 missing=()
@@ -157,11 +164,13 @@ start_server() {
   if [[ $name == redis* ]]; then
     local sched=()
     [ "$name" = redisbatch ] && sched=(chrt -b 0)
+    # shellcheck disable=SC2086
     taskset -c "$cpus" "${sched[@]}" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-      --dir "$work/data-$name" >"$work/$name.log" 2>&1 &
+      --dir "$work/data-$name" $EXTRA_CONF >"$work/$name.log" 2>&1 &
   else
+    # shellcheck disable=SC2086
     taskset -c "$cpus" "$work/hotkv" --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-      --dir "$work/data-$name" "$@" >"$work/$name.log" 2>&1 &
+      --dir "$work/data-$name" "$@" $EXTRA_CONF >"$work/$name.log" 2>&1 &
   fi
   local pid=$!
   pids+=("$pid")
@@ -495,6 +504,13 @@ set_notify() {
 prepare_run() {
   local section=$1 name=$2 port=$3 cmd=$4 prefix have
   have=$(dbsize "$port")
+  if [ "$REFILL" = 1 ] && [ "$have" != "${base_of[$name]}" ] && [[ $section == throughput* ]]; then
+    # Keys an earlier run's writes evicted (EXTRA_CONF's maxmemory): load them again, checked.
+    echo "  refill: DBSIZE $have, want ${base_of[$name]}" >&2
+    echo "refill.$name.$cmd.$run=$have" >>"$meta"
+    gen 1 --port "$port" --keys "${base_of[$name]}" --prefill-only --prefill-expect ok --quiet >/dev/null || return 1
+    have=$(dbsize "$port")
+  fi
   if [ "$have" != "${base_of[$name]}" ]; then
     echo "DBSIZE is ${have:-no answer} before the run, want ${base_of[$name]}" >&2
     return 1
@@ -1065,6 +1081,7 @@ proof_run() {
   echo "small_conns=$SMALL_CONNS"
   echo "small_wait=$SMALL_WAIT"
   echo "load=$(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "extra_conf=$EXTRA_CONF"
 } >"$meta"
 
 # The servers whose CPU time is measured run without gc-idle: a HotKV left idle while the other
@@ -1121,6 +1138,7 @@ name="$(date -u +%F)-$machine"
 # A run of other sections than the default names them, so it never overwrites the main report.
 [ "$sections" = "$default_sections" ] || name="$name-$(echo $sections | tr ' ' '-')"
 [ "$quick" = 1 ] && name="$name-quick"
+[ -z "$SUFFIX" ] || name="$name-$SUFFIX"
 mkdir -p "$RESULTS"
 # The report exits 3 when a run or a load failed (it lists them on stderr): the harness fails too.
 rstatus=0
