@@ -174,6 +174,8 @@ type Engine struct {
 	lat obsState
 	// tagsOn is set by the first TAG.SET: until then overwrites skip the tag index (tags.go).
 	tagsOn atomic.Bool
+	// names is rename-command's table, set before serving (rename.go); nil without renames.
+	names *renameTable
 	// vsetUID numbers vector sets for VINFO's vset-uid (vset.go).
 	vsetUID atomic.Uint64
 }

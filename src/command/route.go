@@ -16,6 +16,10 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 	s.DB, s.Proto = int32(cl.DB), int8(cl.Proto)
 	s.Silent = cl.replyMode == replyOff || cl.skipNext
 	cl.skipNext = false
+	if rt := e.names; rt != nil && !rt.renamed(s.Args) { // rename-command (rename.go)
+		e.refuse(cl, s, nil, unknownCommand(s.Args))
+		return
+	}
 	spec, errMsg := cl.lastSpec, ""
 	if spec == nil || spec.Subs != nil || !strs.EqualFold(s.Args[0], spec.Name) || !arityOK(spec, len(s.Args)) {
 		spec, errMsg = lookupArgs(s.Args)
@@ -97,9 +101,16 @@ func (e *Engine) mayBlock(cl *Client, args [][]byte) bool {
 	if e.pause.active.Load() {
 		return true
 	}
+	name := args[0]
+	if rt := e.names; rt != nil {
+		var ok bool
+		if name, ok = rt.own(name); !ok {
+			return false
+		}
+	}
 	spec := cl.lastSpec
-	if spec == nil || !strs.EqualFold(args[0], spec.Name) {
-		if spec = lookup(args[0]); spec == nil {
+	if spec == nil || !strs.EqualFold(name, spec.Name) {
+		if spec = lookup(name); spec == nil {
 			return false
 		}
 	}

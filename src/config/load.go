@@ -155,6 +155,11 @@ func (l *loader) parse(text string, depth int) error {
 
 var errBadDirective = errors.New("Bad directive or wrong number of arguments")
 
+// CheckRenames, when set (by the server, which knows the command table), checks the config's
+// rename-command lines so far, the last one just read: its error fails loading at that line, as
+// Redis's "No such command in rename-command" does.
+var CheckRenames func(pairs [][2]string) error
+
 // directive applies a line naming a table directive and returns Redis's
 // error text, or "".
 func (l *loader) directive(e entry, argv []string) string {
@@ -200,6 +205,9 @@ func (l *loader) other(argv []string, depth int) error {
 		return l.parse(content, depth+1)
 	case name == "rename-command" && len(argv) == 3:
 		l.renames = append(l.renames, [2]string{argv[1], argv[2]})
+		if CheckRenames != nil {
+			return CheckRenames(l.renames) // its message is the line's FATAL CONFIG FILE ERROR
+		}
 	case name == "user" && len(argv) >= 2:
 		l.users = append(l.users, append([]string(nil), argv[1:]...))
 	default:

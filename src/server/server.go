@@ -77,6 +77,9 @@ func New(cfg *config.Store) (*Server, error) {
 		Settings:  settings(cfg),
 		Config:    configStore{cfg},
 	})
+	if err := s.Engine.SetRenames(cfg.Renames()); err != nil { // rename.go
+		return nil, err
+	}
 	s.Engine.Hooks.Shutdown = s.shutdownCommand
 	s.Engine.Hooks.Info = s.infoHook
 	s.persistHooks()
