@@ -31,5 +31,7 @@
 //   - L2: 1/(1+d), d the Euclidean distance, in (0,1]; 1 identical.
 //   - BIN (any metric): 1 - hamming/dim, in [0,1], as Redis's binary quantization.
 //
-// Q8 scores are computed on the quantized vectors, as Redis's are.
+// Q8 compares a query asymmetrically: the query stays float32 against the stored int8s, so only the
+// stored side carries quantization error (Redis quantizes the query too; its Q8 scores differ from
+// these in the third decimal). Node-to-node distances (links, VLINKS scores) are int8 against int8.
 package vector

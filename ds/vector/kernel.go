@@ -14,6 +14,7 @@ type kernel interface {
 	dot(a, b []float32) float32
 	l2(a, b []float32) float32 // Euclidean distance
 	dotI8(a, b []int8) int32
+	dotF32I8(a []float32, b []int8) float32 // a float query against int8 components
 	hamming(a, b []uint64) int
 }
 
@@ -69,6 +70,22 @@ func (goKernel) dotI8(a, b []int8) int32 {
 		s0 += int32(a[i]) * int32(b[i])
 	}
 	return s0 + s1 + s2 + s3
+}
+
+func (goKernel) dotF32I8(a []float32, b []int8) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * float32(b[i])
+		s1 += a[i+1] * float32(b[i+1])
+		s2 += a[i+2] * float32(b[i+2])
+		s3 += a[i+3] * float32(b[i+3])
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * float32(b[i])
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 func (goKernel) hamming(a, b []uint64) int {

@@ -15,6 +15,10 @@ type query struct {
 	r  float32   // Q8 range
 	sq float32   // Q8 under L2: squared norm of the dequantized vector
 	b  []uint64  // Bin
+	// asym: a prepared Q8 query is compared in float32 against the stored int8s (f, fsq), which
+	// removes the query's own quantization error; node views compare int8 to int8.
+	asym bool
+	fsq  float32 // squared norm of f
 }
 
 // prepare validates vec and writes its stored form into q's buffers (grown as needed); it returns the
@@ -54,6 +58,11 @@ func (s *Set) prepare(vec []float32, q *query) (float32, error) {
 	case Q8:
 		q.i = grow(q.i, d)
 		q.r, q.sq = quantizeQ8(q.f, q.i)
+		q.asym = true
+		q.fsq = 0
+		for _, x := range q.f {
+			q.fsq += x * x
+		}
 	case Bin:
 		q.b = grow(q.b, s.words)
 		quantizeBin(q.f, q.b)
@@ -132,9 +141,17 @@ func (s *Set) dist(q *query, id uint32) float32 {
 		return 1 - kern.dot(q.f, v)
 	case Q8:
 		o := int(id) * d
-		dot := float32(kern.dotI8(q.i, s.i8[o:o+d:o+d])) * (q.r * s.rangeQ[id] / (127 * 127))
+		v := s.i8[o : o+d : o+d]
+		var dot, qsq float32
+		if q.asym {
+			dot = kern.dotF32I8(q.f, v) * (s.rangeQ[id] / 127)
+			qsq = q.fsq
+		} else {
+			dot = float32(kern.dotI8(q.i, v)) * (q.r * s.rangeQ[id] / (127 * 127))
+			qsq = q.sq
+		}
 		if s.cfg.Metric == L2 {
-			return float32(math.Sqrt(float64(max(0, q.sq+s.sq[id]-2*dot))))
+			return float32(math.Sqrt(float64(max(0, qsq+s.sq[id]-2*dot))))
 		}
 		return 1 - dot
 	default:

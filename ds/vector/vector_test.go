@@ -42,6 +42,9 @@ func TestKernelsEqual(t *testing.T) {
 			if x, y := simd.dotI8(ia, ib), ref.dotI8(ia, ib); x != y {
 				t.Fatalf("dim %d: dotI8 %v, reference %v", d, x, y)
 			}
+			if x, y := simd.dotF32I8(a, ia), ref.dotF32I8(a, ia); !tol(x, y) && math.Abs(float64(x-y)) > 1e-3 {
+				t.Fatalf("dim %d: dotF32I8 %v, reference %v", d, x, y)
+			}
 			ba, bb := make([]uint64, (d+63)/64), make([]uint64, (d+63)/64)
 			for i := range ba {
 				ba[i], bb[i] = r.Uint64(), r.Uint64()

@@ -1,0 +1,97 @@
+package vector
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+func BenchmarkKernels(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	const d = 784
+	fa, fb := randVec(r, d), randVec(r, d)
+	ia, ib := make([]int8, d), make([]int8, d)
+	for i := range ia {
+		ia[i], ib[i] = int8(r.IntN(255)-127), int8(r.IntN(255)-127)
+	}
+	for _, k := range []struct {
+		name string
+		k    kernel
+	}{{"simd", newKernel()}, {"go", goKernel{}}} {
+		b.Run("dot784/"+k.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var s float32
+			for range b.N {
+				s += k.k.dot(fa, fb)
+			}
+			_ = s
+		})
+		b.Run("l2_784/"+k.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var s float32
+			for range b.N {
+				s += k.k.l2(fa, fb)
+			}
+			_ = s
+		})
+		b.Run("dotI8_784/"+k.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var s int32
+			for range b.N {
+				s += k.k.dotI8(ia, ib)
+			}
+			_ = s
+		})
+	}
+}
+
+func benchSet(b *testing.B, c Config, n int) (*Set, [][]float32) {
+	b.Helper()
+	r := rand.New(rand.NewPCG(3, 4))
+	data := clustered(r, n+200, c.Dim)
+	s, _ := New(c)
+	for i, v := range data[:n] {
+		s.Add([]byte(fmt.Sprint(i)), v, 0)
+	}
+	return s, data[n:]
+}
+
+// BenchmarkSearch: one search (k 10, EF 100) on 10k generated 128-dim vectors; allocations are the
+// result slice only.
+func BenchmarkSearch(b *testing.B) {
+	for _, q := range []Quant{NoQuant, Q8, Bin} {
+		c := Config{Dim: 128, Quant: q, Seed: 9}
+		s, qs := benchSet(b, c, 10000)
+		b.Run(q.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := range b.N {
+				s.Search(qs[i%len(qs)], 10, 100, nil, 0)
+			}
+		})
+		b.Run(q.String()+"/parallel", func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				for pb.Next() {
+					s.Search(qs[i%len(qs)], 10, 100, nil, 0)
+					i++
+				}
+			})
+		})
+	}
+}
+
+func BenchmarkAdd(b *testing.B) {
+	for _, q := range []Quant{NoQuant, Q8} {
+		b.Run(q.String(), func(b *testing.B) {
+			c := Config{Dim: 128, Quant: q, Seed: 9}
+			r := rand.New(rand.NewPCG(5, 6))
+			data := clustered(r, 4096, c.Dim)
+			s, _ := New(c)
+			b.ReportAllocs()
+			for i := range b.N {
+				s.Add([]byte(fmt.Sprint(i)), data[i%len(data)], 0)
+			}
+		})
+	}
+}
