@@ -4,7 +4,8 @@ package server
 // (Engine.WriteRDB) decoded again and written as the commands Redis 7.0's
 // rewriteAppendOnlyFileRio writes: SELECT per database, SET, RPUSH/SADD/ZADD/HMSET in groups
 // of 64 items, XADD, XSETID and the consumer groups' XGROUP/XCLAIM for streams, PEXPIREAT for
-// expiry, FUNCTION LOAD for libraries.
+// expiry, FUNCTION LOAD for libraries; a vector set (HotKV's module value) as RESTORE of its
+// DUMP payload, so the graph loads as saved.
 
 import (
 	"bufio"
@@ -129,6 +130,10 @@ func (c *cmdWriter) key(rec *rdb.Record) {
 		c.batched("ZADD", k, items, 2)
 	case rdb.ValStream:
 		c.stream(k, v.Stream)
+	case rdb.ValModule: // a vector set (src/command/vset_persist.go): RESTORE of its DUMP form
+		e := rdb.Encoder{OmitKey: true}
+		e.ModuleValue(nil, v.Module, v.Str)
+		c.cmdBytes([][]byte{[]byte("RESTORE"), k, []byte("0"), rdb.DumpPayload(nil, e.Buf, rdb.Version)})
 	}
 	if rec.ExpireMs >= 0 {
 		c.cmdBytes([][]byte{[]byte("PEXPIREAT"), k, []byte(strconv.FormatInt(rec.ExpireMs, 10))})
