@@ -51,6 +51,13 @@ type Config struct {
 	MaxBuffer int
 	// Now is the clock (default time.Now), for tests.
 	Now func() time.Time
+	// Latency, when set, receives how long each write(2), fsync under always and file size
+	// stat took, under Redis's latency monitor event names (latency.go in src/command decides
+	// what is kept): "aof-write" for every write and one of "aof-write-pending-fsync" (a
+	// background fsync running), "aof-write-active-child" (a rewrite running, Redis's child)
+	// or "aof-write-alone"; "aof-fsync-always"; "aof-fstat". Called from the writer's goroutine
+	// (and Open's, for the stats of opening); it must not block.
+	Latency func(event string, d time.Duration)
 	// Pending opens the writer as CONFIG SET appendonly yes does (Redis's AOF_WAIT_REWRITE): it
 	// writes nothing to the files the manifest lists and persists no manifest; entries go to a
 	// temp INCR file and nothing counts as durable past Start until the first rewrite, which
@@ -204,7 +211,7 @@ func (w *Writer) openTarget(name string, create bool) (*target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("Can't open the append-only file %s: %w", name, err)
 	}
-	size, err := w.cfg.FS.Stat(path)
+	size, err := w.stat(path)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -215,11 +222,11 @@ func (w *Writer) openTarget(name string, create bool) (*target, error) {
 // fileSizes returns the bytes of the base and INCR files (aof_current_size) and of the base.
 func (w *Writer) fileSizes() (total, base int64) {
 	if w.man.Base != nil {
-		base, _ = w.cfg.FS.Stat(join(w.cfg.Dir, w.man.Base.Name))
+		base, _ = w.stat(join(w.cfg.Dir, w.man.Base.Name))
 	}
 	total = base
 	for _, i := range w.man.Incr {
-		n, _ := w.cfg.FS.Stat(join(w.cfg.Dir, i.Name))
+		n, _ := w.stat(join(w.cfg.Dir, i.Name))
 		total += n
 	}
 	return total, base
@@ -505,7 +512,9 @@ func (w *Writer) flush() {
 // writeTarget writes t's buffer; a short write is cut back to the last good length, as Redis's
 // flushAppendOnlyFile does, and when that fails the written part is kept.
 func (w *Writer) writeTarget(t *target) error {
+	t0 := time.Now()
 	n, err := t.f.Write(t.buf)
+	w.noteWrite(time.Since(t0))
 	if err == nil && n < len(t.buf) {
 		err = syscall.EIO
 	}
@@ -529,6 +538,33 @@ func (w *Writer) writeTarget(t *target) error {
 	w.addSize(int64(n))
 	t.buf = t.buf[:0]
 	return nil
+}
+
+// noteWrite reports a write(2)'s latency as Redis's flushAppendOnlyFile does: by what ran beside
+// it, then as "aof-write".
+func (w *Writer) noteWrite(d time.Duration) {
+	if w.cfg.Latency == nil {
+		return
+	}
+	switch {
+	case w.bgSync != nil:
+		w.cfg.Latency("aof-write-pending-fsync", d)
+	case w.rw != nil:
+		w.cfg.Latency("aof-write-active-child", d)
+	default:
+		w.cfg.Latency("aof-write-alone", d)
+	}
+	w.cfg.Latency("aof-write", d)
+}
+
+// stat is FS.Stat of a file whose size becomes aof_current_size, timed as "aof-fstat".
+func (w *Writer) stat(path string) (int64, error) {
+	t0 := time.Now()
+	n, err := w.cfg.FS.Stat(path)
+	if w.cfg.Latency != nil {
+		w.cfg.Latency("aof-fstat", time.Since(t0))
+	}
+	return n, err
 }
 
 func (w *Writer) addSize(n int64) {
@@ -579,6 +615,7 @@ func (w *Writer) syncNow() {
 	}
 	w.waitBgSync()
 	seq := w.written
+	t0 := time.Now()
 	for _, t := range []*target{w.old, w.cur} {
 		if t == nil || !t.dirt {
 			continue
@@ -588,6 +625,9 @@ func (w *Writer) syncNow() {
 			return
 		}
 		t.dirt = false
+	}
+	if w.cfg.Latency != nil && w.cfg.Fsync == Always {
+		w.cfg.Latency("aof-fsync-always", time.Since(t0))
 	}
 	w.markSynced(seq)
 }

@@ -171,6 +171,8 @@ func (e *Engine) admitLocked(c *Ctx) bool {
 		return false
 	}
 	start, budget := time.Now(), e.evictTimeLimit()
+	// Redis's performEvictions samples "eviction-cycle" once its loop ran, refused or not.
+	defer func() { e.LatencyEvent("eviction-cycle", time.Since(start)) }()
 	evicted := 0
 	e.tinyBeginLocked(c, p, own)
 	if own >= 0 && e.data(own).mem.load() > share {
@@ -292,7 +294,14 @@ func (e *Engine) evictKeyLocked(d *shardData, ks *keyspace.Keyspace, en *keyspac
 		c.fx.npre++
 	}
 	c.NotifyIn(db, NotifyEvicted, "evicted", k)
-	ks.Remove(en)
+	var t0 time.Time
+	if e.lat.monitorMs.Load() > 0 { // the clock only while the latency monitor is on
+		t0 = time.Now()
+	}
+	ks.Remove(en) // Redis's "eviction-del" times the delete alone
+	if !t0.IsZero() {
+		e.LatencyEvent("eviction-del", time.Since(t0))
+	}
 	c.touchIn(db, k, false)
 	e.mem.evicted.Add(1)
 }
@@ -325,7 +334,9 @@ func (e *Engine) Evict(period time.Duration) {
 	if p == nil {
 		return
 	}
-	deadline := time.Now().Add(period / 4)
+	start := time.Now()
+	defer func() { e.LatencyEvent("eviction-cycle", time.Since(start)) }()
+	deadline := start.Add(period / 4)
 	skip := make([]bool, len(e.Group.Shards))
 	for e.usedMemory() > limit && time.Now().Before(deadline) {
 		i := e.largestShard(skip)

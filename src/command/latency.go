@@ -11,10 +11,15 @@ import (
 // of each second, the last latencyTSLen seconds that had one, and its all-time maximum. Samples
 // under latency-monitor-threshold are not kept; a threshold of 0 keeps none.
 //
-// Events HotKV raises: "command" and "fast-command" (a call's execution, stats_call.go); the
-// other subsystems report theirs through LatencyEvent: "expire-cycle", "eviction-cycle",
-// "eviction-del", "aof-write", "aof-fsync-always", "rdb-unlink-temp-file" and the rest of
-// Redis's names where HotKV does the same thing.
+// Events HotKV raises, at the points Redis 7.0 samples them: "command" and "fast-command" (a
+// call's execution, stats_call.go); "expire-cycle" (ActiveExpire); "eviction-cycle" (a write's
+// gate or the cron's pass once it evicts, evict.go) and "eviction-del" (one evicted key's
+// delete); from persist/aof's writer (Config.Latency): "aof-write" with one of
+// "aof-write-pending-fsync", "aof-write-active-child" (a rewrite running) or "aof-write-alone",
+// "aof-fsync-always" and "aof-fstat"; "rdb-unlink-temp-file" (a failed save removing its temp
+// file, src/server). Not raised: "expire-del" (the keyspace unlinks an expired key inside its
+// own lookup, and Go's collector, not the delete, frees it), "fork" (no child process),
+// "while-blocked-cron" and the module and cluster events.
 
 const latencyTSLen = 160 // LATENCY_TS_LEN
 

@@ -103,8 +103,9 @@ func (s *Server) aofDir() string { return filepath.Join(s.dataDir, s.cfg.String(
 func (s *Server) aofConfig(m *aof.Manifest, start uint64, pending bool) aof.Config {
 	return aof.Config{FS: s.aof.fs, Dir: s.aofDir(), Filename: s.cfg.String("appendfilename"),
 		Fsync: policyOf(s.cfg.String("appendfsync")), Manifest: m, Start: start, Pending: pending,
-		OnLost: func() { go s.aofLost() },
-		Logf:   func(format string, args ...any) { s.log.Warn(fmt.Sprintf(format, args...)) }}
+		OnLost:  func() { go s.aofLost() },
+		Logf:    func(format string, args ...any) { s.log.Warn(fmt.Sprintf(format, args...)) },
+		Latency: s.Engine.LatencyEvent}
 }
 
 // openAOF starts a writer on the AOF directory (m is what Load returned, nil to read it),

@@ -86,7 +86,9 @@ func (s *Server) saveRDB() (err error) {
 	}
 	defer func() {
 		if err != nil {
+			t0 := time.Now()
 			fsys.Remove(tmp)
+			s.Engine.LatencyEvent("rdb-unlink-temp-file", time.Since(t0)) // Redis's rdbRemoveTempFile
 		}
 	}()
 	st, err := s.writeRDB(&fileWriter{f: f}, s.rdbOptions(), &s.rdb)
