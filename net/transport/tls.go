@@ -89,10 +89,44 @@ func (e *stdEngine) tlsFailed(c *stdConn, err error) {
 	}
 }
 
-// Handshakes returns the TLS handshakes in progress, for tests and INFO.
+// Handshakes returns the TLS handshakes in progress on the current TLS listeners, for tests.
 func (s *Server) Handshakes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.teng == nil {
 		return 0
 	}
 	return int(s.teng.hs.Load())
+}
+
+// SetTLSAddrs replaces the TLS listeners (CONFIG SET tls-port): the new addresses are bound
+// first, so an error leaves the old ones serving; then the old listeners are closed. Connections
+// already accepted stay open. No address stops TLS.
+func (s *Server) SetTLSAddrs(addrs []string) error {
+	lns, err := listenAll(addrs, s.opts.Backlog)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == 2 {
+		closeAll(lns)
+		return ErrServerClosed
+	}
+	old := s.teng
+	s.tlns, s.teng = lns, nil
+	if len(lns) > 0 {
+		s.teng = &stdEngine{s: s, lns: lns, tls: &s.opts.TLS}
+		if s.state == 1 {
+			s.teng.start()
+		}
+	}
+	if old != nil {
+		if s.state == 1 {
+			old.stop() // its accept loops end; handshakes in progress finish on their own
+		} else {
+			closeAll(old.lns)
+		}
+	}
+	return nil
 }

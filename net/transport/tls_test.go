@@ -244,3 +244,40 @@ func TestTLSCloseDuringHandshake(t *testing.T) {
 	}
 	eventually(t, "the handshake ended", func() bool { return s.Handshakes() == 0 })
 }
+
+// SetTLSAddrs moves the TLS listener: the old address stops accepting, the new one serves, an
+// open connection stays served, and an address that cannot be bound leaves the listener as it was.
+func TestTLSSetAddrs(t *testing.T) {
+	certs := tlstest.New(t, "transport test CA")
+	s := startTLS(t, certs, tls.NoClientCert, Options{}, &lineHandler{})
+	old := s.TLSAddrs()[0].String()
+	open, err := dialTLS(t, s, certs.ClientConfig(t, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetTLSAddrs([]string{s.Addrs()[0].String()}); err == nil { // the plain port is taken
+		t.Fatal("SetTLSAddrs bound an address in use")
+	}
+	if got := s.TLSAddrs()[0].String(); got != old {
+		t.Fatalf("a failed SetTLSAddrs moved the listener to %s", got)
+	}
+	if err := s.SetTLSAddrs([]string{"127.0.0.1:0"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tls.Dial("tcp", old, certs.ClientConfig(t, false)); err == nil {
+		t.Error("the old TLS address still accepts")
+	}
+	c, err := dialTLS(t, s, certs.ClientConfig(t, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, conn := range []*tls.Conn{c, open} {
+		conn.Write([]byte("PING\r\n"))
+		if got := string(readN(t, conn, 7)); got != "+PONG\r\n" {
+			t.Fatalf("after the move: %q", got)
+		}
+	}
+	if err := s.SetTLSAddrs(nil); err != nil || len(s.TLSAddrs()) != 0 {
+		t.Fatalf("SetTLSAddrs(nil): %v, %d addresses", err, len(s.TLSAddrs()))
+	}
+}

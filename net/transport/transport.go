@@ -128,13 +128,13 @@ type Server struct {
 	h     Handler
 	lns   []net.Listener
 	eng   engine
-	tlns  []net.Listener // TLSAddrs' listeners, served by teng
-	teng  *stdEngine
 	reg   registry
 	errc  chan error // first fatal accept error, for Serve
 	done  chan struct{}
-	mu    sync.Mutex // guards state
-	state int        // 0 bound, 1 serving, 2 closed
+	mu    sync.Mutex     // guards state, tlns and teng
+	state int            // 0 bound, 1 serving, 2 closed
+	tlns  []net.Listener // TLSAddrs' listeners, served by teng (replaced by SetTLSAddrs)
+	teng  *stdEngine
 }
 
 // Listen binds every address now, so errors such as "address already in use" surface at start-up, and
@@ -153,7 +153,7 @@ func Listen(opts Options, h Handler) (*Server, error) {
 		return nil, err
 	}
 	if len(s.tlns) > 0 {
-		s.teng = &stdEngine{s: s, lns: s.tlns, tls: &opts.TLS}
+		s.teng = &stdEngine{s: s, lns: s.tlns, tls: &s.opts.TLS}
 	}
 	switch {
 	case opts.Engine == "std" || len(s.lns) == 0:
@@ -254,6 +254,8 @@ func (s *Server) Addrs() []net.Addr {
 
 // TLSAddrs returns the bound TLS addresses, in Options.TLSAddrs order.
 func (s *Server) TLSAddrs() []net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	out := make([]net.Addr, len(s.tlns))
 	for i, ln := range s.tlns {
 		out[i] = ln.Addr()
@@ -266,6 +268,7 @@ func (s *Server) Close() error {
 	s.mu.Lock()
 	prev := s.state
 	s.state = 2
+	teng, tlns := s.teng, s.tlns
 	s.mu.Unlock()
 	if prev == 2 {
 		return nil
@@ -277,12 +280,12 @@ func (s *Server) Close() error {
 	s.reg.wait()
 	if prev == 1 {
 		s.eng.stop()
-		if s.teng != nil {
-			s.teng.stop()
+		if teng != nil {
+			teng.stop()
 		}
 	} else {
 		closeAll(s.lns)
-		closeAll(s.tlns)
+		closeAll(tlns)
 	}
 	close(s.done)
 	return nil

@@ -39,23 +39,67 @@ const (
 // optional), sharing certificates and session-ticket keys.
 type tlsContext [3]*tls.Config
 
-// tlsState is the server's current TLS context (nil until one is needed).
-type tlsState struct{ ctx atomic.Pointer[tlsContext] }
+// tlsState is the server's current TLS context (nil until one is needed) and the tls-port its
+// listeners are bound to (changed under the config store's writer lock).
+type tlsState struct {
+	ctx  atomic.Pointer[tlsContext]
+	port string
+}
 
-// initTLS registers the CONFIG SET hook that rebuilds the context.
+// initTLS registers the CONFIG SET hook that rebuilds the context and, for tls-port, moves the
+// TLS listeners (Redis's applyTLSPort: the new port is bound before the old one is closed).
 func (s *Server) initTLS() {
-	s.cfg.OnApplyGroup(tlsDirectives, func(get func(string) string) error {
-		if !tlsWanted(get) {
-			return nil
+	s.cfg.OnApplyGroup(append([]string{"tls-port"}, tlsDirectives...), func(get func(string) string) error {
+		var ctx *tlsContext
+		if tlsWanted(get) && !s.onlyTLSPort(get) {
+			var err error
+			if ctx, err = buildTLS(get); err != nil {
+				s.log.Warn(err.Error())
+				return errors.New(errTLSUpdate)
+			}
 		}
-		ctx, err := buildTLS(get)
-		if err != nil {
-			s.log.Warn(err.Error())
-			return errors.New(errTLSUpdate)
+		if port := get("tls-port"); s.tr != nil && port != s.tls.port {
+			if err := s.rebindTLS(get("bind"), port); err != nil {
+				s.log.Warn("Unable to listen on the TLS port", "tls-port", port, "err", err)
+				return errors.New("Unable to listen on this port. Check server logs.")
+			}
 		}
-		s.tls.ctx.Store(ctx)
+		if ctx != nil {
+			s.tls.ctx.Store(ctx)
+		}
 		return nil
 	})
+}
+
+// onlyTLSPort reports that a CONFIG SET changes tls-port and no other TLS directive while a
+// context exists: Redis then keeps the context it has (applyTLSPort configures TLS only when it
+// is not yet). The store's snapshot still holds the old values while apply hooks run.
+func (s *Server) onlyTLSPort(get func(string) string) bool {
+	if s.tls.ctx.Load() == nil || get("tls-port") == s.cfg.String("tls-port") {
+		return false
+	}
+	for _, n := range tlsDirectives {
+		if get(n) != s.cfg.String(n) {
+			return false
+		}
+	}
+	return true
+}
+
+// rebindTLS moves the TLS listeners to port on bind's addresses (none for port 0).
+func (s *Server) rebindTLS(bind, port string) error {
+	var addrs []string
+	if n, _ := strconv.Atoi(port); n != 0 {
+		var err error
+		if addrs, err = bindAddrs(bind, n); err != nil {
+			return err
+		}
+	}
+	if err := s.tr.SetTLSAddrs(addrs); err != nil {
+		return err
+	}
+	s.tls.port = port
+	return nil
 }
 
 // tlsWanted is Redis's condition for configuring TLS at all.
@@ -261,6 +305,7 @@ func sessionTimeout(cfg *tls.Config, d time.Duration) {
 
 // tlsListenAddrs are the TLS listen addresses: bind's addresses on tls-port (none when it is 0).
 func (s *Server) tlsListenAddrs() ([]string, error) {
+	s.tls.port = s.cfg.String("tls-port")
 	port := int(s.cfg.Int("tls-port"))
 	if port == 0 {
 		return nil, nil

@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/tls"
+	"io"
 	"net"
 	"slices"
 	"strconv"
@@ -130,5 +131,74 @@ func TestTLSCiphers(t *testing.T) {
 	}
 	if _, _, err := tlsProtocols("TLSv1.2 "); err == nil {
 		t.Error("a trailing space (an empty protocol) was accepted")
+	}
+}
+
+// CONFIG SET tls-port moves the TLS listener as Redis's does: the old port stops accepting, the
+// new one serves with the same context, a port in use fails with Redis's message and changes
+// nothing, and 0 stops TLS; a server started without TLS starts it (building the context).
+func TestTLSSetPort(t *testing.T) {
+	certs := tlstest.New(t, "server test CA")
+	f := certs.Write(t, t.TempDir())
+	s := startTestServer(t, "--tls-cert-file", f.Cert, "--tls-key-file", f.Key, "--tls-auth-clients", "no")
+	c := dialTestServer(t, s)
+	if n := len(s.TLSAddrs()); n != 0 {
+		t.Fatalf("tls-port 0 bound %d TLS addresses", n)
+	}
+	ping := func(addr string) error {
+		tc, err := tls.Dial("tcp", addr, certs.ClientConfig(t, false))
+		if err != nil {
+			return err
+		}
+		defer tc.Close()
+		tc.Write([]byte("PING\r\n"))
+		tc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 7)
+		_, err = io.ReadFull(tc, buf)
+		return err
+	}
+	port := freeTCPPort(t)
+	if got := c.do("CONFIG SET tls-port " + strconv.Itoa(port)); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET tls-port: %q", got)
+	}
+	first := s.TLSAddrs()[0].String()
+	if err := ping(first); err != nil {
+		t.Fatalf("TLS on the new port: %v", err)
+	}
+	_, plainPort, _ := net.SplitHostPort(s.Addrs()[0].String())
+	want := "-ERR CONFIG SET failed (possibly related to argument 'tls-port') - Unable to listen on this port. Check server logs.\r\n"
+	if got := c.do("CONFIG SET tls-port " + plainPort); got != want {
+		t.Errorf("CONFIG SET tls-port to a port in use: %q", got)
+	}
+	if got := c.do("CONFIG GET tls-port"); got != "*2\r\n" {
+		t.Fatalf("CONFIG GET tls-port: %q", got)
+	}
+	if got := c.line() + c.line() + c.line(); got != "$8\r\ntls-port\r\n$"+strconv.Itoa(len(strconv.Itoa(port)))+"\r\n" {
+		t.Errorf("CONFIG GET tls-port after the failure: %q", got)
+	}
+	c.line()
+	second := freeTCPPort(t)
+	if got := c.do("CONFIG SET tls-port " + strconv.Itoa(second)); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET tls-port again: %q", got)
+	}
+	if err := ping(first); err == nil {
+		t.Error("the old TLS port still accepts")
+	}
+	if err := ping(s.TLSAddrs()[0].String()); err != nil {
+		t.Errorf("TLS on the second port: %v", err)
+	}
+	if got := c.do("CONFIG SET tls-port 0"); got != "+OK\r\n" || len(s.TLSAddrs()) != 0 {
+		t.Errorf("CONFIG SET tls-port 0: %q, %d TLS addresses", got, len(s.TLSAddrs()))
+	}
+	// As redis-server 7.0.15: with TLS off a certificate may be unset, and TLS comes back on the
+	// context it had.
+	if got := c.do("CONFIG SET tls-cert-file \"\""); got != "+OK\r\n" {
+		t.Errorf("CONFIG SET tls-cert-file \"\" with TLS off: %q", got)
+	}
+	if got := c.do("CONFIG SET tls-port " + strconv.Itoa(second)); got != "+OK\r\n" {
+		t.Errorf("CONFIG SET tls-port back on: %q", got)
+	}
+	if err := ping(s.TLSAddrs()[0].String()); err != nil {
+		t.Errorf("TLS back on the old context: %v", err)
 	}
 }
