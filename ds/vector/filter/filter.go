@@ -129,12 +129,10 @@ func Compile(expr []byte) (*Expr, error) {
 	return compile(toks, len(src))
 }
 
-func syntaxErr(pos, n int) error {
-	if pos >= n {
-		pos = 0
-	}
-	return &SyntaxError{Pos: pos}
-}
+// syntaxErr is an error found while ordering the tokens. Redis 8's current expr.c sets no token
+// offsets (exprNewToken zeroes them and exprTokenize does not assign one), so every such error
+// quotes the whole expression; only the tokenizer's errors quote from where it stopped.
+func syntaxErr(pos, n int) error { return &SyntaxError{Pos: 0} }
 
 // compile orders the tokens into postfix by shunting-yard, checking arity as it goes.
 func compile(toks []value, n int) (*Expr, error) {

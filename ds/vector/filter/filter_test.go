@@ -104,17 +104,17 @@ func TestSyntaxErrors(t *testing.T) {
 		expr, near string
 	}{
 		{"", ""},
-		{".a ==", "=="},
+		{".a ==", ".a =="},
 		{"(1", "(1"},
-		{"1)", ")"},
-		{"1 2", "2"},
+		{"1)", "1)"},
+		{"1 2", "1 2"},
 		{"foo", "foo"},
 		{"'open", "'open"},
 		{"[1, x]", "x]"},
 		{"1 + foo", "1 + foo"}, // Redis quotes from after the unknown word: its end, so all of it
 		{".a == #", "#"},
 		{"and", "and"},
-		{"1 +", "+"},
+		{"1 +", "1 +"},
 		{"1e", "1e"},
 		{"1.2.3", "1.2.3"},
 		{".", "."},
