@@ -9,23 +9,21 @@ import (
 
 // ParseFile parses an ACL file's text as Redis 7.0's ACLLoadFromFile does: lines split on
 // single spaces (no quoting), each rule trimmed of tabs and line ends, "user <name> ..." only.
-// Every error is collected, each ending ". " as Redis words them; name is the file as named in
-// them.
+// Errors are collected in Redis's words, each ending ". " (an unknown command every time, other
+// rule errors the first of a line only); name is the file as they name it.
 func (r *Registry) ParseFile(text, name string) (Users, string) {
 	out := Users{}
 	var errs strings.Builder
+	all := r.pubsubAll.Load()
 	for i, line := range strings.Split(text, "\n") {
 		no := i + 1
 		line = strings.Trim(line, " \t\r\n")
 		if line == "" {
 			continue
 		}
-		var argv []string
-		for _, a := range strings.Split(line, " ") {
-			argv = append(argv, a)
-		}
+		argv := strings.Split(line, " ")
 		if argv[0] != "user" || len(argv) < 2 {
-			fmt.Fprintf(&errs, "%s:%d should start with user keyword. ", name, no)
+			fmt.Fprintf(&errs, "%s:%d should start with user keyword followed by the username. ", name, no)
 			continue
 		}
 		if hasSpaces(argv[1]) {
@@ -37,17 +35,19 @@ func (r *Registry) ParseFile(text, name string) (Users, string) {
 			fmt.Fprintf(&errs, "%s:%d: Unmatched parenthesis in selector definition.", name, no)
 			continue
 		}
-		all := r.pubsubAll.Load()
 		u := newUser(r.cat, argv[1], all)
-		bad := false
+		syntax, before := false, errs.Len()
 		for _, op := range ops {
-			op = strings.Trim(op, "\t\r\n")
-			if err := u.apply(op, all); err != nil {
+			err := u.apply(strings.Trim(op, "\t\r\n"), all)
+			switch {
+			case err == ErrUnknown:
+				fmt.Fprintf(&errs, "%s:%d: Error in applying operation '%s': %s. ", name, no, op, err)
+			case err != nil && !syntax:
 				fmt.Fprintf(&errs, "%s:%d: %s. ", name, no, err)
-				bad = true
+				syntax = true
 			}
 		}
-		if bad {
+		if errs.Len() > before {
 			continue
 		}
 		if out[argv[1]] != nil {
@@ -60,6 +60,9 @@ func (r *Registry) ParseFile(text, name string) (Users, string) {
 	return out, errs.String()
 }
 
+// LoadRefused ends the error of an ACL file that was not loaded.
+const LoadRefused = "WARNING: ACL errors detected, no change to the previously active ACL rules was performed"
+
 // Load reads an ACL file and, when it has no error, makes its users the registry's
 // (Replace); the users it removed are returned for their clients to be disconnected.
 func (r *Registry) Load(path string) ([]*Entry, string) {
@@ -69,7 +72,7 @@ func (r *Registry) Load(path string) ([]*Entry, string) {
 	}
 	users, errs := r.ParseFile(string(b), path)
 	if errs != "" {
-		return nil, strings.TrimSuffix(errs, " ")
+		return nil, errs + LoadRefused
 	}
 	return r.Replace(users), ""
 }

@@ -28,6 +28,9 @@ type LogEntry struct {
 // an entry.
 const groupWindow = 60000
 
+// groupScan is how many of the newest entries a refusal may join (Redis scans 10).
+const groupScan = 10
+
 // SetMax sets acllog-max-len.
 func (l *Log) SetMax(n int64) {
 	l.max.Store(n)
@@ -41,7 +44,7 @@ func (l *Log) Add(e LogEntry, now int64) {
 	e.Count, e.CTime = 1, now
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for i, o := range l.entries {
+	for i, o := range l.entries[:min(len(l.entries), groupScan)] {
 		if o.Reason == e.Reason && o.Context == e.Context && o.Object == e.Object &&
 			o.Username == e.Username && now-o.CTime <= groupWindow && o.CTime-now <= groupWindow {
 			e.Count = o.Count + 1

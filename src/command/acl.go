@@ -3,6 +3,7 @@ package command
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -285,7 +286,7 @@ func aclLoad(c *Ctx) {
 	}
 	gone, msg := c.E.acl.Load(path)
 	if msg != "" {
-		c.Err(msg)
+		c.Err("ERR " + msg)
 		return
 	}
 	c.E.aclDisconnect(c.Client, gone)
@@ -375,6 +376,48 @@ func (e *Engine) applyRequirePass(pass string) {
 	}
 	e.aclPass.Store(&pass)
 	e.acl.SetDefaultPassword(pass)
+}
+
+// InitACL loads the users at startup as Redis's ACLLoadUsersAtStartup: the config file's user
+// lines (each on a fresh user, or the reset default one), then the aclfile; both at once is an
+// error, as is any bad rule.
+func (e *Engine) InitACL(lines [][]string) error {
+	path := e.aclFile()
+	if path != "" && len(lines) > 0 {
+		return errors.New("Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. This setup is very likely to lead to configuration errors and security holes, please define either an ACL file or declare users directly in your redis.conf, but not both.")
+	}
+	seen := map[string]bool{}
+	for _, l := range lines {
+		name := l[0]
+		if seen[name] {
+			return fmt.Errorf("Error in user declaration '%s': %s", name, acl.ErrDuplicate)
+		}
+		seen[name] = true
+		ops, bad, ok := acl.MergeSelectors(l[1:])
+		if !ok {
+			return fmt.Errorf("Error in user declaration '%s': Unmatched parenthesis in acl selector starting at '%s'.", name, l[1+bad])
+		}
+		if name == "default" {
+			ops = append([]string{"reset"}, ops...)
+		}
+		if _, _, err := e.acl.SetUser(name, ops); err != nil {
+			var re *acl.RuleError
+			errors.As(err, &re)
+			return fmt.Errorf("Error in user declaration '%s': %s", name, re.Err)
+		}
+	}
+	if path != "" {
+		if _, msg := e.acl.Load(path); msg != "" {
+			return fmt.Errorf("Aborting Redis startup because of ACL errors: %s", msg)
+		}
+	}
+	return nil
+}
+
+// SetACLLog applies acllog-max-len and acl-pubsub-default (allchannels: true).
+func (e *Engine) SetACLLog(maxLen int64, pubsubAll bool) {
+	e.acl.Log.SetMax(maxLen)
+	e.acl.SetPubsubDefault(pubsubAll)
 }
 
 // ACL HELP

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hotkv/hotkv/net/resp"
 	"github.com/hotkv/hotkv/src/acl"
 )
 
@@ -109,7 +110,7 @@ func (e *Engine) aclRefusal(cl *Client, spec *Spec, args [][]byte, context strin
 	if res == aclOK {
 		return ""
 	}
-	e.aclLog(cl, res, context, spec, args, pos, "")
+	e.aclLog(cl, res, context, spec, args, pos, "", false)
 	return aclMessage(res, spec)
 }
 
@@ -123,9 +124,11 @@ func aclMessage(res aclResult, spec *Spec) string {
 	return fmt.Sprintf(ErrNoPermCmd, spec.Name)
 }
 
-// aclLog adds an ACL LOG entry for cl (Redis's addACLLogEntry). object, when set, replaces the
-// default object (the command, the key or channel at pos, AUTH's command name).
-func (e *Engine) aclLog(cl *Client, res aclResult, context string, spec *Spec, args [][]byte, pos int, user string) {
+// aclLog adds an ACL LOG entry for cl (Redis's addACLLogEntry): its object is the command, the
+// key or channel at pos, or AUTH's command name; user, when set, is the user that failed to log
+// in. The client-info's cmd= is the command refused, or with outer (a script's call, a queued
+// command at EXEC) the command the client sent (EVAL, EXEC), as Redis's c->cmd.
+func (e *Engine) aclLog(cl *Client, res aclResult, context string, spec *Spec, args [][]byte, pos int, user string, outer bool) {
 	en := acl.LogEntry{Context: context, Username: user}
 	if user == "" {
 		en.Username = cl.aclEntry().Name
@@ -142,6 +145,9 @@ func (e *Engine) aclLog(cl *Client, res aclResult, context string, spec *Spec, a
 	}
 	v := viewOf(cl, true, args)
 	v.cmd = spec.Name
+	if outer {
+		v.cmd = *cl.lastCmd.Load()
+	}
 	en.ClientInfo = strings.TrimSuffix(string(appendClientLine(nil, &v, time.Now().UnixNano())), "\n")
 	e.acl.Log.Add(en, time.Now().UnixMilli())
 }
@@ -152,9 +158,6 @@ func (e *Engine) authRequired() bool {
 	u := e.acl.Default().User()
 	return !u.NoPass() || !u.Enabled()
 }
-
-// DefaultUserNoPass reports whether the default user needs no password, for protected mode.
-func (e *Engine) DefaultUserNoPass() bool { return e.acl.Default().User().NoPass() }
 
 // aclEntry returns the user the client is authenticated as (the default user until AUTH).
 func (cl *Client) aclEntry() *acl.Entry { return cl.aclEnt.Load() }
@@ -171,4 +174,67 @@ func aclContext(cl *Client) string {
 		return aclCtxMulti
 	}
 	return aclCtxTop
+}
+
+// aclExecRefusal re-checks a queued command when EXEC runs it, as Redis's execCommand does:
+// the rules may have changed since it was queued. A refused command gets Redis's error in
+// EXEC's reply and does not run; the others do.
+func (e *Engine) aclExecRefusal(cl *Client, spec *Spec, args [][]byte) string {
+	u := cl.aclEntry().User()
+	if u.Unrestricted() {
+		return ""
+	}
+	res, pos, _ := aclCheck(u, spec, args, nil)
+	if res == aclOK {
+		return ""
+	}
+	e.aclLog(cl, res, aclCtxMulti, spec, args, pos, "", true)
+	reason := "no permission"
+	switch res {
+	case aclDeniedCmd:
+		reason = "no permission to execute the command or subcommand"
+	case aclDeniedKey:
+		reason = "no permission to touch the specified keys"
+	case aclDeniedChannel:
+		reason = "no permission to access one of the channels used as arguments"
+	}
+	return fmt.Sprintf(ErrACLExecChanged, reason)
+}
+
+// aclAppendError appends an error reply (EXEC's entry for a refused queued command).
+func aclAppendError(dst []byte, msg string) []byte { return resp.AppendError(dst, msg) }
+
+// aclScriptRefusal checks a script's redis.call as Redis's scriptVerifyACL does: a refusal is
+// logged in context lua and the script gets Redis's script error.
+func (e *Engine) aclScriptRefusal(cl *Client, spec *Spec, args [][]byte) string {
+	u := cl.aclEntry().User()
+	if u.Unrestricted() {
+		return ""
+	}
+	res, pos, _ := aclCheck(u, spec, args, nil)
+	if res == aclOK {
+		return ""
+	}
+	e.aclLog(cl, res, aclCtxLua, spec, args, pos, "", true)
+	switch res {
+	case aclDeniedKey:
+		return ErrACLScriptKey
+	case aclDeniedChannel:
+		return ErrACLScriptChan
+	}
+	return ErrACLScriptCmd
+}
+
+// aclAllows is redis.acl_check_cmd: whether cl's user may run args (nothing is logged).
+func (e *Engine) aclAllows(cl *Client, args [][]byte) bool {
+	u := cl.aclEntry().User()
+	if u.Unrestricted() {
+		return true
+	}
+	spec := resolve(args)
+	if spec == nil {
+		return false
+	}
+	res, _, _ := aclCheck(u, spec, args, nil)
+	return res == aclOK
 }

@@ -64,3 +64,52 @@ func TestACLCommandsAgainstRedis(t *testing.T) {
 		p.same("a", "ACL", "CAT", cat)
 	}
 }
+
+// A restricted user's commands, transactions, scripts and channels, and the ACL LOG they leave,
+// against redis-server 7.0.15.
+func TestACLEnforcementAgainstRedis(t *testing.T) {
+	p := newACLPair(t)
+	type st struct {
+		conn string
+		args []string
+	}
+	a := func(args ...string) st { return st{"a", args} }
+	u := func(args ...string) st { return st{"u", args} }
+	steps := []st{
+		a("ACL", "SETUSER", "bob", "on", ">p1", "~foo*", "%R~bar", "%W~baz", "&ch*", "-@all", "+@string", "-set",
+			"+client|id", "+select|0", "+multi", "+exec", "+discard", "+eval", "+evalsha", "+@pubsub", "-psubscribe", "(~x* +set +get)"),
+		a("SET", "bar", "1"), a("SET", "foo1", "2"),
+		u("GET", "foo1"), u("AUTH", "bob", "wrong"), u("AUTH", "nobody", "p1"), u("AUTH", "bob", "p1"),
+		u("ACL", "WHOAMI"), u("GET", "foo1"), u("GET", "zz"), u("SET", "foo1", "v"), u("SET", "x1", "v"), u("GET", "x1"),
+		u("APPEND", "bar", "x"), u("GETRANGE", "bar", "0", "0"), u("APPEND", "baz", "x"), u("GET", "baz"),
+		u("MGET", "foo1", "bar", "zz"), u("MSET", "foo2", "1", "baz", "2"), u("MSET", "foo2", "1", "bar", "2"),
+		u("SELECT", "0"), u("SELECT", "1"), u("CLIENT", "KILL", "ID", "999"), u("HSET", "foo1", "f", "v"),
+		u("PUBLISH", "ch1", "m"), u("PUBLISH", "zz", "m"), u("PSUBSCRIBE", "ch*"),
+		u("MULTI"), u("GET", "foo1"), u("GET", "zz"), u("EXEC"),
+		u("MULTI"), u("GET", "foo1"), u("INCR", "foo9"), u("EXEC"),
+		u("MULTI"), u("GET", "foo1"), u("INCR", "foo9"),
+		a("ACL", "SETUSER", "bob", "-incr"),
+		u("EXEC"),
+		u("EVAL", "return redis.call('get','zz')", "0"), u("EVAL", "return redis.call('get','foo1')", "0"),
+		u("EVAL", "return redis.pcall('hset','foo1','f','v')", "0"), u("EVAL", "return redis.pcall('get',KEYS[1])", "1", "zz"),
+		u("EVAL", "return redis.acl_check_cmd('get','zz')", "0"), u("EVAL", "return redis.acl_check_cmd('get','foo1')", "0"),
+		u("EVAL", "return redis.acl_check_cmd('hset','foo1','f','v')", "0"), u("EVAL", "return redis.pcall('publish','zz','m')", "0"),
+		u("EVAL", "return redis.pcall('publish','ch2','m')", "0"),
+		u("HELLO", "2", "AUTH", "bob", "nope"), u("HELLO", "2", "AUTH", "default", "x"), u("ACL", "WHOAMI"),
+		a("ACL", "LOG"), a("ACL", "LOG", "2"), a("ACL", "LOG", "RESET"), a("ACL", "LOG"),
+		a("ACL", "SETUSER", "bob", "off"), u("AUTH", "bob", "p1"), a("ACL", "LOG", "1"),
+		a("ACL", "SETUSER", "bob", "on"),
+		u("RESET"), u("ACL", "WHOAMI"), u("AUTH", "bob", "p1"), u("ACL", "WHOAMI"),
+		a("CONFIG", "SET", "requirepass", "secret"), a("ACL", "GETUSER", "default"),
+		st{"n", []string{"GET", "foo1"}}, st{"n", []string{"PING"}}, st{"n", []string{"ACL", "WHOAMI"}}, st{"n", []string{"AUTH", "x"}},
+		st{"n", []string{"AUTH", "secret"}}, st{"n", []string{"ACL", "WHOAMI"}},
+		a("AUTH", "secret"), a("CONFIG", "SET", "requirepass", ""), a("ACL", "GETUSER", "default"),
+		st{"m", []string{"ACL", "WHOAMI"}}, st{"m", []string{"AUTH", "x"}},
+		a("ACL", "SETUSER", "default", "resetpass"), st{"k", []string{"GET", "a"}}, st{"k", []string{"HELLO", "2"}},
+		a("ACL", "SETUSER", "default", "nopass"), st{"k", []string{"GET", "a"}},
+		a("CLIENT", "KILL", "USER", "bob"), a("ACL", "DELUSER", "bob"),
+	}
+	for _, s := range steps {
+		p.same(s.conn, s.args...)
+	}
+}

@@ -29,6 +29,12 @@ func newACLPair(t *testing.T) *aclPair {
 	t.Cleanup(stop)
 	p := &aclPair{t: t, addr: addr, e: newTestEngine(), redis: map[string]*bufio.ReadWriter{},
 		conns: map[string]net.Conn{}, hk: map[string]*testConn{}}
+	st := p.e.Config.(testStore)
+	st.OnChange("requirepass", func(string) { // as src/server's settings do
+		s := *p.e.Settings()
+		s.RequirePass = st.String("requirepass")
+		p.e.SetSettings(s)
+	})
 	t.Cleanup(func() {
 		for _, c := range p.conns {
 			c.Close()
@@ -111,6 +117,10 @@ func normValue(v resptest.Value) resptest.Value {
 			continue
 		}
 		switch v.Elems[i-1].Str {
+		case "id": // HELLO's client id
+			if e.Kind == ':' {
+				out.Elems[i] = resptest.Value{Kind: 'I', Str: "id"}
+			}
 		case "age-seconds":
 			out.Elems[i] = resptest.Value{Kind: 'A', Str: "age"}
 		case "client-info":

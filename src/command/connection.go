@@ -102,7 +102,7 @@ func auth(c *Ctx) {
 func (e *Engine) authenticate(c *Ctx, user, pass []byte) bool {
 	ent := e.acl.Authenticate(user, pass)
 	if ent == nil {
-		e.aclLog(c.Client, aclDeniedAuth, aclContext(c.Client), c.Spec, c.Args, 0, string(user))
+		e.aclLog(c.Client, aclDeniedAuth, aclContext(c.Client), c.Spec, c.Args, 0, string(user), false)
 		return false
 	}
 	c.Client.Authed = true

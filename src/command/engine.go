@@ -233,6 +233,7 @@ const feedRingBytes = 1 << 20
 // SetSettings replaces the hot-path configuration snapshot.
 func (e *Engine) SetSettings(s Settings) {
 	e.settings.Store(&s)
+	e.applyRequirePass(s.RequirePass)
 	e.notify.Store(s.NotifyKeyspaceEvents)
 	e.track.maxKeys.Store(s.TrackingTableMaxKeys)
 	e.applyScriptSettings(&s)

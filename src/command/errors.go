@@ -50,14 +50,16 @@ const (
 	ErrACLDryrunUser  = "ERR User '%s' not found"
 	ErrACLDryrunCmd   = "ERR Command '%s' not found"
 	ErrACLExecChanged = "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: %s"
-	ErrACLScript      = "ERR ACL failure in script: %s"
+	ErrACLScriptCmd   = "ERR The user executing the script can't run this command or subcommand"
+	ErrACLScriptKey   = "ERR The user executing the script can't access at least one of the keys mentioned in the command arguments"
+	ErrACLScriptChan  = "ERR The user executing the script can't publish to the channel mentioned in the command"
 	ErrACLLoad        = "ERR Error loading ACLs, user '%s' not found"
 	ErrACLSave        = "ERR There was an error trying to save the ACLs. Please check the server logs for more information"
 
 	// Connection (HELLO, CLIENT SETNAME).
 	ErrProtoVersion = "ERR Protocol version is not an integer or out of range"
 	ErrHelloOption  = "ERR Syntax error in HELLO option '%s'"
-	ErrHelloNoAuth  = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
+	ErrHelloNoAuth  = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"
 	ErrClientName   = "ERR Client names cannot contain spaces, newlines or special characters."
 	ErrInternal     = "ERR internal error"
 

@@ -282,7 +282,9 @@ func (e *Engine) runTxLocked(c *Ctx, shards []int32, all bool) {
 			tx.keyPos = cmd.spec.keyIndexes(s.Args, tx.keyPos[:0])
 			e.rememberKeys(cl, s.Args, tx.keyPos)
 		}
-		if timed {
+		if msg := e.aclExecRefusal(cl, cmd.spec, s.Args); msg != "" { // ACL changed since queued (acl_check.go)
+			s.Reply = aclAppendError(s.Reply, msg)
+		} else if timed {
 			start := time.Now()
 			e.call(tc, s, c.Now)
 			if d := int64(time.Since(start)) * timeSample; tc.stats != nil {

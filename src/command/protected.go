@@ -29,6 +29,6 @@ func (e *Engine) ProtectedDenies(remoteAddr string) bool {
 	return e.Settings().ProtectedMode && e.defaultUserNoPass() && !IsLocalAddr(remoteAddr)
 }
 
-// defaultUserNoPass reports whether the default user has nopass: with requirepass alone that is
-// requirepass being empty (the ACL layer replaces this with the default user's flag).
-func (e *Engine) defaultUserNoPass() bool { return e.Settings().RequirePass == "" }
+// defaultUserNoPass reports whether the default user has nopass (Redis's protected-mode test):
+// requirepass, ACL SETUSER default and ACL LOAD all decide it (acl.go).
+func (e *Engine) defaultUserNoPass() bool { return e.acl.Default().User().NoPass() }

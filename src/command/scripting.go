@@ -524,6 +524,9 @@ func (r *scriptRun) Call(args [][]byte, proto int, repl script.Repl, dst []byte)
 	if spec == nil || !arityOK(spec, len(args)) { // the engine checked both
 		panic("BUG: script called an unchecked command")
 	}
+	if msg := r.e.aclScriptRefusal(r.outer.Client, spec, args); msg != "" { // acl_check.go
+		return resp.AppendError(dst, msg)
+	}
 	if msg := r.need(spec, args); msg != "" {
 		return resp.AppendError(dst, msg)
 	}
@@ -665,8 +668,8 @@ func (r *scriptRun) tryFor(id int32, wrote bool) bool {
 	return false
 }
 
-// Allowed is script.Host's redis.acl_check_cmd: HotKV's one user may run everything.
-func (r *scriptRun) Allowed(args [][]byte) bool { return true }
+// Allowed is script.Host's redis.acl_check_cmd: whether the script's caller may run args.
+func (r *scriptRun) Allowed(args [][]byte) bool { return r.e.aclAllows(r.outer.Client, args) }
 
 // Log is script.Host's redis.log.
 func (r *scriptRun) Log(level int, msg string) { scriptLog(level, msg) }

@@ -86,6 +86,13 @@ func New(cfg *config.Store) (*Server, error) {
 	s.reclaim = s.Engine.Reclaim
 	cfg.OnChange("timeout", func(string) { s.applyIdleTimeout() })
 	cfg.OnChange("sched-batch", func(string) { s.applySched() })
+	if err := s.Engine.InitACL(cfg.Users()); err != nil { // users: config file or aclfile (acl.go)
+		return nil, err
+	}
+	s.Engine.SetACLLog(cfg.Int("acllog-max-len"), cfg.Int("acl-pubsub-default") == 1)
+	for _, name := range []string{"acllog-max-len", "acl-pubsub-default"} {
+		cfg.OnChange(name, func(string) { s.Engine.SetACLLog(cfg.Int("acllog-max-len"), cfg.Int("acl-pubsub-default") == 1) })
+	}
 	for _, name := range settingNames {
 		cfg.OnChange(name, func(string) { s.Engine.SetSettings(settings(cfg)) })
 	}
