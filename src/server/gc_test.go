@@ -17,7 +17,10 @@ func TestMemoryLimit(t *testing.T) {
 		want             int64
 	}{
 		{0, 0, math.MaxInt64},
-		{0, 100 << 20, 150 << 20},
+		{0, 200 << 20, 300<<20 - 4<<20 - rssReserve}, // 1.5x less 2% and the reserve
+		{0, 100 << 20, 125<<20 + 16<<20},             // the floor: 1.25x plus 16 MB
+		{0, 16 << 20, 20<<20 + 16<<20},
+		{0, 1 << 30, 1536<<20 - (1<<30)/50 - rssReserve},
 		{64 << 20, 100 << 20, 64 << 20},
 		{math.MaxUint64, 0, math.MaxInt64},
 		{0, math.MaxUint64, math.MaxInt64},
@@ -47,8 +50,8 @@ func TestGCSettingsApply(t *testing.T) {
 	if got := gogc(); got != 37 {
 		t.Errorf("GOGC = %d, want 37", got)
 	}
-	if got := debug.SetMemoryLimit(-1); got != 300<<20 {
-		t.Errorf("memory limit = %d, want maxmemory*1.5 = %d", got, 300<<20)
+	if want := int64(300<<20 - (200<<20)/50 - rssReserve); debug.SetMemoryLimit(-1) != want {
+		t.Errorf("memory limit = %d, want maxmemory*1.5 less 2%% and rssReserve = %d", debug.SetMemoryLimit(-1), want)
 	}
 	if err := cfg.Set([][2]string{{"gc-memory-limit", "1gb"}}); err != nil {
 		t.Fatal(err)
