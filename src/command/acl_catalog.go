@@ -21,6 +21,9 @@ type aclTables struct {
 	// depends on the arguments or on which key spec found the key).
 	keyPerm []acl.Perm
 	chans   []uint8 // the channels a command names, by Spec id (chanNone …)
+	// noKeys marks the commands whose key arguments are not keys to ACL (Redis's
+	// doesCommandHaveKeys: SPUBLISH's and SSUBSCRIBE's shard channels are flagged not_key).
+	noKeys []bool
 }
 
 const aclVariable acl.Perm = 0x80
@@ -38,7 +41,7 @@ var aclTablesOnce = sync.OnceValue(buildACLTables)
 
 func buildACLTables() *aclTables {
 	t := &aclTables{cmds: make([]*acl.Cmd, numSpecs), keyPerm: make([]acl.Perm, numSpecs),
-		chans: make([]uint8, numSpecs)}
+		chans: make([]uint8, numSpecs), noKeys: make([]bool, numSpecs)}
 	x := commandIndex()
 	next := numSpecs
 	var top []*acl.Cmd
@@ -75,6 +78,7 @@ func (t *aclTables) fromDoc(d *cmdDoc) *acl.Cmd {
 	c := &acl.Cmd{ID: s.id, Name: s.Name, Cats: catBits(d.ACL), NoAuth: s.Flags&NoAuth != 0, Redis: !d.own}
 	t.cmds[s.id] = c
 	t.keyPerm[s.id] = specKeyPerm(d)
+	t.noKeys[s.id] = !d.hasKeys()
 	switch s.Name {
 	case "publish", "spublish":
 		t.chans[s.id] = chanPublish

@@ -65,7 +65,7 @@ func aclCheck(u *acl.User, spec *Spec, args [][]byte, keys []int) (res aclResult
 }
 
 func aclKeys(t *aclTables, s *acl.Selector, spec *Spec, args [][]byte, keys []int) (aclResult, int) {
-	if s.AllKeys() || len(keys) == 0 {
+	if s.AllKeys() || len(keys) == 0 || t.noKeys[spec.id] {
 		return aclOK, 0
 	}
 	perm := t.keyPerm[spec.id]

@@ -2,9 +2,17 @@ package command
 
 import "testing"
 
-// The ACL subcommands against redis-server 7.0.15: every reply equal after aclNorm.
+// The ACL subcommands against redis-server 7.0.15 in RESP2 and RESP3: every reply equal after
+// aclNorm.
 func TestACLCommandsAgainstRedis(t *testing.T) {
+	for _, proto := range []string{"2", "3"} {
+		t.Run("RESP"+proto, func(t *testing.T) { aclCommandsAgainstRedis(t, proto) })
+	}
+}
+
+func aclCommandsAgainstRedis(t *testing.T, proto string) {
 	p := newACLPair(t)
+	p.same("a", "HELLO", proto)
 	steps := [][]string{
 		{"ACL", "WHOAMI"}, {"ACL", "USERS"}, {"ACL", "LIST"}, {"ACL", "GETUSER", "default"},
 		{"ACL", "SETUSER", "alice"}, {"ACL", "GETUSER", "alice"}, {"ACL", "LIST"},
@@ -66,9 +74,18 @@ func TestACLCommandsAgainstRedis(t *testing.T) {
 }
 
 // A restricted user's commands, transactions, scripts and channels, and the ACL LOG they leave,
-// against redis-server 7.0.15.
+// against redis-server 7.0.15, in RESP2 and RESP3.
 func TestACLEnforcementAgainstRedis(t *testing.T) {
+	for _, proto := range []string{"2", "3"} {
+		t.Run("RESP"+proto, func(t *testing.T) { aclEnforcementAgainstRedis(t, proto) })
+	}
+}
+
+func aclEnforcementAgainstRedis(t *testing.T, proto string) {
 	p := newACLPair(t)
+	for _, c := range []string{"a", "u"} {
+		p.same(c, "HELLO", proto)
+	}
 	type st struct {
 		conn string
 		args []string
