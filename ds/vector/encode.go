@@ -277,5 +277,29 @@ func (s *Set) check(count int) error {
 	if !s.live(s.entry) || int(s.level[s.entry]) != s.maxLevel || top != s.maxLevel {
 		return ErrCorrupt
 	}
+	s.repairReach()
 	return nil
+}
+
+// repairReach adopts every node that has no in-link or no out-link at a level it shares with
+// another node: a well-formed encoding may still hold a graph searches cannot fully walk.
+func (s *Set) repairReach() {
+	perLevel := make([]int, MaxLevel+1)
+	for _, l := range s.level {
+		for lv := 0; l != freeLevel && lv <= int(l); lv++ {
+			perLevel[lv]++
+		}
+	}
+	for i, l := range s.level {
+		for lv := 0; l != freeLevel && lv <= int(l); lv++ {
+			if perLevel[lv] > 1 && (!s.hasIn(uint32(i), lv) || len(s.links(uint32(i), lv)) == 0) {
+				s.orphans = append(s.orphans, revEntry(lv, uint32(i)))
+			}
+		}
+	}
+	if len(s.orphans) > 0 {
+		sc := getScratch(len(s.level))
+		s.fixOrphans(sc)
+		putScratch(sc)
+	}
 }

@@ -53,6 +53,7 @@ func (s *Set) setLinks(id uint32, l int, sel []item) {
 	for _, o := range old {
 		if !containsItem(sel, o) {
 			s.revRemove(o, l, id)
+			s.noteOrphan(o, l)
 		}
 	}
 	for _, n := range sel {
@@ -183,6 +184,7 @@ func (s *Set) insert(sc *scratch, id uint32, q *query, L, ef int) {
 			s.addLink(sc, nb.id, l, id, nb.d)
 		}
 		ep, epd = sc.a[0].id, sc.a[0].d
+		s.noteOrphan(id, l)
 	}
 	if L > s.maxLevel {
 		s.entry, s.maxLevel = id, L
@@ -193,6 +195,9 @@ func (s *Set) insert(sc *scratch, id uint32, q *query, L, ef int) {
 // over its links and the new one.
 func (s *Set) addLink(sc *scratch, e uint32, l int, to uint32, d float32) {
 	b := s.block(e, l)
+	if slices.Contains(b[1:1+b[0]], to) {
+		return
+	}
 	if n := int(b[0]); n < s.capAt(l) {
 		b[1+n] = to
 		b[0]++
@@ -210,8 +215,8 @@ func (s *Set) addLink(sc *scratch, e uint32, l int, to uint32, d float32) {
 }
 
 // unlink takes id out of the graph: each in-neighbour loses its link and is re-selected among its
-// remaining links and id's out-neighbours; an out-neighbour left without in-links is linked from its
-// nearest neighbour. id keeps its slot and vector; its blocks end empty.
+// remaining links and id's out-neighbours; nodes left without in-links are noted for fixOrphans.
+// id keeps its slot and vector; its blocks end empty.
 func (s *Set) unlink(sc *scratch, id uint32) {
 	L := int(s.level[id])
 	if s.entry == id {
@@ -222,6 +227,7 @@ func (s *Set) unlink(sc *scratch, id uint32) {
 		sc.ids = out
 		for _, z := range out {
 			s.revRemove(z, l, id)
+			s.noteOrphan(z, l)
 		}
 		s.block(id, l)[0] = 0
 		var ins []uint32
@@ -233,11 +239,6 @@ func (s *Set) unlink(sc *scratch, id uint32) {
 		for _, y := range ins {
 			s.dropLink(y, l, id)
 			s.relink(sc, y, l, out)
-		}
-		for _, z := range out {
-			if !s.hasIn(z, l) {
-				s.adopt(sc, z, l)
-			}
 		}
 	}
 	s.rev[id] = s.rev[id][:0]
@@ -272,6 +273,9 @@ func (s *Set) relink(sc *scratch, y uint32, l int, extra []uint32) {
 	sortItems(sc.c)
 	sc.d = s.heuristic(sc.c, s.capAt(l), sc.d[:0])
 	s.setLinks(y, l, sc.d)
+	if len(sc.d) == 0 { // a dead end: adopt searches it new links
+		s.orphans = append(s.orphans, revEntry(l, y))
+	}
 }
 
 func (s *Set) hasIn(z uint32, l int) bool {
@@ -283,28 +287,60 @@ func (s *Set) hasIn(z uint32, l int) bool {
 	return false
 }
 
-// adopt gives z an in-link at level l from the nearest of its neighbours that keeps it; with no
-// neighbour at all z is linked like a fresh insert at that level.
+// noteOrphan queues (z, l) when z has just lost its last in-link at level l: nothing could reach it
+// there. fixOrphans links such nodes (and dead ends without out-links) back at the end of the write.
+func (s *Set) noteOrphan(z uint32, l int) {
+	if !s.hasIn(z, l) {
+		s.orphans = append(s.orphans, revEntry(l, z))
+	}
+}
+
+// fixOrphans adopts every queued orphan that is still live and still without an in-link. A forced
+// link can orphan another node, which is queued in turn; the bound only guards against a cycle.
+func (s *Set) fixOrphans(sc *scratch) {
+	for n := 0; len(s.orphans) > 0 && n < 1<<16; n++ {
+		e := s.orphans[len(s.orphans)-1]
+		s.orphans = s.orphans[:len(s.orphans)-1]
+		z, l := e&(1<<levelShift-1), int(e>>levelShift)
+		if s.live(z) && int(s.level[z]) >= l && (!s.hasIn(z, l) || len(s.links(z, l)) == 0) {
+			s.adopt(sc, z, l)
+		}
+	}
+	s.orphans = s.orphans[:0]
+}
+
+// adopt gives z an in-link at level l: from the nearest of its neighbours whose heuristic keeps it,
+// else forced into the nearest one in place of its farthest link. With no neighbour at all z is
+// first linked like a fresh insert at that level; alone at its level it needs nothing.
 func (s *Set) adopt(sc *scratch, z uint32, l int) {
 	zq := s.node(z)
 	if len(s.links(z, l)) == 0 {
-		if s.count <= 1 || s.entry == z {
+		ep, ok := s.entry, true
+		if ep == z {
+			ep, ok = s.another(z, l)
+		}
+		if !ok {
 			return
 		}
-		ep := s.entry
 		epd := s.dist(&zq, ep)
-		for ll := s.maxLevel; ll > l; ll-- {
+		for ll := int(s.level[ep]); ll > l; ll-- {
 			ep, epd = s.greedy(&zq, ep, epd, ll)
 		}
-		s.searchLayer(sc, &zq, ep, epd, s.cfg.EF, l, nil, 0)
+		s.searchLayer(sc, &zq, ep, epd, max(s.cfg.EF, s.capAt(l)+1), l, nil, 0)
 		sc.a = sc.res.drainAscending(sc.a)
 		sc.a = slices.DeleteFunc(sc.a, func(x item) bool { return x.id == z })
 		sc.b = s.heuristic(sc.a, s.cfg.M, sc.b[:0])
 		s.setLinks(z, l, sc.b)
 	}
+	if s.hasIn(z, l) {
+		return
+	}
 	sc.a = sc.a[:0]
 	for _, x := range s.links(z, l) {
 		sc.a = append(sc.a, item{s.dist(&zq, x), x})
+	}
+	if len(sc.a) == 0 {
+		return
 	}
 	sortItems(sc.a)
 	for _, x := range sc.a {
@@ -313,6 +349,84 @@ func (s *Set) adopt(sc *scratch, z uint32, l int) {
 			return
 		}
 	}
+	for _, x := range sc.a { // replacing a link whose target keeps another in-link orphans nobody
+		if s.forceLink(x.id, l, z, true) {
+			return
+		}
+	}
+	nearest := sc.a[0].id
+	if ep, ok := s.another(z, l); ok { // wider: the nodes a search for z meets
+		if s.entry != z {
+			ep = s.entry
+		}
+		epd := s.dist(&zq, ep)
+		for ll := int(s.level[ep]); ll > l; ll-- {
+			ep, epd = s.greedy(&zq, ep, epd, ll)
+		}
+		s.searchLayer(sc, &zq, ep, epd, max(s.cfg.EF, s.capAt(l)+1), l, nil, 0)
+		sc.a = sc.res.drainAscending(sc.a)
+		for _, x := range sc.a {
+			if x.id != z && s.forceLink(x.id, l, z, true) {
+				return
+			}
+		}
+	}
+	s.forceLink(nearest, l, z, false)
+}
+
+// another is a live node other than z reaching level l.
+func (s *Set) another(z uint32, l int) (uint32, bool) {
+	for i, lv := range s.level {
+		if lv != freeLevel && uint32(i) != z && int(lv) >= l {
+			return uint32(i), true
+		}
+	}
+	return 0, false
+}
+
+// forceLink puts to into x's list at level l, in place of x's farthest link when the list is full;
+// with safe set, only a link whose target has another in-link is replaced (false if none is).
+func (s *Set) forceLink(x uint32, l int, to uint32, safe bool) bool {
+	b := s.block(x, l)
+	n := int(b[0])
+	if slices.Contains(b[1:1+n], to) {
+		return true
+	}
+	if n < s.capAt(l) {
+		b[1+n] = to
+		b[0]++
+		s.revAdd(to, l, x)
+		return true
+	}
+	xq := s.node(x)
+	far, fd := 0, float32(-1)
+	for i := 1; i <= n; i++ {
+		if safe && s.inDegree(b[i], l) < 2 {
+			continue
+		}
+		if d := s.dist(&xq, b[i]); d > fd {
+			far, fd = i, d
+		}
+	}
+	if far == 0 {
+		return false
+	}
+	old := b[far]
+	b[far] = to
+	s.revRemove(old, l, x)
+	s.revAdd(to, l, x)
+	s.noteOrphan(old, l)
+	return true
+}
+
+func (s *Set) inDegree(z uint32, l int) int {
+	n := 0
+	for _, e := range s.rev[z] {
+		if int(e>>levelShift) == l {
+			n++
+		}
+	}
+	return n
 }
 
 // chooseEntry moves the entry point off id to the highest other node.

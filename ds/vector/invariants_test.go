@@ -44,6 +44,25 @@ func (s *Set) validate() error {
 			return fmt.Errorf("id %d: reverse links %v, forward say %v", id, got, w)
 		}
 	}
+	// Every node is reachable at each of its levels: it has an in-link unless it is alone there.
+	perLevel := make([]int, MaxLevel+1)
+	for _, l := range s.level {
+		if l != freeLevel {
+			for lv := 0; lv <= int(l); lv++ {
+				perLevel[lv]++
+			}
+		}
+	}
+	for i, l := range s.level {
+		if l == freeLevel {
+			continue
+		}
+		for lv := 0; lv <= int(l); lv++ {
+			if perLevel[lv] > 1 && (!s.hasIn(uint32(i), lv) || len(s.links(uint32(i), lv)) == 0) {
+				return fmt.Errorf("id %d level %d: no in-link or no out-link (%d nodes at that level): in %v out %v entry %d max %d", i, lv, perLevel[lv], s.rev[i], s.links(uint32(i), lv), s.entry, s.maxLevel)
+			}
+		}
+	}
 	if live != s.count || len(s.byName) != s.count {
 		return fmt.Errorf("count %d, live %d, names %d", s.count, live, len(s.byName))
 	}

@@ -3,7 +3,7 @@ package vector
 import "slices"
 
 // Add inserts name with vec (copying both) or, when name exists, replaces its vector and relinks it
-// (attribute and id kept). ef 0 uses Config.EF. On error nothing changes.
+// (attribute and id kept). ef 0 uses Config.EF; below M it is raised to M. On error nothing changes.
 func (s *Set) Add(name []byte, vec []float32, ef int) (bool, error) {
 	sc := getScratch(len(s.level) + 1)
 	defer putScratch(sc)
@@ -14,6 +14,7 @@ func (s *Set) Add(name []byte, vec []float32, ef int) (bool, error) {
 	if ef <= 0 {
 		ef = s.cfg.EF
 	}
+	ef = max(ef, s.cfg.M) // as hnswlib: a beam narrower than M would starve the new node of links
 	if id, ok := s.byName[string(name)]; ok {
 		s.unlink(sc, id)
 		s.count--
@@ -21,6 +22,7 @@ func (s *Set) Add(name []byte, vec []float32, ef int) (bool, error) {
 			s.maxLevel = 0
 		}
 		s.place(sc, id, norm, ef)
+		s.fixOrphans(sc)
 		return false, nil
 	}
 	if len(s.free) == 0 && len(s.level) >= MaxNodes {
@@ -31,6 +33,7 @@ func (s *Set) Add(name []byte, vec []float32, ef int) (bool, error) {
 	s.byName[key] = id
 	s.names[id] = key
 	s.place(sc, id, norm, ef)
+	s.fixOrphans(sc)
 	return true, nil
 }
 
@@ -96,8 +99,8 @@ func (s *Set) Remove(name []byte) bool {
 		return false
 	}
 	sc := getScratch(len(s.level))
+	defer putScratch(sc)
 	s.unlink(sc, id)
-	putScratch(sc)
 	delete(s.byName, s.names[id])
 	s.names[id] = ""
 	s.setAttrID(id, nil)
@@ -109,5 +112,6 @@ func (s *Set) Remove(name []byte) bool {
 	if s.count == 0 {
 		s.maxLevel, s.entry = 0, 0
 	}
+	s.fixOrphans(sc)
 	return true
 }

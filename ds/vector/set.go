@@ -131,6 +131,8 @@ type Set struct {
 	upper  [][]uint32
 	rev    [][]uint32 // in-links: level<<27 | source id
 	free   []uint32
+	// orphans: level<<27|id of nodes a write left without in-links, adopted before it returns
+	orphans []uint32
 
 	count    int
 	nattrs   int

@@ -158,12 +158,12 @@ func TestPropertyAgainstReference(t *testing.T) {
 			recallHits, recallTotal = 0, 0
 			for seed := uint64(1); seed <= 4; seed++ {
 				c := base
-				c.Dim, c.M, c.EF, c.Seed = 1+int(seed*5)%13, 4+int(seed), 40, seed
+				c.Dim, c.M, c.EF, c.Seed = 1+int(seed*5)%13, 4+int(seed), []int{1, 3, 40, 200}[seed%4], seed
 				propertyRun(t, c, seed)
 			}
 			rc := float64(recallHits) / float64(recallTotal)
 			t.Logf("rank-wise score recall with EF above the size: %.3f", rc)
-			if rc < 0.9 {
+			if rc < 0.8 {
 				t.Errorf("rank-wise score recall %.3f", rc)
 			}
 		})
@@ -317,9 +317,10 @@ func checkAgainst(t *testing.T, s *Set, rf ref, r *rand.Rand) {
 		}
 	}
 	// With ef above the set's size the beam covers the graph: in a metric space (cosine, L2 over
-	// float or int8) HNSW must find the exact answer. Inner product is not a metric and BIN's few
-	// distinct points tie everywhere, so their graphs may split: there only recall is counted.
-	metric := c.Metric != IP && c.Quant != Bin
+	// float or int8) built with a real EF, HNSW must find the exact answer. Inner product is not a
+	// metric, BIN's few distinct points tie everywhere and a build EF of 1 or 3 keeps one or two
+	// links a node, so those graphs may split: there only recall is counted.
+	metric := c.Metric != IP && c.Quant != Bin && c.EF >= 40
 	got := s.Search(q, k, 4*len(names), nil, 0)
 	odd := func(id uint32) bool { return id%2 == 1 }
 	fe := s.SearchExact(q, k, odd)
