@@ -122,6 +122,10 @@ func (e *Engine) WriteRDB(ctx context.Context, w io.Writer, o RDBOptions) (RDBSt
 	for _, s := range sers {
 		st.Keys += s.keys
 		st.Expires += s.expires
+		if t := s.twin; t != nil { // the frozen large values (persist_freeze.go)
+			st.Keys += t.keys
+			st.Expires += t.expires
+		}
 	}
 	st.Bytes, st.Snapshot = out.n, sn.Stats()
 	return st, nil

@@ -69,6 +69,8 @@ type RDBSerializer struct {
 	lit list.Iter
 	hit hash.Iter
 	raw []byte // a packed string's raw bytes (strings_packed.go): files hold plain strings
+	// twin writes the large values Freeze copied, on the snapshot's goroutine (persist_freeze.go).
+	twin *RDBSerializer
 }
 
 // newRDBSerializer returns a serializer for values as of now, under the engine's thresholds and
@@ -106,12 +108,21 @@ func (s *RDBSerializer) Entry(dst []byte, db int, en *keyspace.Entry, ks *keyspa
 	if !en.HasValue() {
 		return dst // an entry being created, without a value yet: not a key
 	}
+	var exp int64
+	if en.ExpireAt() != 0 {
+		exp = ks.ExpireMs(en)
+	}
+	return s.record(dst, db, en, exp)
+}
+
+// record appends en's record with expMs its expiry (read only when en has one).
+func (s *RDBSerializer) record(dst []byte, db int, en *keyspace.Entry, expMs int64) []byte {
 	if en.Kind == keyspace.KindHash && s.liveFields(keyspace.Obj[hash.Hash](en)) == 0 {
 		return dst // every field expired: Redis loads no empty hash
 	}
 	s.enc.Buf = dst
 	if en.ExpireAt() != 0 {
-		s.enc.ExpireMs(ks.ExpireMs(en))
+		s.enc.ExpireMs(expMs)
 		s.expires++
 	}
 	switch s.access {

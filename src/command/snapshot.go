@@ -22,10 +22,15 @@ package command
 //     chunk begins with a database switch and has one wherever the database changes, so chunks
 //     concatenate in the order Next returns them.
 //  4. The snapshot's goroutine walks shard by shard, database by database, through Group.Do: a
-//     bounded step (stepEntries entries or stepBytes bytes) per token hold, so writers
-//     interleave. When the consumer is more than maxQueued bytes behind, that goroutine (never
-//     an executor) waits. A shard's hooks are removed in the hold that emits its last bucket;
-//     Next returns io.EOF only after every shard's were.
+//     bounded step (stepEntries entries or stepBytes bytes, or one frozen value) per token
+//     hold, so writers interleave. When the consumer is more than maxQueued bytes behind, that
+//     goroutine (never an executor) waits. A shard's hooks are removed in the hold that emits
+//     its last bucket; Next returns io.EOF only after every shard's were.
+//  5. A large value is not written holding its shard: a Freezer serializer copies it there (a
+//     memcpy-speed copy, persist_freeze.go) and the snapshot's goroutine writes the copy holding
+//     no token, right after the step or hook that froze it was taken from the shard (in the
+//     same hold as the shard's buffer, so the shard's last hold takes its last frozen value).
+//     The copy is the snapshot's alone: the live value goes on changing, the copy does not.
 //
 // Audit: every path that changes an entry or its value, and how it meets invariant 2.
 //
@@ -73,6 +78,23 @@ type Serializer interface {
 	Entry(dst []byte, db int, e *keyspace.Entry, ks *keyspace.Keyspace) []byte
 }
 
+// Freezer is a Serializer that writes large values off the shard (invariant 5).
+type Freezer interface {
+	// Freeze is called holding the shard for each entry emitted: for a value that would take
+	// long to write it returns a private copy of all the record needs, as of now, which the
+	// snapshot writes later; nil to have Entry write it now.
+	Freeze(db int, e *keyspace.Entry, ks *keyspace.Keyspace) Frozen
+}
+
+// Frozen is an entry a Freezer copied.
+type Frozen interface {
+	// Append appends a switch to the entry's database and its record. It is called on the
+	// snapshot's goroutine holding no token, one call at a time per snapshot.
+	Append(dst []byte) []byte
+	// Size is about the bytes the copy holds (INFO's copy-on-write figures count them).
+	Size() int64
+}
+
 // ErrSnapshotRunning is StartSnapshot's refusal while another snapshot runs; its text is the
 // message Redis replies to BGSAVE then (the caller adds "ERR ").
 var ErrSnapshotRunning = errors.New("Background save already in progress")
@@ -88,7 +110,10 @@ type SnapshotStats struct {
 	Chunks     int64         // chunks handed to the consumer
 	PeakQueued int64         // most bytes waiting for the consumer at once
 	PeakBuffer int64         // largest shard buffer taken as one chunk
-	PeakHeld   int64         // most bytes held at once: queued plus every shard's buffer (sampled each step)
+	PeakHeld   int64         // most bytes held at once: queued, every shard's buffer and the frozen copies (sampled each step)
+	Frozen     int64         // large values copied to be written off their shard (invariant 5)
+	FrozenSize int64         // the bytes of those copies, all told
+	PeakFrozen int64         // most bytes of frozen copies held at once
 	LockWait   time.Duration // the instant: waiting for every token (shards already taken wait too)
 	Pause      time.Duration // the instant: holding every token
 	Duration   time.Duration // from the instant to the last chunk
@@ -107,11 +132,15 @@ var defaultSnapshotLimits = snapshotLimits{stepEntries: 256, stepBytes: 64 << 10
 	chunkBytes: 64 << 10, maxQueued: 32 << 20}
 
 // Test hooks: snapshotInstant runs holding every token at the instant (a reference image);
-// snapshotStepped runs on the snapshot's goroutine between steps, holding nothing. Set only by
+// snapshotStepped runs on the snapshot's goroutine between steps, holding nothing;
+// snapshotFreezing runs there before each frozen copy is written; snapshotNoFreeze writes large
+// values holding their shard, as before invariant 5 (to measure the difference). Set only by
 // tests, before StartSnapshot.
 var (
 	snapshotInstant   func(e *Engine)
 	snapshotStepped   func()
+	snapshotFreezing  func()
+	snapshotNoFreeze  bool
 	snapshotLimitsFor = func() snapshotLimits { return defaultSnapshotLimits }
 )
 
@@ -139,6 +168,8 @@ type Snapshot struct {
 	stop   chan struct{} // closed by Abort
 	exited chan struct{} // closed when the walk's goroutine returns
 	abort  sync.Once
+
+	frozenHeld atomic.Int64 // bytes of frozen copies not written yet, every shard's
 }
 
 // snapShard is one shard's part: its serializer, the keyspaces' snapshots by database number of
@@ -159,6 +190,11 @@ type snapShard struct {
 	// deferred, serialized after the shard's walk, instead of serializing it holding the shard.
 	detach   *keyspace.Entry
 	deferred []deferredEntry
+	// freezer is ser when it is a Freezer; frozen the copies it made that the snapshot's
+	// goroutine has not taken yet, frozenSize their bytes (read without the token).
+	freezer    Freezer
+	frozen     []Frozen
+	frozenSize atomic.Int64
 }
 
 // StartSnapshot images every database of every shard as of now (one pause holding every token,
@@ -176,6 +212,9 @@ func (e *Engine) StartSnapshot(s func(shard int) Serializer) (*Snapshot, error) 
 	for i := range sn.shards {
 		ss := &sn.shards[i]
 		ss.sn, ss.ser, ss.db = sn, s(i), -1
+		if !snapshotNoFreeze {
+			ss.freezer, _ = ss.ser.(Freezer)
+		}
 		ss.snaps = make([]*keyspace.Snap, e.dbCount)
 		ss.emits = make([]func(*keyspace.Entry, *keyspace.Keyspace), e.dbCount)
 		for db := range ss.emits {
@@ -214,6 +253,14 @@ func (ss *snapShard) emit(db int, en *keyspace.Entry, ks *keyspace.Keyspace) {
 	if ss.detach != nil && ss.lazyfreeDeferLocked(db, en) {
 		return
 	}
+	if ss.freezer != nil {
+		if f := ss.freezer.Freeze(db, en, ks); f != nil {
+			ss.frozen = append(ss.frozen, f)
+			ss.frozenSize.Add(f.Size())
+			ss.sn.noteFrozen(f.Size())
+			return
+		}
+	}
 	if ss.db != db {
 		ss.buf = ss.ser.SelectDB(ss.buf, db)
 		ss.db = db
@@ -231,6 +278,42 @@ func (ss *snapShard) takeLocked() []byte {
 	ss.buf, ss.db = ss.sn.reuse(), -1
 	ss.pending.Store(0)
 	return c
+}
+
+// takeFrozenLocked returns the shard's frozen copies not taken yet; the shard is held.
+func (ss *snapShard) takeFrozenLocked() []Frozen {
+	fs := ss.frozen
+	ss.frozen = nil
+	ss.frozenSize.Store(0)
+	return fs
+}
+
+// noteFrozen counts a copy of n bytes made; any shard holder may call it.
+func (sn *Snapshot) noteFrozen(n int64) {
+	held := sn.frozenHeld.Add(n)
+	sn.mu.Lock()
+	sn.stats.Frozen++
+	sn.stats.FrozenSize += n
+	sn.stats.PeakFrozen = max(sn.stats.PeakFrozen, held)
+	sn.stats.PeakHeld = max(sn.stats.PeakHeld, held+sn.queued) // the shards' buffers: sampled each step
+	sn.mu.Unlock()
+}
+
+// writeFrozen writes frozen copies on the snapshot's goroutine, holding no token, and hands
+// each over as a chunk; false when aborted.
+func (sn *Snapshot) writeFrozen(fs []Frozen) bool {
+	for i, f := range fs {
+		if snapshotFreezing != nil {
+			snapshotFreezing()
+		}
+		c := f.Append(sn.reuse())
+		fs[i] = nil // the copy goes as soon as it is written
+		sn.frozenHeld.Add(-f.Size())
+		if !sn.hand(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // countLocked refreshes the shard's counters from its keyspaces' snapshots.
@@ -272,7 +355,7 @@ func (sn *Snapshot) run() {
 	}
 	for i := range sn.shards { // after an abort: remove the hooks left
 		if ss := &sn.shards[i]; !ss.ended {
-			sn.e.Group.Do(i, func(*pipeline.Shard) { ss.endLocked(); ss.takeLocked() })
+			sn.e.Group.Do(i, func(*pipeline.Shard) { ss.endLocked(); ss.takeLocked(); ss.takeFrozenLocked() })
 		}
 	}
 	sn.e.snapshot.CompareAndSwap(sn, nil) // before io.EOF, so the consumer may start the next
@@ -294,13 +377,18 @@ func (sn *Snapshot) walkShard(i int) bool {
 		default:
 		}
 		var chunk []byte
+		var frozen []Frozen
 		sn.e.Group.DoPolite(i, func(*pipeline.Shard) {
 			db = sn.stepLocked(ss, db)
 			if ss.ended || len(ss.buf) >= sn.lim.chunkBytes {
 				chunk = ss.takeLocked()
 			}
+			frozen = ss.takeFrozenLocked()
 		})
 		if chunk != nil && !sn.hand(chunk) {
+			return false
+		}
+		if !sn.writeFrozen(frozen) {
 			return false
 		}
 		if !sn.flushOthers(i) {
@@ -320,9 +408,12 @@ func (sn *Snapshot) walkShard(i int) bool {
 // stepLocked emits up to one step's worth of shard ss from database db on and returns the
 // database to go on from; it ends the shard's hooks after its last bucket. The shard is held.
 func (sn *Snapshot) stepLocked(ss *snapShard, db int) int {
-	start, n := len(ss.buf), 0
-	for db < len(ss.snaps) && n < sn.lim.stepEntries && len(ss.buf)-start < sn.lim.stepBytes {
-		k, done := ss.snaps[db].Step(min(16, sn.lim.stepEntries-n))
+	start, n, frozen := len(ss.buf), 0, len(ss.frozen)
+	// A bucket at a time once anything froze would still take the next bucket's large value in
+	// the same hold; so one bucket per Step, and the step ends at the first copy.
+	for db < len(ss.snaps) && n < sn.lim.stepEntries && len(ss.buf)-start < sn.lim.stepBytes &&
+		len(ss.frozen) == frozen {
+		k, done := ss.snaps[db].Step(1)
 		n += k
 		if done {
 			db++
@@ -339,7 +430,7 @@ func (sn *Snapshot) stepLocked(ss *snapShard, db int) int {
 // flushOthers hands over the copy-on-write buffers of other shards that grew to a chunk, so
 // they do not wait for the walk to reach their shard; false when aborted.
 func (sn *Snapshot) flushOthers(walking int) bool {
-	var held int64
+	held := sn.frozenHeld.Load()
 	for j := range sn.shards {
 		held += sn.shards[j].pending.Load()
 	}
@@ -348,12 +439,21 @@ func (sn *Snapshot) flushOthers(walking int) bool {
 	sn.mu.Unlock()
 	for j := range sn.shards {
 		ss := &sn.shards[j]
-		if j == walking || ss.pending.Load() < int64(sn.lim.chunkBytes) {
+		if j == walking || ss.pending.Load() < int64(sn.lim.chunkBytes) && ss.frozenSize.Load() == 0 {
 			continue
 		}
 		var chunk []byte
-		sn.e.Group.Do(j, func(*pipeline.Shard) { chunk = ss.takeLocked() })
+		var frozen []Frozen
+		sn.e.Group.Do(j, func(*pipeline.Shard) {
+			if ss.pending.Load() >= int64(sn.lim.chunkBytes) {
+				chunk = ss.takeLocked()
+			}
+			frozen = ss.takeFrozenLocked()
+		})
 		if chunk != nil && !sn.hand(chunk) {
+			return false
+		}
+		if !sn.writeFrozen(frozen) {
 			return false
 		}
 	}
@@ -476,18 +576,18 @@ func (sn *Snapshot) Abort() {
 	<-sn.exited
 }
 
-// SnapshotNow returns the running snapshot's counters so far and the bytes queued for its
-// consumer now (INFO's current_cow_* and current_save_keys_processed); ok is false when none
-// runs.
-func (e *Engine) SnapshotNow() (st SnapshotStats, queued int64, ok bool) {
+// SnapshotNow returns the running snapshot's counters so far and the bytes it holds now: queued
+// for its consumer, and the frozen copies not written yet (INFO's current_cow_* and
+// current_save_keys_processed); ok is false when none runs.
+func (e *Engine) SnapshotNow() (st SnapshotStats, held int64, ok bool) {
 	sn := e.snapshot.Load()
 	if sn == nil {
 		return st, 0, false
 	}
 	sn.mu.Lock()
-	queued = sn.queued
+	held = sn.queued + sn.frozenHeld.Load()
 	sn.mu.Unlock()
-	return sn.Stats(), queued, true
+	return sn.Stats(), held, true
 }
 
 // Stats returns the snapshot's counters so far.

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -174,9 +175,14 @@ func slowSnapshots(t *testing.T, pause time.Duration) {
 // takeSnapshot runs one snapshot to its end with the test serializer, checking that every chunk
 // starts with a database switch, and returns the concatenated chunks and the reference image.
 func takeSnapshot(t *testing.T, e *Engine, consumerPause time.Duration) (image, ref []byte, sn *Snapshot) {
+	return takeSnapshotWith(t, e, testSerializer{}, consumerPause)
+}
+
+// takeSnapshotWith is takeSnapshot with ser as every shard's serializer.
+func takeSnapshotWith(t *testing.T, e *Engine, ser Serializer, consumerPause time.Duration) (image, ref []byte, sn *Snapshot) {
 	t.Helper()
 	snapshotInstant = func(e *Engine) { ref = referenceAtInstant(e) }
-	sn, err := e.StartSnapshot(func(int) Serializer { return testSerializer{} })
+	sn, err := e.StartSnapshot(func(int) Serializer { return ser })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,6 +318,46 @@ func mixedLoad(t *testing.T, tc *testConn, seed uint64, stop *atomic.Bool, ops *
 // SORT STORE, EVAL, HPEXPIRE) and the active expiry cron runs, slowed-down snapshots produce
 // exactly the image the same serializer made of every key at the instant.
 func TestSnapshotPointInTime(t *testing.T) {
+	t.Run("written on the shard", func(t *testing.T) { snapshotPointInTime(t, testSerializer{}) })
+	t.Run("every value frozen", func(t *testing.T) { snapshotPointInTime(t, freezingSerializer{}) })
+}
+
+// freezingSerializer is testSerializer as a Freezer that freezes every value (invariant 5), so
+// every entry is copied holding its shard and written later holding nothing.
+type freezingSerializer struct{ testSerializer }
+
+type testFrozen struct {
+	db  int
+	exp int64
+	en  keyspace.Entry
+}
+
+func (freezingSerializer) Freeze(db int, e *keyspace.Entry, ks *keyspace.Keyspace) Frozen {
+	f := &testFrozen{db: db, exp: ks.ExpireMs(e), en: *e}
+	if e.Kind == keyspace.KindString {
+		f.en.SetBytes(bytes.Clone(e.Bytes()))
+		return f
+	}
+	obj, ok := cloneValue(e)
+	if !ok {
+		panic("BUG: a value without Clone")
+	}
+	setObjOf(&f.en, e.Kind, obj)
+	return f
+}
+
+func (f *testFrozen) Append(dst []byte) []byte {
+	dst = testSerializer{}.SelectDB(dst, f.db)
+	dst = binary.AppendUvarint(append(dst, 'E'), uint64(f.db))
+	dst = appendLP(dst, f.en.Key())
+	dst = append(dst, byte(f.en.Kind))
+	dst = binary.AppendUvarint(dst, uint64(f.exp))
+	return appendLP(dst, string(dumpValue(&f.en)))
+}
+
+func (f *testFrozen) Size() int64 { return 1 }
+
+func snapshotPointInTime(t *testing.T, ser Serializer) {
 	e := newTestEngine()
 	populate(t, e)
 	slowSnapshots(t, 20*time.Microsecond)
@@ -335,7 +381,7 @@ func TestSnapshotPointInTime(t *testing.T) {
 	var copied int64
 	for round := range 3 {
 		before := ops.Load()
-		image, ref, sn := takeSnapshot(t, e, time.Duration(round)*100*time.Microsecond)
+		image, ref, sn := takeSnapshotWith(t, e, ser, time.Duration(round)*100*time.Microsecond)
 		got, want := readImage(t, image), readImage(t, ref)
 		for k, v := range want {
 			if g, ok := got[k]; !ok || g != v {
@@ -360,6 +406,9 @@ func TestSnapshotPointInTime(t *testing.T) {
 			if keys != uint64(n) {
 				t.Fatalf("Keys(%d) = %d, image holds %d", db, keys, n)
 			}
+		}
+		if _, ok := ser.(Freezer); ok && st.Frozen == 0 {
+			t.Fatalf("round %d: a freezing serializer froze nothing: %+v", round, st)
 		}
 		copied += st.Copied
 		t.Logf("round %d: %d keys, %d ops during, stats %+v", round, len(want), ops.Load()-before, st)
