@@ -53,6 +53,9 @@ type Result struct {
 	SpeedupEF         int     `json:"speedup_ef,omitempty"`
 	BytesPerElement   float64 `json:"bytes_per_element,omitempty"`
 	TruthCheck        string  `json:"truth_check,omitempty"`
+	// ExactRecall is this set's own exact scan (SearchExact over the stored, possibly quantized
+	// vectors) against the FP32 truth: the ceiling quantization leaves any search.
+	ExactRecall float64 `json:"exact_recall,omitempty"`
 }
 
 func main() {
@@ -217,6 +220,9 @@ func measure(metric vector.Metric, q vector.Quant, base, qs [][]float32, truth, 
 		pprof.StartCPUProfile(f)
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
+	if q != vector.NoQuant {
+		r.ExactRecall = exactRecall(s, qs[:min(len(qs), 1000)], truth, ids)
+	}
 	bestEF := 0
 	for _, ef := range efs {
 		rc, qps := best(s, qs, truth, ids, ef, 1)
@@ -245,6 +251,25 @@ func measure(metric vector.Metric, q vector.Quant, base, qs [][]float32, truth, 
 	r.DeletePerSec = float64(nd) / time.Since(t0).Seconds()
 	r.RecallAfterDelete, _ = sweep(s, qs, surv, ids, 100, 1)
 	return r, nil
+}
+
+func exactRecall(s *vector.Set, qs [][]float32, truth [][]int32, ids []int32) float64 {
+	hits := make([]int, len(qs))
+	parallel(len(qs), runtime.GOMAXPROCS(0), func(i int) {
+		for _, res := range s.SearchExact(qs[i], k, nil) {
+			for _, t := range truth[i] {
+				if t == ids[res.ID] {
+					hits[i]++
+					break
+				}
+			}
+		}
+	})
+	h := 0
+	for _, x := range hits {
+		h += x
+	}
+	return float64(h) / float64(k*len(qs))
 }
 
 // best is sweep's recall with its best QPS of repeat runs.
