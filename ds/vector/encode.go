@@ -184,6 +184,7 @@ func (d *decoder) slot(s *Set, id uint32, slots uint64) {
 	}
 	s.byName[name] = id
 	s.names[id] = name
+	s.heap += len(name)
 	if n := d.u(); n > 0 {
 		s.setAttrID(id, d.bytes(n-1))
 	}
@@ -224,6 +225,7 @@ func (d *decoder) slot(s *Set, id uint32, slots uint64) {
 	s.level[id] = l
 	if l > 0 {
 		s.upper[id] = make([]uint32, int(l)*s.s1)
+		s.heap += 4 * cap(s.upper[id])
 	}
 	for lv := 0; lv <= int(l) && !d.bad; lv++ {
 		n := d.u()

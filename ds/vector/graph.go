@@ -30,7 +30,9 @@ func (s *Set) links(id uint32, l int) []uint32 {
 func revEntry(l int, id uint32) uint32 { return uint32(l)<<levelShift | id }
 
 func (s *Set) revAdd(target uint32, l int, src uint32) {
+	c := cap(s.rev[target])
 	s.rev[target] = append(s.rev[target], revEntry(l, src))
+	s.heap += 4 * (cap(s.rev[target]) - c)
 }
 
 func (s *Set) revRemove(target uint32, l int, src uint32) {

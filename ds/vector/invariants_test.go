@@ -63,6 +63,13 @@ func (s *Set) validate() error {
 			}
 		}
 	}
+	heap := 0
+	for i := range s.level {
+		heap += len(s.names[i]) + cap(s.attrs[i]) + 4*(cap(s.upper[i])+cap(s.rev[i]))
+	}
+	if heap != s.heap {
+		return fmt.Errorf("per-element bytes counted %d, held %d", s.heap, heap)
+	}
 	if live != s.count || len(s.byName) != s.count {
 		return fmt.Errorf("count %d, live %d, names %d", s.count, live, len(s.byName))
 	}

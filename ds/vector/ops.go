@@ -32,6 +32,7 @@ func (s *Set) Add(name []byte, vec []float32, ef int) (bool, error) {
 	key := string(name)
 	s.byName[key] = id
 	s.names[id] = key
+	s.heap += len(key)
 	s.place(sc, id, norm, ef)
 	s.fixOrphans(sc)
 	return true, nil
@@ -43,12 +44,14 @@ func (s *Set) place(sc *scratch, id uint32, norm float32, ef int) {
 	L := s.nextLevel()
 	s.level[id] = uint8(L)
 	s.block(id, 0)[0] = 0
+	s.heap -= 4 * cap(s.upper[id])
 	if n := L * s.s1; n > 0 {
 		s.upper[id] = grow(s.upper[id], n)
 		clear(s.upper[id])
 	} else {
 		s.upper[id] = nil
 	}
+	s.heap += 4 * cap(s.upper[id])
 	if len(sc.marks) < len(s.level) {
 		sc.marks = make([]uint32, 2*len(s.level))
 		sc.epoch = 0
@@ -102,6 +105,7 @@ func (s *Set) Remove(name []byte) bool {
 	defer putScratch(sc)
 	s.unlink(sc, id)
 	delete(s.byName, s.names[id])
+	s.heap -= len(s.names[id]) + 4*(cap(s.upper[id])+cap(s.rev[id]))
 	s.names[id] = ""
 	s.setAttrID(id, nil)
 	s.level[id] = freeLevel

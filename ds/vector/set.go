@@ -135,6 +135,7 @@ type Set struct {
 	orphans []uint32
 
 	count    int
+	heap     int // bytes of per-element allocations: names, attributes, upper blocks, reverse links
 	nattrs   int
 	entry    uint32
 	maxLevel int
@@ -211,6 +212,7 @@ func (s *Set) SetAttr(name, attr []byte) bool {
 func (s *Set) setAttrID(id uint32, attr []byte) {
 	if s.attrs[id] != nil {
 		s.nattrs--
+		s.heap -= cap(s.attrs[id])
 	}
 	if attr == nil {
 		s.attrs[id] = nil
@@ -218,6 +220,7 @@ func (s *Set) setAttrID(id uint32, attr []byte) {
 	}
 	s.attrs[id] = append(make([]byte, 0, len(attr)), attr...)
 	s.nattrs++
+	s.heap += cap(s.attrs[id])
 }
 
 // Attr is name's attribute (the set's bytes: never modify them).
@@ -256,18 +259,13 @@ func (s *Set) Info() Info {
 }
 
 // MemoryUsage is the bytes the set holds: arenas by capacity, names, attributes, link blocks and an
-// estimate of the name map's buckets.
+// estimate of the name map's buckets. O(1): per-element allocations are counted as they change.
 func (s *Set) MemoryUsage() int {
 	n := int(unsafe.Sizeof(*s))
 	n += cap(s.level) + 4*(cap(s.norm)+cap(s.rangeQ)+cap(s.sq)+cap(s.f32)+cap(s.links0)+cap(s.free))
 	n += cap(s.i8) + 8*cap(s.bits)
-	n += 16*cap(s.names) + 24*(cap(s.attrs)+cap(s.upper)+cap(s.rev))
-	for id := range s.level {
-		if s.level[id] == freeLevel {
-			continue
-		}
-		n += len(s.names[id]) + cap(s.attrs[id]) + 4*(cap(s.upper[id])+cap(s.rev[id]))
-	}
+	n += 16*cap(s.names) + 24*(cap(s.attrs)+cap(s.upper)+cap(s.rev)) + 4*cap(s.orphans)
+	n += s.heap
 	n += len(s.byName) * 40 // map slot: string header, uint32, control byte, load factor
 	return n
 }
