@@ -84,6 +84,11 @@ type Env struct {
 	// are fsynced. False means they never will be (the AOF was closed short of them): the
 	// replies are not written and the connection is closed (ErrNotDurable).
 	Durable func(client any, final bool) bool
+	// NetBytes, when set, is told the bytes of the commands parsed (before their batch runs) and
+	// the bytes written (at the end of Serve): INFO's total_net_input_bytes and
+	// total_net_output_bytes. At most a call a batch and one a Serve, counted in the connection,
+	// so no counter is shared per command.
+	NetBytes func(client any, in, out int)
 }
 
 // ErrClose asks the transport to close the connection after its replies were written.
@@ -109,6 +114,8 @@ type Conn struct {
 	need   int // bytes a partial command needs before parsing it again is worth it
 	shown  int // the buffered byte count last given to Env.Buffered
 	limit  int // commands per batch, adapted to reply sizes
+	netIn  int // bytes parsed and written in this Serve, for Env.NetBytes
+	netOut int
 }
 
 // NewConn returns the pipeline state of a new connection.
@@ -120,10 +127,30 @@ func NewConn(env *Env, stream Stream, client any) *Conn {
 // Serve processes every complete command buffered on the stream and returns, leaving a partial
 // command buffered for the next call. A non-nil error means the connection must be closed.
 func (c *Conn) Serve() error {
+	err := c.serve()
+	c.flushNet()
+	return err
+}
+
+// flushNet hands the bytes counted since the last call to Env.NetBytes.
+func (c *Conn) flushNet() {
+	if c.netIn|c.netOut != 0 && c.env.NetBytes != nil {
+		c.env.NetBytes(c.Client, c.netIn, c.netOut)
+	}
+	c.netIn, c.netOut = 0, 0
+}
+
+// write writes p to the stream, counting it.
+func (c *Conn) write(p []byte) error {
+	c.netOut += len(p)
+	return c.stream.Write(p)
+}
+
+func (c *Conn) serve() error {
 	if c.env.TakePushes != nil {
 		if out := c.env.TakePushes(c.Client, c.out[:0]); len(out) > 0 {
 			c.out = out
-			if err := c.stream.Write(out); err != nil {
+			if err := c.write(out); err != nil {
 				return err
 			}
 		}
@@ -160,6 +187,8 @@ func (c *Conn) Serve() error {
 		if err := c.stream.Skip(consumed); err != nil {
 			return err
 		}
+		c.netIn += consumed
+		c.flushNet() // before the batch runs: an INFO in it counts its own bytes, as Redis's read did
 		if c.batch.n > 0 {
 			if err := c.run(); err != nil {
 				c.stream.Release()
@@ -171,7 +200,7 @@ func (c *Conn) Serve() error {
 		}
 		if perr != nil {
 			c.out = resp.AppendError(c.out[:0], "ERR "+perr.Msg)
-			c.stream.Write(c.out)
+			c.write(c.out)
 			return perr
 		}
 		if need > 0 {
@@ -297,7 +326,7 @@ func (c *Conn) run() (err error) {
 	c.out = out
 	c.adaptLimit(len(out), b.n)
 	if len(out) > 0 {
-		if err := c.stream.Write(out); err != nil {
+		if err := c.write(out); err != nil {
 			return err
 		}
 	}

@@ -50,6 +50,7 @@ type Client struct {
 
 	// shown mirrors owner-only fields for CLIENT LIST/KILL on other connections (client_info.go).
 	shown clientShown
+	net   netCounters // bytes in and out (stats_net.go)
 	// forceReply is set by CLIENT REPLY ON: its own reply is sent even though the slot was
 	// routed while replies were off or skipped (route clears Slot.Silent when it is set).
 	forceReply bool

@@ -160,6 +160,7 @@ type Engine struct {
 	pause    pauseState
 	rng      atomic.Uint64
 	info     infoState     // INFO's ids, peak memory and ops sampler (info_metrics.go)
+	net      netState      // closed clients' network bytes (stats_net.go)
 	reclaim  reclaimState  // collection after mass deletion (reclaim.go)
 	readers  []readerState // per P, for shared work (shared.go)
 	// scripting is the Lua engine and the scripts' locking state (scripting.go).
@@ -296,7 +297,7 @@ func (e *Engine) NewClient(addr, laddr string, closeFn func()) *Client {
 
 // RemoveClient unregisters a closed connection's client and drops its subscriptions.
 func (e *Engine) RemoveClient(cl *Client) {
-	e.clients.Delete(cl.ID)
+	e.netClosed(cl, func() { e.clients.Delete(cl.ID) })
 	e.unwatchAll(cl)
 	cl.unsubscribeAll(e)
 	e.disableTracking(cl)
@@ -349,5 +350,6 @@ func (e *Engine) Env() *pipeline.Env {
 		},
 		TakePushes: func(client any, dst []byte) []byte { return e.TakePushes(client.(*Client), dst) },
 		Buffered:   func(client any, n int) { client.(*Client).shown.qbuf.Store(int64(n)) },
+		NetBytes:   func(client any, in, out int) { e.noteNetBytes(client.(*Client), in, out) },
 	}
 }

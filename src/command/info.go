@@ -56,7 +56,7 @@ var infoSections = []infoSection{
 // INFO [section [section ...]]
 func infoCmd(c *Ctx) {
 	want := selectSections(c.Args[1:])
-	c.E.info.sample(c.Now, c.E.totalCommands())
+	c.E.sampleMetrics(c.Now)
 	w := &infoWriter{}
 	n := 0
 	for i := range infoSections {
@@ -306,10 +306,13 @@ func infoStats(w *infoWriter, c *Ctx) {
 	w.int("total_connections_received", st.connections.Load())
 	w.int("total_commands_processed", c.E.totalCommands())
 	w.int("instantaneous_ops_per_sec", c.E.info.opsPerSec())
-	w.zeros("total_net_input_bytes", "total_net_output_bytes", "total_net_repl_input_bytes",
-		"total_net_repl_output_bytes")
-	for _, k := range []string{"instantaneous_input_kbps", "instantaneous_output_kbps",
-		"instantaneous_input_repl_kbps", "instantaneous_output_repl_kbps"} {
+	in, out := c.E.NetBytes() // stats_net.go
+	w.int("total_net_input_bytes", in)
+	w.int("total_net_output_bytes", out)
+	w.zeros("total_net_repl_input_bytes", "total_net_repl_output_bytes") // no replication yet
+	w.str("instantaneous_input_kbps", strconv.FormatFloat(c.E.info.kbps(1), 'f', 2, 64))
+	w.str("instantaneous_output_kbps", strconv.FormatFloat(c.E.info.kbps(2), 'f', 2, 64))
+	for _, k := range []string{"instantaneous_input_repl_kbps", "instantaneous_output_repl_kbps"} {
 		w.str(k, "0.00")
 	}
 	w.int("rejected_connections", st.rejectedConns.Load())

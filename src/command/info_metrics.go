@@ -23,12 +23,37 @@ type infoState struct {
 
 	peak atomic.Uint64
 
-	mu      sync.Mutex
-	rates   [opsSamples]float64 // ops/sec over each sampling period
-	filled  int
-	next    int
-	lastAt  int64 // unix ns of the last sample
-	lastOps int64
+	mu     sync.Mutex
+	lastAt int64 // unix ns of the last sample
+	// Commands, network input bytes and output bytes per second, as Redis's
+	// STATS_METRIC_COMMAND, _NET_INPUT and _NET_OUTPUT.
+	series [3]rateSeries
+}
+
+// rateSeries is one instantaneous metric: the rate over each of the last opsSamples periods.
+type rateSeries struct {
+	rates  [opsSamples]float64
+	filled int
+	next   int
+	last   int64 // the counter at the last sample
+}
+
+func (r *rateSeries) add(v int64, elapsed int64) {
+	r.rates[r.next] = float64(max(v-r.last, 0)) * float64(time.Second) / float64(elapsed)
+	r.next = (r.next + 1) % opsSamples
+	r.filled = min(r.filled+1, opsSamples)
+}
+
+// mean is the average rate over the recorded samples (getInstantaneousMetric).
+func (r *rateSeries) mean() float64 {
+	if r.filled == 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, v := range r.rates[:r.filled] {
+		sum += v
+	}
+	return sum / float64(r.filled)
 }
 
 // opsSamples is how many periods instantaneous_ops_per_sec averages, as Redis (STATS_METRIC_SAMPLES).
@@ -60,38 +85,44 @@ func randomHexID(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// TrackMetrics samples the command rate for INFO's instantaneous_ops_per_sec. The server's cron
-// calls it about every 100ms; INFO samples too, so the value means something without a cron.
-func (e *Engine) TrackMetrics() { e.info.sample(time.Now().UnixNano(), e.totalCommands()) }
+// TrackMetrics samples the command rate and the network byte rates for INFO's
+// instantaneous_ops_per_sec and instantaneous_*_kbps. The server's cron calls it about every
+// 100ms; INFO samples too, so the values mean something without a cron.
+func (e *Engine) TrackMetrics() { e.sampleMetrics(time.Now().UnixNano()) }
 
-// sample records the rate since the previous sample if at least opsPeriod has passed.
-func (st *infoState) sample(now, ops int64) {
+func (e *Engine) sampleMetrics(now int64) {
+	in, out := e.NetBytes()
+	e.info.sample(now, e.totalCommands(), in, out)
+}
+
+// sample records the rates since the previous sample if at least opsPeriod has passed.
+func (st *infoState) sample(now, ops, in, out int64) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	elapsed := now - st.lastAt
 	if st.lastAt != 0 && elapsed < int64(opsPeriod) {
 		return
 	}
-	if st.lastAt != 0 {
-		st.rates[st.next] = float64(ops-st.lastOps) * float64(time.Second) / float64(elapsed)
-		st.next = (st.next + 1) % opsSamples
-		st.filled = min(st.filled+1, opsSamples)
+	vals := [3]int64{ops, in, out}
+	for i := range st.series {
+		if st.lastAt != 0 {
+			st.series[i].add(vals[i], elapsed)
+		}
+		st.series[i].last = vals[i]
 	}
-	st.lastAt, st.lastOps = now, ops
+	st.lastAt = now
 }
 
-// opsPerSec returns the average rate over the recorded samples.
-func (st *infoState) opsPerSec() int64 {
+// opsPerSec returns the average command rate over the recorded samples.
+func (st *infoState) opsPerSec() int64 { return int64(st.rate(0)) }
+
+// kbps returns instantaneous_input_kbps (i 1) or instantaneous_output_kbps (i 2).
+func (st *infoState) kbps(i int) float64 { return st.rate(i) / 1024 }
+
+func (st *infoState) rate(i int) float64 {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.filled == 0 {
-		return 0
-	}
-	sum := 0.0
-	for _, r := range st.rates[:st.filled] {
-		sum += r
-	}
-	return int64(sum / float64(st.filled))
+	return st.series[i].mean()
 }
 
 // TotalCommands is total_commands_processed: the server's idle check watches it.

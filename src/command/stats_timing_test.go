@@ -19,6 +19,7 @@ var observedModes = []struct {
 
 func newObservedGet(tb testing.TB, tracking bool, slowlogUs, monitorMs int64) *hotConn {
 	h := newHotConn(tb, [][]string{{"SET", "key:1", value}}, "GET", "key:1")
+	h.tc.client.SetFD(100) // as a socket's client, so the byte counters run
 	e := h.tc.client.e
 	s := *e.Settings()
 	s.LatencyTracking, s.SlowlogLogSlowerThan, s.LatencyMonitorThreshold = tracking, slowlogUs, monitorMs
