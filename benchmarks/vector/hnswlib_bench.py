@@ -6,7 +6,7 @@ For each metric (cosine on normalized vectors, l2): build M 16, ef_construction 
 num_threads=1, so Python's per-call cost is not counted), two-thread QPS at the first EF reaching
 recall 0.95, recall at EF 100 after mark_deleted on the same 30% (hnswlib has no real deletion).
 Once, hnswlib.BFIndex's exact top 10 is compared with HotKV's exact scan (the truth files).
-Usage: hnswlib_bench.py WORKDIR
+Usage: hnswlib_bench.py WORKDIR [METRIC...]   (results are added to WORKDIR/hnswlib.json)
 """
 import json
 import os
@@ -50,9 +50,10 @@ def timed_query(idx, qs, threads, repeat=1):
     return labels, best
 
 
-results = []
+out = os.path.join(work, "hnswlib.json")
+results = json.load(open(out)) if os.path.exists(out) else []
 checks = {}
-for metric in ["cosine", "l2"]:
+for metric in sys.argv[2:] or ["cosine", "l2"]:
     base, qs = load(metric + "-base.f32"), load(metric + "-query.f32")
     gt, gts = truth(metric + "-truth.i32"), truth(metric + "-truth-surv.i32")
     n = len(base)
@@ -99,6 +100,5 @@ for metric in ["cosine", "l2"]:
     r["truth_check"] = "BFIndex top 10 of 200 queries agrees with the exact scan: %.4f" % checks[metric]
     print(json.dumps(r), file=sys.stderr)
     results.append(r)
-
-with open(os.path.join(work, "hnswlib.json"), "w") as f:
-    json.dump(results, f, indent=1)
+    with open(out, "w") as f:
+        json.dump(results, f, indent=1)

@@ -3,7 +3,9 @@
 // 30% deletion, two-thread search speed-up, memory per element. benchmarks/vector.sh runs it with the
 // hnswlib side (hnswlib_bench.py) and then `vector report`, which writes the table and the plot.
 //
-//	vector run -data DIR -work DIR [-n 60000] [-nq 10000]   truth files, HotKV results (hotkv.json)
+//	vector run -data DIR -work DIR [-n 60000] [-nq 10000] [-metrics cosine,l2] [-quants noquant,q8,bin]
+//	                                                        truth files (kept for later runs), HotKV results
+//	                                                        appended to hotkv.json
 //	vector report -work DIR -out PREFIX                     PREFIX.md and PREFIX.svg from both JSONs
 package main
 
@@ -85,6 +87,7 @@ func run(args []string) error {
 	n := fs.Int("n", 60000, "base vectors")
 	nq := fs.Int("nq", 10000, "queries")
 	quants := fs.String("quants", "noquant,q8,bin", "quantizations to build")
+	metrics := fs.String("metrics", "cosine,l2", "metrics to run")
 	prof := fs.String("cpuprofile", "", "write a CPU profile of the cosine NOQUANT searches here")
 	fs.IntVar(&repeat, "repeat", 3, "runs of each QPS measurement; the best is kept (the machine is shared)")
 	fs.Parse(args)
@@ -99,24 +102,35 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	out := filepath.Join(*work, "hotkv.json")
 	var results []Result
+	if b, err := os.ReadFile(out); err == nil { // runs per metric and quantization accumulate
+		json.Unmarshal(b, &results)
+	}
 	for _, metric := range []vector.Metric{vector.Cosine, vector.L2} {
+		if !contains(*metrics, metric.String()) {
+			continue
+		}
 		base, qs := train, test
 		if metric == vector.Cosine {
 			base, qs = normalized(train), normalized(test)
 		}
 		name := metric.String()
-		if err := writeF32(filepath.Join(*work, name+"-base.f32"), base); err != nil {
-			return err
+		truth, err1 := readI32(filepath.Join(*work, name+"-truth.i32"), k)
+		surv, err2 := readI32(filepath.Join(*work, name+"-truth-surv.i32"), k)
+		if err1 != nil || err2 != nil || len(truth) != len(qs) || len(surv) != len(qs) {
+			if err := writeF32(filepath.Join(*work, name+"-base.f32"), base); err != nil {
+				return err
+			}
+			if err := writeF32(filepath.Join(*work, name+"-query.f32"), qs); err != nil {
+				return err
+			}
+			t0 := time.Now()
+			truth, surv = groundTruth(metric, base, qs)
+			fmt.Fprintf(os.Stderr, "%s: exact truth for %d queries over %d in %v\n", name, len(qs), len(base), time.Since(t0))
+			writeI32(filepath.Join(*work, name+"-truth.i32"), truth)
+			writeI32(filepath.Join(*work, name+"-truth-surv.i32"), surv)
 		}
-		if err := writeF32(filepath.Join(*work, name+"-query.f32"), qs); err != nil {
-			return err
-		}
-		t0 := time.Now()
-		truth, surv := groundTruth(metric, base, qs)
-		fmt.Fprintf(os.Stderr, "%s: exact truth for %d queries over %d in %v\n", name, len(qs), len(base), time.Since(t0))
-		writeI32(filepath.Join(*work, name+"-truth.i32"), truth)
-		writeI32(filepath.Join(*work, name+"-truth-surv.i32"), surv)
 		for _, q := range []struct {
 			name string
 			q    vector.Quant
@@ -135,10 +149,13 @@ func run(args []string) error {
 			r.Quant = q.name
 			results = append(results, r)
 			fmt.Fprintf(os.Stderr, "%+v\n", r)
+			b, _ := json.MarshalIndent(results, "", " ")
+			if err := os.WriteFile(out, b, 0o644); err != nil {
+				return err
+			}
 		}
 	}
-	b, _ := json.MarshalIndent(results, "", " ")
-	return os.WriteFile(filepath.Join(*work, "hotkv.json"), b, 0o644)
+	return nil
 }
 
 func contains(list, x string) bool { return slices.Contains(strings.Split(list, ","), x) }
