@@ -378,3 +378,37 @@ func TestTLSKeyPassAgainstRedis(t *testing.T) {
 		tc.Close()
 	}
 }
+
+// A flood of half-open connections on the TLS port (TCP connected, no ClientHello) does not stop
+// HotKV from serving TLS and plain clients meanwhile, and they are not clients (INFO
+// connected_clients counts only the real one); net/transport's TestTLSHandshakeBounds checks that
+// they are closed at the handshake timeout.
+func TestTLSHalfOpenFlood(t *testing.T) {
+	p := startTLSPair(t, "--tls-auth-clients", "no")
+	s := p.servers[0]
+	const flood = 300
+	for range flood {
+		c, err := net.DialTimeout("tcp", s.tls, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	d := &net.Dialer{Timeout: 5 * time.Second}
+	tc, err := tls.DialWithDialer(d, "tcp", s.tls, p.certs.ClientConfig(t, false))
+	if err != nil {
+		t.Fatalf("TLS client during the flood: %v", err)
+	}
+	defer tc.Close()
+	rc := &rawConn{t: t, addr: s.tls, c: tc, r: bufio.NewReader(tc)}
+	if got := rc.do("SET", "k", "v"); got != "+OK\r\n" {
+		t.Fatalf("SET over TLS during the flood: %q", got)
+	}
+	info := rc.do("INFO", "clients")
+	if !strings.Contains(info, "connected_clients:1\r\n") {
+		t.Errorf("INFO clients during a flood of %d half-open TLS connections:\n%s", flood, info)
+	}
+	if got := dial(t, s.plain).do("GET", "k"); got != "$1\r\nv\r\n" {
+		t.Errorf("plain GET during the flood: %q", got)
+	}
+}
