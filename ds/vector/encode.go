@@ -162,7 +162,17 @@ func Decode(b []byte) (*Set, error) {
 		return nil, ErrCorrupt
 	}
 	s.entry = uint32(entry)
+	vb := 4 * c.Dim // the fewest bytes an element's vector takes
+	switch c.Quant {
+	case Q8:
+		vb = 4 + c.Dim
+	case Bin:
+		vb = 8 * s.words
+	}
 	for i := uint64(0); i < slots && !d.bad; i++ {
+		if len(d.b) < 8+vb { // level, name, attribute, norm, vector, link count: before allocating
+			return nil, ErrCorrupt
+		}
 		d.slot(s, s.slot(), slots)
 	}
 	if d.bad || len(d.b) != 0 || s.check(int(count)) != nil {

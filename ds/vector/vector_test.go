@@ -2,10 +2,12 @@ package vector
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -476,6 +478,32 @@ func TestEncodeRoundTrip(t *testing.T) {
 	}
 }
 
+// TestDecodeAllocatesByBytes: a header declaring the largest dimension and a million elements, over
+// a few kilobytes, is refused having allocated no more than about one element's arena.
+func TestDecodeAllocatesByBytes(t *testing.T) {
+	for _, q := range []Quant{NoQuant, Q8, Bin} {
+		b := append([]byte("HKVS"), encVersion)
+		b = binary.AppendUvarint(b, MaxDim)
+		b = append(b, byte(L2), byte(q))
+		b = binary.AppendUvarint(b, 16)
+		b = binary.AppendUvarint(b, 200)
+		b = appendU64(b, 12345)
+		b = binary.AppendUvarint(b, 1<<20) // slots
+		b = binary.AppendUvarint(b, 1<<20) // count
+		b = append(b, 0, 0)                // entry, maxLevel
+		b = append(b, make([]byte, 1<<20+4096)...)
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		if _, err := Decode(b); err == nil {
+			t.Fatalf("%v: a truncated million-element claim decoded", q)
+		}
+		runtime.ReadMemStats(&m1)
+		if got := m1.TotalAlloc - m0.TotalAlloc; got > 4*uint64(len(b))+1<<20 {
+			t.Fatalf("%v: decoding %d bytes allocated %d", q, len(b), got)
+		}
+	}
+}
+
 func FuzzDecode(f *testing.F) {
 	for _, c := range allConfigs[:4] {
 		c.Dim, c.M, c.Seed = 5, 3, 1
@@ -629,5 +657,62 @@ func TestMemoryUsageFollowsSize(t *testing.T) {
 	small.Add([]byte("a"), randVec(rand.New(rand.NewPCG(1, 1)), 100), 0)
 	if m := small.MemoryUsage(); m > 4096 {
 		t.Fatalf("one Q8 element of 100 dims costs %d bytes", m)
+	}
+}
+
+// TestSearchesBetweenWrites is the shard's protocol: writes under a write lock, searches (HNSW,
+// filtered, exact, among) as shared reads from several goroutines between them. Under -race it
+// shows searches share no mutable state with each other or with the writes' scratch.
+func TestSearchesBetweenWrites(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	c := Config{Dim: 8, M: 6, EF: 30, Seed: 9}
+	s, _ := New(c)
+	data := clustered(r, 400, c.Dim)
+	var mu sync.RWMutex
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rr := rand.New(rand.NewPCG(uint64(g), 7))
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				q := data[rr.IntN(len(data))]
+				mu.RLock()
+				n := s.Len()
+				got := s.Search(q, 5, 20, nil, 0)
+				s.Search(q, 5, 20, func(id uint32) bool { return s.AttrID(id) != nil }, 100)
+				s.SearchExact(q, 3, nil)
+				s.SearchAmong(q, 3, s.RandomIDs(4, rr.Uint64))
+				mu.RUnlock()
+				if len(got) != min(5, n) {
+					t.Errorf("Search returned %d of %d", len(got), n)
+					return
+				}
+			}
+		}()
+	}
+	for i := range 1500 {
+		name := []byte(fmt.Sprint(r.IntN(150)))
+		mu.Lock()
+		switch r.IntN(4) {
+		case 0:
+			s.Remove(name)
+		case 1:
+			s.SetAttr(name, []byte("{}"))
+		default:
+			s.Add(name, data[i%len(data)], 0)
+		}
+		mu.Unlock()
+	}
+	close(stop)
+	wg.Wait()
+	if err := s.validate(); err != nil {
+		t.Fatal(err)
 	}
 }
