@@ -412,3 +412,36 @@ func TestTLSHalfOpenFlood(t *testing.T) {
 		t.Errorf("plain GET during the flood: %q", got)
 	}
 }
+
+// Pub/sub over TLS: a message published on the plain port reaches a subscriber on the TLS port
+// (the server writes it from another connection's Wake, through the TLS session), in RESP2 and
+// RESP3, on HotKV and on redis-server alike.
+func TestTLSPubSub(t *testing.T) {
+	p := startTLSPair(t, "--tls-auth-clients", "no")
+	for _, s := range p.servers {
+		for _, proto := range []int{2, 3} {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			sub := redis.NewClient(&redis.Options{Addr: s.tls, Protocol: proto, TLSConfig: p.certs.ClientConfig(t, false)})
+			ps := sub.Subscribe(ctx, "news")
+			if _, err := ps.Receive(ctx); err != nil { // the subscription's confirmation
+				t.Fatalf("%s RESP%d: subscribe over TLS: %v", s.name, proto, err)
+			}
+			pub := redis.NewClient(&redis.Options{Addr: s.plain, Protocol: proto})
+			for i := range 3 {
+				if n, err := pub.Publish(ctx, "news", "m"+strconv.Itoa(i)).Result(); err != nil || n != 1 {
+					t.Fatalf("%s RESP%d: PUBLISH = %d, %v", s.name, proto, n, err)
+				}
+			}
+			for i := range 3 {
+				msg, err := ps.ReceiveMessage(ctx)
+				if err != nil || msg.Payload != "m"+strconv.Itoa(i) {
+					t.Errorf("%s RESP%d: message %d over TLS: %v %v", s.name, proto, i, msg, err)
+				}
+			}
+			ps.Close()
+			sub.Close()
+			pub.Close()
+			cancel()
+		}
+	}
+}
