@@ -130,3 +130,33 @@ func TestTinyLFUResistsScans(t *testing.T) {
 		t.Fatalf("tinylfu %.4f not above lru %.4f by 3 points", tiny.zipfRatio(), lru.zipfRatio())
 	}
 }
+
+// TestWindowHoldsCapacity: the W-TinyLFU model keeps at most its capacity, split between its
+// window and its sampled part, no key in both, and a key just requested is held (in the window).
+func TestWindowHoldsCapacity(t *testing.T) {
+	const capacity = 500
+	m := newModel(polTinyLFU, simConfig{capacity: capacity, samples: 5, rate: 1, logFactor: 10, decayMins: 1,
+		sketchMul: 4, tieAdmit: true, pool: "stale", window: 0.1, seed: 3})
+	if m.win == nil || m.win.cap != 50 || m.main != 450 {
+		t.Fatalf("window %v, sampled part %d; want 50 and 450", m.win, m.main)
+	}
+	z := newZipf(5000, 0.9, 4)
+	for i := range 100_000 {
+		id, _ := z.next()
+		m.access(id)
+		_, inWin := m.win.pos[id]
+		_, inMain := m.pos[id]
+		if !inWin && !inMain {
+			t.Fatalf("request %d: key %d just requested is held nowhere", i, id)
+		}
+		if len(m.ids) > m.main || m.win.l.Len() > m.win.cap || len(m.win.pos) != m.win.l.Len() {
+			t.Fatalf("request %d: %d keys sampled (max %d), window %d/%d (max %d)", i, len(m.ids), m.main,
+				m.win.l.Len(), len(m.win.pos), m.win.cap)
+		}
+	}
+	for id := range m.win.pos {
+		if _, ok := m.pos[id]; ok {
+			t.Fatalf("key %d is in the window and the sampled part", id)
+		}
+	}
+}

@@ -71,6 +71,7 @@ func parseFlags(args []string, out io.Writer) (config, error) {
 	fs.StringVar(&c.sim.pool, "tinylfu-pool", "stale", "models: tinylfu's pool: stale (Redis's), fresh (rescored at each eviction), none")
 	fs.IntVar(&c.sim.sketchMul, "sketch-mul", 4, "models: tinylfu's sketch is sized for this many times -capacity keys (and ages as slowly)")
 	fs.BoolVar(&c.sim.tieNewer, "tie-newer", false, "models: tinylfu evicts the newer of two equal estimates")
+	fs.Float64Var(&c.sim.window, "window", 0, "models: tinylfu with a W-TinyLFU window of this share of -capacity (e.g. 0.01)")
 	fs.BoolVar(&c.sim.touchSet, "touch-set", false, "models: tinylfu's SET after a miss touches the sketch again")
 	if err := fs.Parse(args); err != nil {
 		return c, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"container/list"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -51,6 +52,7 @@ type simConfig struct {
 	sketchMul int     // tinylfu: the sketch's capacity hint is this many times the cache's
 	tieNewer  bool    // tinylfu: among equal estimates evict the newer access, not the older
 	pool      string  // tinylfu: "stale" (Redis's pool), "fresh" (rescored at eviction), "none" (best of the samples)
+	window    float64 // tinylfu: W-TinyLFU's share of the capacity kept as an exact LRU window in front of admission (0: none)
 	seed      uint64
 }
 
@@ -72,7 +74,9 @@ type model struct {
 	pool   [poolSize]poolEntry
 	rng    *rand.Rand
 	sketch *evict.Sketch
-	now    int64 // request number
+	win    *lruWindow // W-TinyLFU's window (nil: plain TinyLFU)
+	main   int        // keys the sampled part holds: capacity less the window
+	now    int64      // request number
 	// counts
 	evicted, rejected int64
 }
@@ -80,10 +84,23 @@ type model struct {
 func newModel(pol policy, cfg simConfig) *model {
 	m := &model{cfg: cfg, pol: pol, pos: make(map[uint64]int32, cfg.capacity),
 		rng: rand.New(rand.NewPCG(cfg.seed, 0xe71c7))}
+	m.main = cfg.capacity
 	if pol == polTinyLFU {
 		m.sketch = evict.NewSketch(cfg.capacity * max(1, cfg.sketchMul))
+		if w := int(cfg.window * float64(cfg.capacity)); w > 0 && w < cfg.capacity {
+			m.win = &lruWindow{cap: w, l: list.New(), pos: make(map[uint64]*list.Element, w+1)}
+			m.main = cfg.capacity - w
+		}
 	}
 	return m
+}
+
+// lruWindow is W-TinyLFU's window: every new key enters it, an exact LRU; the key it pushes out
+// is the candidate TinyLFU's admission weighs against the sampled part's victim.
+type lruWindow struct {
+	cap int
+	l   *list.List
+	pos map[uint64]*list.Element
 }
 
 // hash is what the server would feed the sketch: any good hash of the key.
@@ -103,12 +120,26 @@ func (m *model) access(id uint64) bool {
 	if m.sketch != nil {
 		m.sketch.Touch(hash(id))
 	}
+	if m.win != nil {
+		if e, ok := m.win.pos[id]; ok {
+			m.win.l.MoveToFront(e)
+			return true
+		}
+	}
 	if i, ok := m.pos[id]; ok {
 		m.hit(int(i))
 		return true
 	}
 	if m.sketch != nil && m.cfg.touchSet {
 		m.sketch.Touch(hash(id))
+	}
+	if m.win != nil {
+		m.win.pos[id] = m.win.l.PushFront(id)
+		if m.win.l.Len() <= m.win.cap {
+			return false
+		}
+		id = m.win.l.Remove(m.win.l.Back()).(uint64)
+		delete(m.win.pos, id)
 	}
 	m.insert(id)
 	return false
@@ -151,7 +182,7 @@ func (m *model) decayed(i int) uint8 {
 }
 
 func (m *model) insert(id uint64) {
-	if len(m.ids) >= m.cfg.capacity {
+	if len(m.ids) >= m.main {
 		if !m.evictFor(id) {
 			m.rejected++
 			return
