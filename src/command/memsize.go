@@ -51,7 +51,7 @@ func valueSize(e *keyspace.Entry, samples int) int64 {
 	case keyspace.KindStream:
 		return int64(keyspace.Obj[stream.Stream](e).MemoryBytes())
 	case keyspace.KindVectorSet:
-		return keyspace.Obj[vsetValue](e).memoryUsage()
+		return keyspace.Obj[vsetValue](e).memoryEstimate(samples)
 	}
 	return e.Accounted()
 }

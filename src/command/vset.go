@@ -54,6 +54,11 @@ type vsetValue struct {
 	tags *filter.Tags
 	// ttl holds elements' expiry in unix ms by id; nil until VSIM.SET gives one a TTL.
 	ttl map[uint32]int64
+	// memN and memBytes are the last full count of memoryUsage and the length it was taken at:
+	// the estimate the used-memory counter takes after every write scales it, recounting only
+	// when the length has moved by a sixteenth (a full count walks every element).
+	memN     int
+	memBytes int64
 }
 
 // newVsetValue makes an empty set, numbered as Redis's VectorSetTypeNextId numbers them (per
@@ -179,6 +184,25 @@ func dropVsetIfEmpty(c *Ctx, key []byte, e *keyspace.Entry, v *vsetValue) {
 		c.KS(key).Remove(e)
 		c.Notify(NotifyGeneric, "del", key)
 	}
+}
+
+// memoryEstimate is valueSize's figure: with samples 0 (MEMORY USAGE SAMPLES 0) a full count,
+// else the last full count scaled to the current length, recounted when the length moved by
+// more than a sixteenth since. Called only by the holder of the shard's token.
+func (v *vsetValue) memoryEstimate(samples int) int64 {
+	n := v.Len()
+	if samples <= 0 || v.memN == 0 || n == 0 || abs(n-v.memN) > v.memN/16 {
+		v.memBytes, v.memN = v.memoryUsage(), n
+		return v.memBytes
+	}
+	return v.memBytes * int64(n) / int64(v.memN)
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 // memoryUsage is MEMORY USAGE's figure for the value: what the index holds (ds/vector counts its
