@@ -112,6 +112,9 @@ func (e *Engine) expiredLocked(d *shardData, db int, key string) {
 		c = &d.bg
 	}
 	k := []byte(key)
+	if e.Settings().LazyfreeLazyExpire {
+		e.lazyExpireLocked(d.dbs[db], k) // lazyfree.go
+	}
 	c.touchIn(db, k, true)
 	c.NotifyIn(db, NotifyExpired, "expired", k)
 	if e.Feed.Active() {

@@ -298,7 +298,15 @@ func (e *Engine) evictKeyLocked(d *shardData, ks *keyspace.Keyspace, en *keyspac
 	if e.lat.monitorMs.Load() > 0 { // the clock only while the latency monitor is on
 		t0 = time.Now()
 	}
+	var ss *snapShard
+	if e.mem.lazy.Load() && freeEffort(en) > lazyfreeThreshold { // lazyfree-lazy-eviction (lazyfree.go)
+		e.lazy.freed.Add(1)
+		ss = e.lazyDetachLocked(ks, en)
+	}
 	ks.Remove(en) // Redis's "eviction-del" times the delete alone
+	if ss != nil {
+		ss.detach = nil
+	}
 	if !t0.IsZero() {
 		e.LatencyEvent("eviction-del", time.Since(t0))
 	}

@@ -2,6 +2,8 @@ package command
 
 import (
 	"sync/atomic"
+	"time"
+	"unsafe"
 
 	"github.com/hotkv/hotkv/ds/hash"
 	"github.com/hotkv/hotkv/ds/keyspace"
@@ -29,8 +31,11 @@ import (
 // walk has ended (lazyfreeDeferLocked, snapshot.go).
 //
 // lazyfreed_objects counts values deleted lazily whose free effort is over the threshold (and a
-// lazily flushed database's keys), as Redis counts what it hands to its freer;
-// lazyfree_pending_objects is always 0: nothing waits in a queue of ours.
+// lazily flushed database's keys), as Redis counts what it hands to its freer: UNLINK, DEL under
+// lazyfree-lazy-user-del, and under their directives evicted keys, expired keys and the values
+// a write replaces or deletes (server-del). Each of those paths also hands a large value to a
+// running snapshot (lazyDetachLocked). lazyfree_pending_objects is always 0: nothing waits in a
+// queue of ours.
 
 // lazyfreeThreshold is Redis's LAZYFREE_THRESHOLD: a value that costs more to free than this is
 // freed in the background.
@@ -91,7 +96,7 @@ func (c *Ctx) deleteKey(key []byte) bool {
 	}
 	ss := c.E.snapShardOf(key)
 	if ss != nil && ks.ExpireMs(e) == e.ExpireAt()/1e6 { // a far expiry's ms live in ks's side map
-		ss.detach = e
+		ss.detach, ss.expiring = e, false
 	}
 	ok := ks.Delete(key, c.Now)
 	if ss != nil {
@@ -101,6 +106,62 @@ func (c *Ctx) deleteKey(key []byte) bool {
 		c.E.lazy.freed.Add(1)
 	}
 	return ok
+}
+
+// lazyDetachLocked prepares the lazy free of en, a large value about to leave keyspace ks
+// (lazyfree-lazy-eviction, -expire and -server-del, as deleteKey does for UNLINK): a running
+// snapshot that has not reached it takes it in deferred (lazyfreeDeferLocked) instead of
+// copying or writing it holding the shard. It returns the snapshot's part to clear (detach)
+// once the value is gone, nil when there is none. The shard is held.
+func (e *Engine) lazyDetachLocked(ks *keyspace.Keyspace, en *keyspace.Entry) *snapShard {
+	if en == nil || freeEffort(en) <= lazyfreeThreshold {
+		return nil
+	}
+	k := en.Key()
+	ss := e.snapShardOf(unsafe.Slice(unsafe.StringData(k), len(k)))
+	if ss == nil || ks.ExpireMs(en) != en.ExpireAt()/1e6 { // a far expiry's ms live in ks's side map
+		return nil
+	}
+	ss.detach, ss.expiring = en, false
+	return ss
+}
+
+// lazyExpireLocked is lazyfree-lazy-expire's part of removing key, expired, from ks (the
+// keyspace's OnExpire hook runs before it unlinks the entry): a large value is counted and
+// handed to a running snapshot. The keyspace removes it after this returns; the snapshot's hook
+// clears detach when it meets the entry, and an entry met later (a removal that did not reach
+// the hook) is deferred only while it is expired, which a reused Entry is not.
+func (e *Engine) lazyExpireLocked(ks *keyspace.Keyspace, key []byte) {
+	en := ks.PeekAny(key, keyspace.Hash(key))
+	if en == nil || freeEffort(en) <= lazyfreeThreshold {
+		return
+	}
+	e.lazy.freed.Add(1)
+	if ss := e.lazyDetachLocked(ks, en); ss != nil {
+		ss.expiring = true
+	}
+}
+
+// lazyServerDel is lazyfree-lazy-server-del's part of a write command (memory_acct.go): the
+// declared keys whose value the command replaces or deletes when it changes them (a SET's key,
+// a RENAME's or COPY's destination, a *STORE's destination), which Redis frees with
+// dbAsyncDelete or freeObjAsync under the directive.
+func lazyServerDelKeys(c *Ctx, dst []int) []int {
+	if c.Spec == nil || !c.E.Settings().LazyfreeServerDel {
+		return dst
+	}
+	switch c.Spec.Name {
+	case "set", "setex", "psetex", "getset", "restore", "sunionstore", "sinterstore", "sdiffstore",
+		"zunionstore", "zinterstore", "zdiffstore", "zrangestore":
+		return append(dst, 1)
+	case "rename", "copy", "bitop":
+		return append(dst, 2)
+	case "mset":
+		for i := 1; i < len(c.Args); i += 2 {
+			dst = append(dst, i)
+		}
+	}
+	return dst
 }
 
 // snapShardOf returns the running snapshot's part for key's shard, or nil. The shard is held.
@@ -130,6 +191,11 @@ func (ss *snapShard) lazyfreeDeferLocked(db int, en *keyspace.Entry) bool {
 	if en != ss.detach || en == nil {
 		return false
 	}
+	if ss.expiring && (en.ExpireAt() == 0 || en.ExpireAt() > time.Now().UnixNano()) {
+		ss.detach, ss.expiring = nil, false // a reused Entry, live: not the one expiring
+		return false
+	}
+	ss.detach, ss.expiring = nil, false // once: the entry is leaving, and a later one may reuse its memory
 	cp := new(keyspace.Entry)
 	*cp = *en
 	ss.deferred = append(ss.deferred, deferredEntry{db: db, en: cp})

@@ -39,6 +39,13 @@ type memAcct struct {
 	done  []*keyspace.Entry            // entries settled already (a key declared twice)
 	many  map[*keyspace.Entry]struct{} // done, for a command of many keys (MSET)
 
+	// lazyfree-lazy-server-del (lazyfree.go): the declared key whose large value the command
+	// may replace, its value then, and the snapshot part told to defer it.
+	lazyIdx []int
+	lazy    memRec
+	lazyObj any
+	lazySS  *snapShard
+
 	// The eviction gate's scratch (evict.go): shards tried, and one shard id to unlock.
 	skipped []bool
 	oneID   [1]int32
@@ -88,6 +95,41 @@ func (e *Engine) memBefore(c *Ctx) {
 		}
 		m.recs = append(m.recs, r)
 	}
+	if m.lazyIdx = lazyServerDelKeys(c, m.lazyIdx[:0]); len(m.lazyIdx) > 0 {
+		e.lazyServerDelBefore(c, m)
+	}
+}
+
+// lazyServerDelBefore notes the first large value among the keys the command may replace (the
+// running serve of a blocked command never does), for lazyServerDelAfter.
+func (e *Engine) lazyServerDelBefore(c *Ctx, m *memAcct) {
+	for _, i := range m.lazyIdx {
+		if i >= len(c.Args) {
+			break
+		}
+		key := c.Args[i]
+		ks, h := c.lookup(key)
+		en := ks.PeekAny(key, h)
+		if en == nil || freeEffort(en) <= lazyfreeThreshold {
+			continue
+		}
+		m.lazy, m.lazyObj = memRec{ks: ks, key: key, h: h, e: en}, objOf(en)
+		m.lazySS = e.lazyDetachLocked(ks, en)
+		return
+	}
+}
+
+// lazyServerDelAfter counts the noted value as lazily freed when the command replaced or
+// deleted it, and clears the snapshot's detach.
+func (e *Engine) lazyServerDelAfter(m *memAcct) {
+	r := &m.lazy
+	if cur := r.ks.PeekAny(r.key, r.h); cur != r.e || objOf(cur) != m.lazyObj {
+		e.lazy.freed.Add(1)
+	}
+	if m.lazySS != nil && m.lazySS.detach == r.e {
+		m.lazySS.detach = nil
+	}
+	m.lazy, m.lazyObj, m.lazySS = memRec{}, nil, nil
 }
 
 // memTouchedIn notes key of database db, touched by the running write (a MOVE or COPY
@@ -114,6 +156,9 @@ func (e *Engine) memAfter(c *Ctx) {
 	clear(m.done)
 	clear(m.many)
 	m.recs, m.other = m.recs[:0], m.other[:0]
+	if m.lazy.e != nil {
+		e.lazyServerDelAfter(m)
+	}
 }
 
 // memSettle settles one key of memAfter.

@@ -189,6 +189,7 @@ type snapShard struct {
 	// detach is the entry a lazy delete is removing (lazyfree.go): the hook keeps it in
 	// deferred, serialized after the shard's walk, instead of serializing it holding the shard.
 	detach   *keyspace.Entry
+	expiring bool // detach is an expired key (lazyfree-lazy-expire): deferred only while expired
 	deferred []deferredEntry
 	// freezer is ser when it is a Freezer; frozen the copies it made that the snapshot's
 	// goroutine has not taken yet, frozenSize their bytes (read without the token).
