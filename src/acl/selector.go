@@ -24,6 +24,57 @@ type KeyPattern struct {
 	Pattern string
 	Perm    Perm
 	raw     []byte // Pattern's bytes, so matching converts nothing
+	m       matcher
+}
+
+// matcher matches one glob pattern, with a fast path for the shapes ACL patterns usually have:
+// a literal, a literal prefix then '*', or '*'. Anything else goes through strs.Glob.
+type matcher struct {
+	kind uint8 // matchGlob, matchExact, matchPrefix, matchAny
+	lit  []byte
+	pat  []byte
+}
+
+const (
+	matchGlob uint8 = iota
+	matchExact
+	matchPrefix
+	matchAny
+)
+
+func newMatcher(pat []byte) matcher {
+	m := matcher{pat: pat}
+	body := pat
+	if n := len(pat); n > 0 && pat[n-1] == '*' {
+		body = pat[:n-1]
+	}
+	for _, c := range body {
+		if c == '*' || c == '?' || c == '[' || c == '\\' {
+			return m
+		}
+	}
+	switch {
+	case len(body) == len(pat):
+		m.kind = matchExact
+	case len(body) == 0:
+		m.kind = matchAny
+	default:
+		m.kind = matchPrefix
+	}
+	m.lit = body
+	return m
+}
+
+func (m *matcher) match(s []byte) bool {
+	switch m.kind {
+	case matchExact:
+		return string(s) == string(m.lit)
+	case matchPrefix:
+		return len(s) >= len(m.lit) && string(s[:len(m.lit)]) == string(m.lit)
+	case matchAny:
+		return len(s) > 0 // Redis's stringmatchlen: "*" does not match ""
+	}
+	return strs.Glob(m.pat, s, false)
 }
 
 // The reasons a rule is refused, as Redis's ACLSetUserStringError words them.
@@ -50,7 +101,8 @@ type Selector struct {
 	first       map[int][]string // first arguments allowed of an otherwise denied command
 	keys        []KeyPattern
 	channels    []string
-	chanRaw     [][]byte // channels' bytes
+	chanRaw     [][]byte  // channels' bytes
+	chanM       []matcher // channels' matchers
 }
 
 func newSelector(cat *Catalog, root, allChannels bool) *Selector {
@@ -63,6 +115,7 @@ func (s *Selector) clone() *Selector {
 	n.keys = slices.Clone(s.keys)
 	n.channels = slices.Clone(s.channels)
 	n.chanRaw = slices.Clone(s.chanRaw)
+	n.chanM = slices.Clone(s.chanM)
 	if s.first != nil {
 		n.first = make(map[int][]string, len(s.first))
 		for k, v := range s.first {
@@ -120,9 +173,9 @@ func (s *Selector) apply(op string) error {
 	case strings.EqualFold(op, "resetkeys"):
 		s.allKeys, s.keys = false, nil
 	case strings.EqualFold(op, "allchannels") || op == "&*":
-		s.allChannels, s.channels, s.chanRaw = true, nil, nil
+		s.allChannels, s.channels, s.chanRaw, s.chanM = true, nil, nil, nil
 	case strings.EqualFold(op, "resetchannels"):
-		s.allChannels, s.channels, s.chanRaw = false, nil, nil
+		s.allChannels, s.channels, s.chanRaw, s.chanM = false, nil, nil, nil
 	case strings.EqualFold(op, "allcommands") || strings.EqualFold(op, "+@all"):
 		s.setAll(true)
 	case strings.EqualFold(op, "nocommands") || strings.EqualFold(op, "-@all"):
@@ -181,7 +234,7 @@ func (s *Selector) addKeyPattern(op string) error {
 	if i := slices.IndexFunc(s.keys, func(k KeyPattern) bool { return k.Pattern == pat }); i >= 0 {
 		s.keys[i].Perm |= perm
 	} else {
-		s.keys = append(s.keys, KeyPattern{Pattern: pat, Perm: perm, raw: []byte(pat)})
+		s.keys = append(s.keys, KeyPattern{Pattern: pat, Perm: perm, raw: []byte(pat), m: newMatcher([]byte(pat))})
 	}
 	s.allKeys = false
 	return nil
@@ -197,6 +250,7 @@ func (s *Selector) addChannel(pat string) error {
 	if !slices.Contains(s.channels, pat) {
 		s.channels = append(s.channels, pat)
 		s.chanRaw = append(s.chanRaw, []byte(pat))
+		s.chanM = append(s.chanM, newMatcher([]byte(pat)))
 	}
 	s.allChannels = false
 	return nil
@@ -293,7 +347,7 @@ func (s *Selector) AllowsKey(key []byte, perm Perm) bool {
 		return true
 	}
 	for _, p := range s.keys {
-		if p.Perm&perm == perm && strs.Glob(p.raw, key, false) {
+		if p.Perm&perm == perm && p.m.match(key) {
 			return true
 		}
 	}
@@ -306,8 +360,8 @@ func (s *Selector) AllowsChannel(ch []byte, isPattern bool) bool {
 	if s.allChannels {
 		return true
 	}
-	for _, p := range s.chanRaw {
-		if (isPattern && string(p) == string(ch)) || (!isPattern && strs.Glob(p, ch, false)) {
+	for i, p := range s.chanRaw {
+		if (isPattern && string(p) == string(ch)) || (!isPattern && s.chanM[i].match(ch)) {
 			return true
 		}
 	}

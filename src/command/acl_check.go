@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hotkv/hotkv/ds/strs"
 	"github.com/hotkv/hotkv/net/resp"
 	"github.com/hotkv/hotkv/src/acl"
 )
@@ -71,7 +72,9 @@ func aclKeys(t *aclTables, s *acl.Selector, spec *Spec, args [][]byte, keys []in
 	perm := t.keyPerm[spec.id]
 	var flags [][]string
 	if perm == aclVariable {
-		flags = commandIndex().byName[spec.Name].keyFlags(args, keys)
+		if perm = variablePerm(spec.Name, args); perm == aclVariable {
+			flags = commandIndex().byName[spec.Name].keyFlags(args, keys) // allocates; rare commands
+		}
 	}
 	for i, k := range keys {
 		p := perm
@@ -237,4 +240,25 @@ func (e *Engine) aclAllows(cl *Client, args [][]byte) bool {
 	}
 	res, _, _ := aclCheck(u, spec, args, nil)
 	return res == aclOK
+}
+
+// variablePerm is what SET's and BITFIELD's key needs, which depends on their arguments (as
+// variableKeyFlags decides, without allocating): SET writes (OW update), SET ... GET also reads;
+// a BITFIELD of GETs only reads. Other commands give aclVariable.
+func variablePerm(name string, args [][]byte) acl.Perm {
+	switch name {
+	case "set":
+		for _, a := range args[min(3, len(args)):] {
+			if strs.EqualFold(a, "GET") {
+				return acl.Read | acl.Write
+			}
+		}
+		return acl.Write
+	case "bitfield":
+		if bitfieldReadOnly(args) {
+			return acl.Read
+		}
+		return acl.Read | acl.Write
+	}
+	return aclVariable
 }
