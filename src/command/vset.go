@@ -59,6 +59,9 @@ type vsetValue struct {
 	// when the length has moved by a sixteenth (a full count walks every element).
 	memN     int
 	memBytes int64
+	// attrBytes is the bytes of all attributes, kept by setAttr and remove; memAttr its value
+	// at the last full count, so the estimate follows attribute changes at once.
+	attrBytes, memAttr int64
 }
 
 // newVsetValue makes an empty set, numbered as Redis's VectorSetTypeNextId numbers them (per
@@ -117,7 +120,17 @@ func (v *vsetValue) liveName(name []byte, ms int64) bool {
 	return ok && v.live(id, ms)
 }
 
-// removeID forgets element id's tags and expiry; the caller removes it from the index.
+// setAttr sets (nil: removes) element name's attribute, keeping attrBytes.
+func (v *vsetValue) setAttr(name, attr []byte) {
+	if a, ok := v.set.Attr(name); ok {
+		v.attrBytes -= int64(len(a))
+	}
+	if v.set.SetAttr(name, attr) {
+		v.attrBytes += int64(len(attr))
+	}
+}
+
+// forget forgets element id's tags and expiry; the caller removes it from the index.
 func (v *vsetValue) forget(id uint32) {
 	if v.tags != nil {
 		v.tags.RemoveID(id)
@@ -134,6 +147,9 @@ func (v *vsetValue) remove(name []byte) bool {
 		return false
 	}
 	v.forget(id)
+	if a, ok := v.set.Attr(name); ok {
+		v.attrBytes -= int64(len(a))
+	}
 	return v.set.Remove(name)
 }
 
@@ -187,15 +203,19 @@ func dropVsetIfEmpty(c *Ctx, key []byte, e *keyspace.Entry, v *vsetValue) {
 }
 
 // memoryEstimate is valueSize's figure: with samples 0 (MEMORY USAGE SAMPLES 0) a full count,
-// else the last full count scaled to the current length, recounted when the length moved by
-// more than a sixteenth since. Called only by the holder of the shard's token.
+// else the last full count scaled to the current length plus the attribute bytes changed since,
+// recounted when the length moved by more than a sixteenth. Called only by the holder of the
+// shard's token.
 func (v *vsetValue) memoryEstimate(samples int) int64 {
 	n := v.Len()
-	if samples <= 0 || v.memN == 0 || n == 0 || abs(n-v.memN) > v.memN/16 {
-		v.memBytes, v.memN = v.memoryUsage(), n
+	if samples <= 0 {
+		return v.memoryUsage() // exact, and leaves the estimate as it was
+	}
+	if v.memN == 0 || n == 0 || abs(n-v.memN) > v.memN/16 {
+		v.memBytes, v.memN, v.memAttr = v.memoryUsage(), n, v.attrBytes
 		return v.memBytes
 	}
-	return v.memBytes * int64(n) / int64(v.memN)
+	return v.memBytes*int64(n)/int64(v.memN) + v.attrBytes - v.memAttr
 }
 
 func abs(x int) int {

@@ -300,9 +300,9 @@ func vaddInsert(c *Ctx, v *vsetValue, elem []byte, vec []float32, o vaddOpts) bo
 	}
 	if o.hasAttr {
 		if len(o.attr) == 0 {
-			v.set.SetAttr(elem, nil)
+			v.setAttr(elem, nil)
 		} else {
-			v.set.SetAttr(elem, o.attr)
+			v.setAttr(elem, o.attr)
 		}
 	}
 	return true

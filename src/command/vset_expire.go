@@ -74,8 +74,7 @@ func expireVsetElements(c *Ctx, db int, key []byte, v *vsetValue, ms int64, max 
 	}
 	for _, id := range dead {
 		name := append([]byte(nil), v.set.Name(id)...)
-		v.forget(id)
-		v.set.Remove(name)
+		v.remove(name)
 		propagateVsetDeletion(c, db, key, name)
 	}
 	c.touchIn(db, key, false)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/hotkv/hotkv/ds/vector"
 	"github.com/hotkv/hotkv/ds/vector/filter"
@@ -55,9 +56,14 @@ func appendVset(dst []byte, v *vsetValue) []byte {
 		})
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(v.ttl)))
-	for id, at := range v.ttl {
+	ids := make([]uint32, 0, len(v.ttl))
+	for id := range v.ttl {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids) // one encoding for one set: DEBUG DIGEST hashes it
+	for _, id := range ids {
 		dst = appendBytes(dst, v.set.Name(id))
-		dst = binary.AppendUvarint(dst, uint64(at))
+		dst = binary.AppendUvarint(dst, uint64(v.ttl[id]))
 	}
 	return dst
 }
@@ -112,6 +118,7 @@ func decodeVset(e *Engine, b []byte) (*vsetValue, error) {
 		return nil, fmt.Errorf("cannot decode a vector set: %w", err)
 	}
 	v.set = s
+	s.ForEach(func(id uint32, _ []byte) bool { v.attrBytes += int64(len(s.AttrID(id))); return true })
 	if projIn > 0 {
 		if projIn > vector.MaxDim {
 			return nil, errVsetCorrupt

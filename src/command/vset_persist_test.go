@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hotkv/hotkv/persist/rdb"
@@ -141,4 +142,53 @@ func bulkBody(t *testing.T, reply string) string {
 		t.Fatalf("not a bulk reply: %q", reply)
 	}
 	return reply[i+1 : len(reply)-2]
+}
+
+// TestVsetGenericCommands: COPY (an independent copy), MOVE, SWAPDB, RANDOMKEY, UNLINK, SORT
+// (WRONGTYPE), OBJECT, MEMORY USAGE (it grows with the set, and SAMPLES 0 agrees with the
+// estimate) and DEBUG DIGEST-VALUE on a vector set.
+func TestVsetGenericCommands(t *testing.T) {
+	e := newTestEngine()
+	tc := newTestConn(t, e)
+	r := rand.New(rand.NewPCG(9, 9))
+	for i := range 200 {
+		tc.do("VADD", "v", "FP32", fp32([]float32{float32(r.NormFloat64()), float32(r.NormFloat64()), float32(r.NormFloat64())}), "e"+strconv.Itoa(i))
+	}
+	check := func(want string, args ...string) {
+		t.Helper()
+		if got := tc.do(args...); got != want {
+			t.Errorf("%q = %q, want %q", args, got, want)
+		}
+	}
+	check("-WRONGTYPE Operation against a key holding the wrong kind of value\r\n", "SORT", "v")
+	check("$3\r\nraw\r\n", "OBJECT", "ENCODING", "v")
+	check(":1\r\n", "COPY", "v", "w")
+	check(":1\r\n", "VREM", "w", "e1")
+	check(":200\r\n", "VCARD", "v")
+	check(":199\r\n", "VCARD", "w")
+	q := []string{"VSIM", "v", "ELE", "e3", "COUNT", "5"}
+	want := tc.do(q...)
+	check(want, "VSIM", "w", "ELE", "e3", "COUNT", "5", "TRUTH")
+	if got := tc.do(append(q, "TRUTH")...); got != want {
+		t.Fatalf("VSIM graph %q and TRUTH %q differ on 200 elements", want, got)
+	}
+	small := tc.do("MEMORY", "USAGE", "w")
+	tc.do("VADD", "w", "VALUES", "3", "9", "9", "9", "big", "SETATTR", strings.Repeat("x", 5000))
+	if a, b := atoiReply(t, small), atoiReply(t, tc.do("MEMORY", "USAGE", "w")); a <= 0 || b < a+5000 {
+		t.Errorf("MEMORY USAGE %d then %d after a 5,000-byte attribute", a, b)
+	}
+	if a, b := atoiReply(t, tc.do("MEMORY", "USAGE", "v")), atoiReply(t, tc.do("MEMORY", "USAGE", "v", "SAMPLES", "0")); a < b*9/10 || a > b*11/10 {
+		t.Errorf("MEMORY USAGE %d, SAMPLES 0 %d: the estimate is off by more than 10%%", a, b)
+	}
+	check(":1\r\n", "MOVE", "w", "1")
+	check("+OK\r\n", "SWAPDB", "0", "1")
+	check(":200\r\n", "VCARD", "w")
+	check("+OK\r\n", "SWAPDB", "0", "1")
+	check("$1\r\nv\r\n", "RANDOMKEY")
+	tc.do("CONFIG", "SET", "enable-debug-command", "yes")
+	if got := tc.do("DEBUG", "DIGEST-VALUE", "v"); !strings.HasPrefix(got, "*1\r\n+") || len(got) != 4+1+40+2 {
+		t.Errorf("DEBUG DIGEST-VALUE %q", got)
+	}
+	check(":1\r\n", "UNLINK", "v")
+	check(":0\r\n", "EXISTS", "v")
 }

@@ -128,7 +128,7 @@ func vsetattr(c *Ctx) {
 	if len(attr) == 0 {
 		attr = nil
 	}
-	v.set.SetAttr(c.Args[2], attr)
+	v.setAttr(c.Args[2], attr)
 	c.Changed(NotifyModule, "vsetattr", key)
 	c.Dirty(1)
 	c.Bool(true)

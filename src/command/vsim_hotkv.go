@@ -227,7 +227,7 @@ func vsimSet(c *Ctx) {
 		if len(o.attr) > 0 {
 			attr = o.attr
 		}
-		v.set.SetAttr(name, attr)
+		v.setAttr(name, attr)
 		if o.hasTags && len(o.tags) > 0 {
 			if v.tags == nil {
 				v.tags = filter.NewTags()
