@@ -142,6 +142,17 @@ func (e *Engine) lazyExpireLocked(ks *keyspace.Keyspace, key []byte) {
 	}
 }
 
+// lazyServerDelNow is lazyfree-lazy-server-del for a command about to remove en from ks itself
+// (SPOP of every member): a large value is counted and handed to a running snapshot; the
+// caller clears the returned part's detach once it removed en. The shard is held.
+func (e *Engine) lazyServerDelNow(ks *keyspace.Keyspace, en *keyspace.Entry) *snapShard {
+	if !e.Settings().LazyfreeServerDel || freeEffort(en) <= lazyfreeThreshold {
+		return nil
+	}
+	e.lazy.freed.Add(1)
+	return e.lazyDetachLocked(ks, en)
+}
+
 // lazyServerDel is lazyfree-lazy-server-del's part of a write command (memory_acct.go): the
 // declared keys whose value the command replaces or deletes when it changes them (a SET's key,
 // a RENAME's or COPY's destination, a *STORE's destination), which Redis frees with

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -108,6 +109,32 @@ func TestLazyfreeDirectivesCount(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// SPOP of every member under lazyfree-lazy-server-del frees a large set lazily and is still
+// replicated as DEL (redis-server 7.0.15's AOF shows DEL with the directive on).
+func TestSpopAllLazyServerDel(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		e, tc := lazyEngine(t)
+		if on {
+			e, tc = lazyEngine(t, "lazyfree-lazy-server-del")
+		}
+		fillBig(t, tc, "set", "s", 100)
+		rd := e.AttachFeed()
+		tc.do("SPOP", "s", "1000")
+		got := feedCommands(t, rd)
+		rd.Close()
+		want, freed := [][]string{{"DEL", "s"}}, int64(0)
+		if on {
+			freed = 1
+		}
+		if !slices.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("lazyfree-lazy-server-del %v: SPOP of every member propagated %q, want %q", on, got, want)
+		}
+		if f := lazyfreed(e); f != freed {
+			t.Errorf("lazyfree-lazy-server-del %v: lazyfreed_objects %d, want %d", on, f, freed)
 		}
 	}
 }

@@ -69,9 +69,13 @@ func spopCount(c *Ctx) {
 		c.Dirty(s.Len())
 		lim := setLimits(c)
 		replySet(c, dset.Union([]*dset.Set{s}, &lim))
+		ss := c.E.lazyServerDelNow(c.KS(key), e) // lazyfree.go
 		c.KS(key).Remove(e)
+		if ss != nil {
+			ss.detach = nil
+		}
 		c.Notify(NotifyGeneric, "del", key)
-		c.Propagate(delName, key) // Redis: UNLINK under lazyfree-lazy-server-del, which HotKV lacks
+		c.Propagate(delName, key) // DEL even under lazyfree-lazy-server-del (redis-server 7.0.15's AOF)
 		c.Touch(key)
 	default:
 		c.Notify(NotifySet, "spop", key)
