@@ -1,6 +1,7 @@
 package aof
 
 import (
+	"io"
 	"slices"
 	"sync"
 	"testing"
@@ -111,5 +112,37 @@ func TestLatencyWriteBesideFsync(t *testing.T) {
 		}
 		e.set(i, 0)
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestLatencyWriteDuringRewrite: a write while a rewrite runs (Redis's child) is
+// aof-write-active-child.
+func TestLatencyWriteDuringRewrite(t *testing.T) {
+	var log latencyLog
+	e := newEnv(t, Always, func(c *Config) {
+		c.FS = slowFS{c.FS, time.Millisecond}
+		c.Latency = log.note
+	})
+	var last uint64
+	for i := 1; i <= 10; i++ {
+		last = e.set(i, 0)
+	}
+	if err := e.w.WaitDurable(last, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.w.StartRewrite(last, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := 11; i <= 20; i++ {
+		last = e.set(i, 0)
+	}
+	if err := e.w.WaitDurable(last, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(log.names(), "aof-write-active-child") {
+		t.Errorf("no aof-write-active-child while a rewrite ran; events %v", log.names())
+	}
+	if err := e.w.FinishRewrite(func(w io.Writer) error { return writeSnapshot(w, 10) }, false); err != nil {
+		t.Fatal(err)
 	}
 }
