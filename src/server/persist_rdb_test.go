@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -259,6 +260,62 @@ func TestDebugReload(t *testing.T) {
 	s.Stop()
 	c2 := dialTestServer(t, newPersistServer(t, dir, nil, args...))
 	sameLines(t, "restart after DEBUG RELOAD", want, readBack(t, c2, reads))
+}
+
+// Other clients get -LOADING while DEBUG RELOAD loads (Redis answers them so from rdbLoad),
+// and the data once it is done; the client that asked gets +OK.
+func TestDebugReloadAnswersLoading(t *testing.T) {
+	s := newPersistServer(t, t.TempDir(), nil, "--enable-debug-command", "yes")
+	c, other := dialTestServer(t, s), dialTestServer(t, s)
+	const keys = 300_000
+	for i := 0; i < keys; i += 1000 { // DEBUG POPULATE's keys, pipelined
+		var req strings.Builder
+		for j := i; j < i+1000; j++ {
+			k, v := "key:"+strconv.Itoa(j), "value:"+strconv.Itoa(j)
+			fmt.Fprintf(&req, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", len(k), k, len(v), v)
+		}
+		c.conn.Write([]byte(req.String()))
+		for range 1000 {
+			if got := c.reply(); got != "+OK\r\n" {
+				t.Fatalf("SET: %q", got)
+			}
+		}
+	}
+	done := make(chan string, 1)
+	c.send("DEBUG RELOAD")
+	go func() { done <- c.reply() }()
+	loading, served := 0, 0
+	for {
+		select {
+		case got := <-done:
+			if got != "+OK\r\n" {
+				t.Fatalf("DEBUG RELOAD: %q", got)
+			}
+			t.Logf("during DEBUG RELOAD of %d keys: %d GETs answered -LOADING, %d answered", keys, loading, served)
+			if loading == 0 {
+				t.Fatal("no GET answered -LOADING during DEBUG RELOAD")
+			}
+			if got := other.query("GET key:1"); got != "$7\r\nvalue:1\r\n" {
+				t.Fatalf("GET key:1 after DEBUG RELOAD: %q", got)
+			}
+			if got := other.query("DBSIZE"); got != ":"+strconv.Itoa(keys)+"\r\n" {
+				t.Fatalf("DBSIZE after DEBUG RELOAD: %q", got)
+			}
+			if got := infoField(t, other, "loading"); got != "0" {
+				t.Fatalf("INFO loading:%s after DEBUG RELOAD", got)
+			}
+			return
+		default:
+		}
+		switch got := other.query("GET key:1"); got {
+		case "-" + command.ErrLoading + "\r\n":
+			loading++
+		case "$7\r\nvalue:1\r\n", "$-1\r\n": // before the flush, or (nil) between it and the key's load
+			served++
+		default:
+			t.Fatalf("GET during DEBUG RELOAD: %q", got)
+		}
+	}
 }
 
 // A full disk (CrashFS's space limit) fails the save rules' BGSAVE: writes get Redis's RDB

@@ -132,14 +132,33 @@ func (s *Server) shutdown(save, nosave, now, force bool) error {
 // debugReload is DEBUG RELOAD: save (unless nosave), empty the data set and the function
 // libraries as Redis's emptyData does (unless noflush, with FLUSHALL and FUNCTION FLUSH through a
 // fake client, which takes every token), load the file back (merge: its keys replace those
-// present). The FLUSHALL reaches the AOF and the loaded keys do not, so with the AOF on a rewrite
-// follows before the reply.
+// present). Other clients get -LOADING from the flush to the end of the load, as Redis's rdbLoad
+// answers the clients it serves while it loads. The FLUSHALL reaches the AOF and the loaded keys
+// do not, so with the AOF on a rewrite follows before the reply.
 func (s *Server) debugReload(merge, noflush, nosave bool) error {
 	if !nosave {
 		if err := s.save(); err != nil {
 			return command.ReplyError("ERR")
 		}
 	}
+	s.setLoading(true)
+	err := s.reloadRDB(merge, noflush)
+	s.setLoading(false)
+	if err != nil {
+		return err
+	}
+	s.log.Warn("DB reloaded by DEBUG RELOAD")
+	if s.aof.run.Load() != nil {
+		if err := s.rewriteAOF(); err != nil {
+			s.log.Warn("AOF rewrite after DEBUG RELOAD failed", "err", err)
+		}
+	}
+	return nil
+}
+
+// reloadRDB is DEBUG RELOAD's flush and load, behind the -LOADING gate (the fake client is
+// exempt from it).
+func (s *Server) reloadRDB(merge, noflush bool) error {
 	if !noflush {
 		fc := s.newFakeClient()
 		fc.mem.buf = appendCommand(fc.mem.buf, []byte("FLUSHALL"))
@@ -164,11 +183,5 @@ func (s *Server) debugReload(merge, noflush, nosave bool) error {
 	}
 	s.rdb.loadLoaded.Store(st.Keys)
 	s.rdb.loadExpired.Store(st.Expired)
-	s.log.Warn("DB reloaded by DEBUG RELOAD")
-	if s.aof.run.Load() != nil {
-		if err := s.rewriteAOF(); err != nil {
-			s.log.Warn("AOF rewrite after DEBUG RELOAD failed", "err", err)
-		}
-	}
 	return nil
 }
