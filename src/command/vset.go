@@ -54,6 +54,12 @@ type vsetValue struct {
 	tags *filter.Tags
 	// ttl holds elements' expiry in unix ms by id; nil until VSIM.SET gives one a TTL.
 	ttl map[uint32]int64
+	// queuedAt is the time of the set's entry in the expiry queue of keyspace queuedKS under
+	// the name queuedKey, 0 when none is (vset_expire.go): a set is queued once, at or before its
+	// next expiry; a set renamed, moved or copied is queued again by its next write.
+	queuedAt  int64
+	queuedKS  *keyspace.Keyspace
+	queuedKey string
 	// memN and memBytes are the last full count of memoryUsage and the length it was taken at:
 	// the estimate the used-memory counter takes after every write scales it, recounting only
 	// when the length has moved by a sixteenth (a full count walks every element).
@@ -89,6 +95,7 @@ func (v *vsetValue) Clone() any {
 	}
 	cp := *v
 	cp.set = s
+	cp.queuedAt, cp.queuedKS, cp.queuedKey = 0, nil, ""
 	cp.proj = append([]float32(nil), v.proj...)
 	if v.tags != nil {
 		cp.tags = v.tags.Clone()
@@ -179,9 +186,16 @@ func writeVset(c *Ctx, key []byte) (e *keyspace.Entry, v *vsetValue, ok bool) {
 		return nil, nil, false
 	}
 	v = keyspace.Obj[vsetValue](e)
-	if v.ttl != nil && expireVsetElements(c, c.DB, key, v, c.Now/1e6, 0) > 0 && v.Len() == 0 {
+	if v.ttl == nil {
+		return e, v, true
+	}
+	if expireVsetElements(c, c.DB, key, v, c.Now/1e6, 0) > 0 && v.Len() == 0 && !v.hotkv {
 		c.KS(key).Remove(e)
 		return nil, nil, true
+	}
+	if v.queuedAt == 0 || v.queuedKS != c.KS(key) || v.queuedKey != string(key) {
+		v.queuedAt = 0 // loaded, renamed, moved or copied: not queued under this name yet
+		trackVexpLocked(c, key, v, v.nextExpiry())
 	}
 	return e, v, true
 }

@@ -1,8 +1,11 @@
 package command
 
 import (
+	"bytes"
 	"testing"
 	"time"
+
+	"github.com/hotkv/hotkv/ds/keyspace"
 )
 
 // Effects of the vector-set commands. Redis 8.0's vset.c raises no keyspace events of its own
@@ -64,4 +67,40 @@ func TestVsetEffects(t *testing.T) {
 		{cmd: []string{"TYPE", "h"}, reply: "+vectorset\r\n"},
 		{cmd: []string{"VCARD", "h"}, reply: ":0\r\n"},
 	})
+}
+
+// TestVsetExpiryAfterMoves: the active cycle reclaims expiring elements of a set renamed after
+// VSIM.SET queued it, once a write queued it under its new name, and of a set loaded from an
+// RDB (queued by its first write there).
+func TestVsetExpiryAfterMoves(t *testing.T) {
+	e := newTestEngine()
+	tc := newTestConn(t, e)
+	blob := "\x00\x00\x80\x3f\x00\x00\x00\x00"
+	tc.do("VSIM.CREATEINDEX", "a", "DIM", "2")
+	tc.do("VSIM.SET", "a", "TTL", "20", "ITEMS", "1", "x", blob)
+	tc.do("VSIM.SET", "a", "ITEMS", "1", "keep", blob)
+	tc.do("RENAME", "a", "b")
+	tc.do("VSIM.SET", "b", "ITEMS", "1", "keep2", blob) // queues b
+	time.Sleep(30 * time.Millisecond)
+	e.ActiveExpire(50 * time.Millisecond)
+	ks := e.keyspace(0, []byte("b"))
+	v := keyspace.Obj[vsetValue](ks.FindQuiet([]byte("b"), time.Now().UnixNano()))
+	if v.Len() != 2 || len(v.ttl) != 0 {
+		t.Fatalf("after the cycle: %d elements, %d expiring; want 2, 0", v.Len(), len(v.ttl))
+	}
+	// After a load the set is queued by its first write.
+	tc.do("VSIM.SET", "b", "TTL", "20", "ITEMS", "1", "y", blob)
+	file := writeRDB(t, e, RDBOptions{})
+	dst := newTestEngine()
+	if _, err := dst.LoadRDB(bytes.NewReader(file), LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dc := newTestConn(t, dst)
+	dc.do("VSIM.DEL", "b", "nosuch")
+	time.Sleep(30 * time.Millisecond)
+	dst.ActiveExpire(50 * time.Millisecond)
+	v = keyspace.Obj[vsetValue](dst.keyspace(0, []byte("b")).FindQuiet([]byte("b"), time.Now().UnixNano()))
+	if v.Len() != 2 {
+		t.Fatalf("loaded set after the cycle: %d elements, want 2", v.Len())
+	}
 }

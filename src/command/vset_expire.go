@@ -37,23 +37,24 @@ func (v *vsetValue) nextExpiry() int64 {
 	return next
 }
 
-// trackVexpLocked queues key's set in its shard's queue at the set's next expiry.
-func trackVexpLocked(c *Ctx, key []byte, v *vsetValue) {
-	next := v.nextExpiry()
-	if next == 0 {
+// trackVexpLocked queues key's set in its shard's queue at at (unix ms), unless an entry at or
+// before at is queued already.
+func trackVexpLocked(c *Ctx, key []byte, v *vsetValue, at int64) {
+	d := c.E.data(c.E.shardOf(key))
+	ks := d.dbs[c.DB]
+	if at == 0 || v.queuedAt != 0 && v.queuedAt <= at && v.queuedKS == ks && v.queuedKey == string(key) {
 		return
 	}
-	d := c.E.data(c.E.shardOf(key))
+	v.queuedAt, v.queuedKS, v.queuedKey = at, ks, string(key)
 	if d.vexp == nil {
 		d.vexp = vexpQueues{}
 	}
-	ks := d.dbs[c.DB]
 	q := d.vexp[ks]
 	if q == nil {
 		q = &hash.Deadlines{}
 		d.vexp[ks] = q
 	}
-	q.Push(next, string(key))
+	q.Push(at, string(key))
 }
 
 // expireVsetElements removes v's elements expired at ms (at most max of them, 0: all) and reports
@@ -113,17 +114,23 @@ func (d *shardData) expireVsetsLocked(ks *keyspace.Keyspace, now int64) {
 		if top, ok := q.Min(); !ok || top.At > ms {
 			return
 		}
-		key := q.Pop().Name
+		top := q.Pop()
+		key := top.Name
 		k := keyBytes(key)
 		e := ks.FindQuiet(k, now)
 		if e == nil || e.Kind != keyspace.KindVectorSet {
 			continue
 		}
 		v := keyspace.Obj[vsetValue](e)
+		if v.queuedAt != top.At || v.queuedKS != ks || v.queuedKey != key {
+			continue // a stale entry: the set is queued again at another time (or moved here)
+		}
+		v.queuedAt = 0
 		expireVsetElements(c, db, k, v, ms, vexpSweepElems)
 		if v.Len() == 0 && !v.hotkv {
 			ks.Remove(e)
 		} else if next := v.nextExpiry(); next != 0 {
+			v.queuedAt = next
 			q.Push(next, key)
 		}
 	}

@@ -186,7 +186,7 @@ func vsimSet(c *Ctx) {
 	if !ok {
 		return
 	}
-	_, v, ok := writeVset(c, key)
+	e, v, ok := writeVset(c, key)
 	if !ok {
 		return
 	}
@@ -247,9 +247,9 @@ func vsimSet(c *Ctx) {
 		}
 	}
 	if o.at > 0 {
-		trackVexpLocked(c, key, v)
-		if o.at <= c.Now/1e6 {
-			expireVsetElements(c, c.DB, key, v, c.Now/1e6, 0)
+		trackVexpLocked(c, key, v, o.at)
+		if o.at <= c.Now/1e6 && expireVsetElements(c, c.DB, key, v, c.Now/1e6, 0) > 0 && !v.hotkv {
+			dropVsetIfEmpty(c, key, e, v) // a set VADD made goes with its last element
 		}
 	}
 	c.Changed(NotifyModule, "vsim.set", key)
