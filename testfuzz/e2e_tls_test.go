@@ -39,25 +39,31 @@ func startTLSPair(t *testing.T, extra ...string) *tlsPair {
 		return append([]string{"--tls-port", strconv.Itoa(tlsPort), "--tls-cert-file", p.files.Cert,
 			"--tls-key-file", p.files.Key, "--tls-ca-cert-file", p.files.CA}, extra...)
 	}
-	plainPort, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tlsPort, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, s := startHotKV(t, append([]string{"--port", strconv.Itoa(plainPort)}, args(tlsPort)...)...)
+	ports := freePorts(t, 3)
+	_, s := startHotKV(t, append([]string{"--port", strconv.Itoa(ports[0])}, args(ports[1])...)...)
 	p.servers = append(p.servers, tlsServer{"HotKV", s.Addrs()[0].String(), s.TLSAddrs()[0].String()})
 	if haveRedis() {
-		tlsPort, err := freePort()
-		if err != nil {
-			t.Fatal(err)
-		}
+		tlsPort := ports[2]
 		plain := startRedis(t, args(tlsPort)...)
 		p.servers = append(p.servers, tlsServer{"redis-server", plain, "127.0.0.1:" + strconv.Itoa(tlsPort)})
 	}
 	return p
+}
+
+// freePorts returns n distinct free loopback ports (held open together while they are chosen, so
+// that two calls of freePort cannot return the same one).
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
 }
 
 // cli runs redis-cli --tls against addr with stdin as its input, and returns its output.
