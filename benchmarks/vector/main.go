@@ -160,7 +160,7 @@ func run(args []string) error {
 
 func contains(list, x string) bool { return slices.Contains(strings.Split(list, ","), x) }
 
-// groundTruth is the exact top k of every query by SearchExact on an FP32 set, over all base vectors
+// groundTruth is the exact top k of every query by SearchExact(Batch) on an FP32 set, over all base vectors
 // and over the survivors of the deletion; ids are base indexes. The scans run on every core: truth is
 // not what is measured.
 func groundTruth(metric vector.Metric, base, qs [][]float32) (all, surv [][]int32) {
@@ -171,12 +171,22 @@ func groundTruth(metric vector.Metric, base, qs [][]float32) (all, surv [][]int3
 	index := func(id uint32) int32 { return int32(atoi(s.Name(id))) }
 	live := func(id uint32) bool { return !deleted(int(index(id))) }
 	all, surv = make([][]int32, len(qs)), make([][]int32, len(qs))
-	parallel(len(qs), runtime.GOMAXPROCS(0), func(i int) {
-		for _, r := range s.SearchExact(qs[i], k, nil) {
-			all[i] = append(all[i], index(r.ID))
+	workers := runtime.GOMAXPROCS(0)
+	parts := (len(qs) + workers - 1) / workers
+	parallel(workers, workers, func(w int) { // SearchExactBatch: the 188 MB arena read once per 32 queries
+		lo, hi := w*parts, min((w+1)*parts, len(qs))
+		if lo >= hi {
+			return
 		}
-		for _, r := range s.SearchExact(qs[i], k, live) {
-			surv[i] = append(surv[i], index(r.ID))
+		for j, rs := range s.SearchExactBatch(qs[lo:hi], k, nil) {
+			for _, r := range rs {
+				all[lo+j] = append(all[lo+j], index(r.ID))
+			}
+		}
+		for j, rs := range s.SearchExactBatch(qs[lo:hi], k, live) {
+			for _, r := range rs {
+				surv[lo+j] = append(surv[lo+j], index(r.ID))
+			}
 		}
 	})
 	return all, surv

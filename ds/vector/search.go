@@ -75,6 +75,46 @@ func (s *Set) SearchExact(q []float32, k int, filter func(id uint32) bool) []Res
 	return s.results(sc)
 }
 
+// SearchExactBatch is SearchExact for many queries at once, scanning the arena once per block of
+// queries instead of once per query (the scan is memory-bound when the set outgrows the cache).
+// A bad query gets nil.
+func (s *Set) SearchExactBatch(qs [][]float32, k int, filter func(id uint32) bool) [][]Result {
+	out := make([][]Result, len(qs))
+	if s.count == 0 || k <= 0 {
+		return out
+	}
+	const block = 32
+	scs := make([]*scratch, 0, block)
+	for lo := 0; lo < len(qs); lo += block {
+		hi := min(lo+block, len(qs))
+		scs = scs[:0]
+		for i := lo; i < hi; i++ {
+			sc := new(scratch)
+			if _, err := s.prepare(qs[i], &sc.q); err != nil {
+				sc = nil
+			}
+			scs = append(scs, sc)
+		}
+		for i, l := range s.level {
+			id := uint32(i)
+			if l == freeLevel || (filter != nil && !filter(id)) {
+				continue
+			}
+			for _, sc := range scs {
+				if sc != nil {
+					s.offer(sc, id, k)
+				}
+			}
+		}
+		for j, sc := range scs {
+			if sc != nil {
+				out[lo+j] = s.results(sc)
+			}
+		}
+	}
+	return out
+}
+
 func (s *Set) offer(sc *scratch, id uint32, k int) {
 	d := s.dist(&sc.q, id)
 	if len(sc.res) < k {

@@ -301,6 +301,10 @@ func checkAgainst(t *testing.T, s *Set, rf ref, r *rand.Rand) {
 	sort.Sort(sort.Reverse(sort.Float64Slice(sorted)))
 	kth := sorted[min(k, len(sorted))-1]
 	exact := s.SearchExact(q, k, nil)
+	if b := s.SearchExactBatch([][]float32{q, rf.vec[names[0]], make([]float32, c.Dim+1)}, k, nil); !sameScores(b[0], exact) ||
+		!sameScores(b[1], s.SearchExact(rf.vec[names[0]], k, nil)) || b[2] != nil {
+		t.Fatalf("SearchExactBatch %v, SearchExact %v", b, exact)
+	}
 	if len(exact) != min(k, len(names)) {
 		t.Fatalf("SearchExact returned %d, want %d", len(exact), min(k, len(names)))
 	}
@@ -617,6 +621,13 @@ func TestConcurrentSearches(t *testing.T) {
 		s.Add([]byte(fmt.Sprint(i)), v, 0)
 	}
 	qs := data[1000:]
+	even := func(id uint32) bool { return id%2 == 0 }
+	batch := s.SearchExactBatch(qs, 7, even) // 200 queries: several blocks
+	for i, q := range qs {
+		if !sameScores(batch[i], s.SearchExact(q, 7, even)) {
+			t.Fatalf("SearchExactBatch query %d: %v", i, batch[i])
+		}
+	}
 	want := make([][]Result, len(qs))
 	for i, q := range qs {
 		want[i] = s.Search(q, 10, 64, nil, 0)
