@@ -95,3 +95,32 @@ func memStatsField(t *testing.T, tc *testConn, name string) int64 {
 	}
 	return -1
 }
+
+// Eviction sees the tag index: keys whose tags hold most of the bytes are evicted once the
+// budget is reached, with their tags, and the total (keys and tags) ends within it.
+func TestEvictionCountsTags(t *testing.T) {
+	e, tc := evictSetup(t, "allkeys-random", 3_000_000) // 20,000 keys alone fit (about 1.6 MB)
+	tags := make([]string, 0, 22)
+	tags = append(tags, "TAG.SET", "")
+	for i := range 20 {
+		tags = append(tags, "a-long-tag-name-of-this-key:"+strconv.Itoa(i))
+	}
+	for i := range 20_000 {
+		k := "k" + strconv.Itoa(i)
+		if r := tc.do("SET", k, "v"); r != "+OK\r\n" {
+			t.Fatalf("SET %d: %q", i, r)
+		}
+		tags[1] = k
+		tags[2] = "unique:" + k // a tag of its own too: 200+ bytes a key in the index
+		tc.do(tags...)
+	}
+	if e.mem.evicted.Load() == 0 {
+		t.Fatal("nothing evicted: the tags' bytes were not counted")
+	}
+	if used, limit := e.usedMemory(), e.mem.limit.Load(); used > limit+5000 {
+		t.Fatalf("used memory %d over the budget %d", used, limit)
+	}
+	if tb := e.tagBytes(); tb == 0 || tb < e.dataUsed()/2 {
+		t.Fatalf("tag bytes %d of %d: the test meant the tags to hold most", tb, e.dataUsed())
+	}
+}
