@@ -47,6 +47,7 @@ type aofState struct {
 	misconf   atomic.Bool               // the MISCONF gate is set for the AOF
 	last      atomic.Pointer[aof.Stats] // the INFO fields when the writer closed
 	lastCow   atomic.Int64              // aof_last_cow_size: the last rewrite's peak queued bytes
+	temporary atomic.Bool               // run is BGREWRITEAOF's writer under appendonly no: INFO says off
 	// lost: the writer lost the feed and only a rewrite from a fresh reader goes on (persist/aof
 	// invariant 6); the cron retries one a second (lostTry) until one succeeds.
 	lost    atomic.Bool

@@ -43,9 +43,11 @@ func (s *Server) bgRewriteAOF() (scheduled bool, err error) {
 		defer s.aof.rewriting.Store(false)
 		if off { // as Redis with appendonly no: the files are written, the AOF stays off
 			s.aof.mu.Lock()
+			s.aof.temporary.Store(true)
 			err := s.openAOF(nil, false)
 			s.aof.mu.Unlock()
 			if err != nil {
+				s.aof.temporary.Store(false)
 				s.log.Warn("Can't open the append only file for the rewrite", "err", err)
 				return
 			}
@@ -58,6 +60,7 @@ func (s *Server) bgRewriteAOF() (scheduled bool, err error) {
 		if off {
 			s.aof.mu.Lock()
 			s.closeAOF()
+			s.aof.temporary.Store(false)
 			s.aof.mu.Unlock()
 		}
 	}()

@@ -58,7 +58,10 @@ func (s *Server) infoHook(section string, dst []byte) []byte {
 		st = *last
 		st.RewriteInProgress, st.CurrentRewriteTimeSec = false, -1
 	}
-	w.flag("aof_enabled", r != nil)
+	// Redis's aof_state != AOF_OFF: BGREWRITEAOF under appendonly no writes the files with a
+	// writer of its own, but the AOF stays off.
+	on := r != nil && !s.aof.temporary.Load()
+	w.flag("aof_enabled", on)
 	// From BGREWRITEAOF's reply on, as Redis (its child exists by then): the writer learns of a
 	// rewrite only at its snapshot instant, a little later.
 	w.flag("aof_rewrite_in_progress", st.RewriteInProgress || s.aofRewriting())
@@ -72,7 +75,7 @@ func (s *Server) infoHook(section string, dst []byte) []byte {
 	w.int("aof_last_cow_size", s.aof.lastCow.Load())
 	w.int("module_fork_in_progress", 0)
 	w.int("module_fork_last_cow_size", 0)
-	if r != nil {
+	if on {
 		w.int("aof_current_size", st.CurrentSize)
 		w.int("aof_base_size", st.BaseSize)
 		w.int("aof_pending_rewrite", 0)
