@@ -142,11 +142,7 @@ func restoreApply(c *Ctx, ks *keyspace.Keyspace, old *keyspace.Entry, it *loadIt
 		if old != nil {
 			c.Changed(NotifyGeneric, "del", key)
 			c.Dirty(1)
-			name := propWord.DEL
-			if configBool(c.E, "lazyfree-lazy-server-del", false) {
-				name = propWord.UNLINK
-			}
-			c.Propagate(name, key)
+			c.Propagate(propWord.DEL, key) // DEL even under lazyfree-lazy-server-del (redis-server 7.0.15's AOF)
 		} else {
 			c.PropagateNothing()
 		}

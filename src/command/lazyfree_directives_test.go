@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -135,6 +136,29 @@ func TestSpopAllLazyServerDel(t *testing.T) {
 		}
 		if f := lazyfreed(e); f != freed {
 			t.Errorf("lazyfree-lazy-server-del %v: lazyfreed_objects %d, want %d", on, f, freed)
+		}
+	}
+}
+
+// RESTORE of an already-expired payload over a live key deletes it and is replicated as DEL
+// whatever lazyfree-lazy-server-del says: redis-server 7.0.15's AOF shows DEL with it on.
+func TestRestoreExpiredLazyServerDel(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		e, tc := lazyEngine(t)
+		if on {
+			e, tc = lazyEngine(t, "lazyfree-lazy-server-del")
+		}
+		tc.do("SET", "k", "v")
+		payload := tc.do("DUMP", "k")
+		body := payload[strings.Index(payload, "\r\n")+2 : len(payload)-2]
+		rd := e.AttachFeed()
+		if got := tc.do("RESTORE", "k", "1", body, "REPLACE", "ABSTTL"); got != "+OK\r\n" {
+			t.Fatalf("RESTORE: %q", got)
+		}
+		got := feedCommands(t, rd)
+		rd.Close()
+		if want := [][]string{{"DEL", "k"}}; !slices.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("lazyfree-lazy-server-del %v: RESTORE of an expired payload propagated %q, want %q", on, got, want)
 		}
 	}
 }
