@@ -66,11 +66,16 @@ func parseVector(args [][]byte, i int, reduceOK bool) (v vecSpec, ok bool) {
 	default:
 		return v, false
 	}
-	if v.reduce > 0 && v.reduce > vector.MaxDim {
+	if v.reduce > 0 && (v.reduce >= len(v.vec) || len(v.vec)*v.reduce > maxProjection) {
 		return v, false
 	}
 	return v, true
 }
+
+// maxProjection bounds REDUCE's matrix (input x output dimensions, 4 bytes each: 64 MB). The
+// matrix is computed, not sent, so without a bound 65,536 values could make a 16 GB one; Redis 8
+// allocates whatever is asked. REDUCE must also reduce: the output is below the input.
+const maxProjection = 1 << 24
 
 func eqFold(b []byte, lower string) bool {
 	if len(b) != len(lower) {

@@ -120,7 +120,7 @@ func decodeVset(e *Engine, b []byte) (*vsetValue, error) {
 	v.set = s
 	s.ForEach(func(id uint32, _ []byte) bool { v.attrBytes += int64(len(s.AttrID(id))); return true })
 	if projIn > 0 {
-		if projIn > vector.MaxDim {
+		if projIn > vector.MaxDim || int(projIn)*s.Config().Dim > maxProjection || int(projIn) <= s.Config().Dim {
 			return nil, errVsetCorrupt
 		}
 		v.projIn = int(projIn)

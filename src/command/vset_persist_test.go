@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/persist/rdb"
 )
 
@@ -191,4 +192,32 @@ func TestVsetGenericCommands(t *testing.T) {
 	}
 	check(":1\r\n", "UNLINK", "v")
 	check(":0\r\n", "EXISTS", "v")
+}
+
+// FuzzVsetDecode: any payload decodes to a set or an error, never a panic, and what decodes
+// encodes and decodes again to the same elements.
+func FuzzVsetDecode(f *testing.F) {
+	e := newTestEngine()
+	tc := newTestConn(f, e)
+	tc.do("VSIM.CREATEINDEX", "h", "DIM", "2", "METRIC", "L2")
+	tc.do("VSIM.SET", "h", "TTL", "100000", "TAGS", "2", "a", "b", "ITEMS", "2", "x", fp32([]float32{1, 0}), "y", fp32([]float32{0, 1}))
+	tc.do("VADD", "r", "REDUCE", "2", "VALUES", "3", "1", "2", "3", "e", "SETATTR", `{"a":1}`)
+	for _, k := range []string{"h", "r"} {
+		en := e.keyspace(0, []byte(k)).FindQuiet([]byte(k), 0)
+		f.Add(appendVset(nil, keyspace.Obj[vsetValue](en)))
+	}
+	f.Add([]byte{1, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := decodeVset(e, b)
+		if err != nil {
+			return
+		}
+		again, err := decodeVset(e, appendVset(nil, v))
+		if err != nil {
+			t.Fatalf("a decoded set does not decode after encoding: %v", err)
+		}
+		if again.Len() != v.Len() || len(again.ttl) != len(v.ttl) || (v.tags == nil) != (again.tags == nil) {
+			t.Fatalf("round trip: %d/%d elements, %d/%d expiring", again.Len(), v.Len(), len(again.ttl), len(v.ttl))
+		}
+	})
 }
