@@ -31,6 +31,19 @@ func TestRenameCommandAgainstRedis(t *testing.T) {
 		{"renamed debug still gated", "dbg sleep 0\r\n",
 			"-ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.\r\n"},
 	}
+	// Scripts see the renamed table as clients do.
+	cases = append(cases,
+		struct{ name, in, want string }{"script: set under get",
+			string(appendCommand(nil, "EVAL", "return redis.call('get','sk','sv')", "0")), "+OK\r\n"},
+		struct{ name, in, want string }{"script: get under fetch",
+			string(appendCommand(nil, "EVAL", "return redis.call('FETCH','sk')", "0")), "$2\r\nsv\r\n"},
+		struct{ name, in, want string }{"script: old set unknown",
+			string(appendCommand(nil, "EVAL", "return redis.pcall('set','sk','v')", "0")),
+			"-ERR Unknown Redis command called from script\r\n"},
+		struct{ name, in, want string }{"script: removed flushall",
+			string(appendCommand(nil, "EVAL", "return redis.pcall('flushall')", "0")),
+			"-ERR Unknown Redis command called from script\r\n"},
+	)
 	hotkv, _ := startHotKV(t, args...)
 	redis := maybeRedis(t, args...)
 	for _, tc := range cases {

@@ -13,8 +13,9 @@ import (
 // everywhere else (errors, INFO commandstats, SLOWLOG), as Redis's cmd->fullname does.
 //
 // The renames live in the route stage: a renamed command's name is translated to its own before
-// lookup, and a name no longer in the table is an unknown command. COMMAND (INFO, COUNT, LIST,
-// DOCS) still describes the full table, and scripts reach commands by their own names.
+// lookup, and a name no longer in the table is an unknown command. Scripts' redis.call sees the
+// renamed table too, as in Redis (renamedArgs). COMMAND (INFO, COUNT, LIST, DOCS) still
+// describes the full table.
 
 // renameTable is an engine's rename-command result; nil when there is none.
 type renameTable struct {
@@ -101,4 +102,25 @@ func (rt *renameTable) renamed(args [][]byte) bool {
 	own, ok := rt.own(args[0])
 	args[0] = own
 	return ok
+}
+
+// renamedAway stands for a name that is no longer a command: no command's name has a space.
+var renamedAway = []byte("renamed away")
+
+// renamedArgs is args as the command table knows them, for redis.call: args itself without
+// renames (or when its name was not renamed), else a copy whose first element is the command's
+// own name, or a name no command has when it was renamed away.
+func (e *Engine) renamedArgs(args [][]byte) [][]byte {
+	rt := e.names
+	if rt == nil || len(args) == 0 {
+		return args
+	}
+	own, ok := rt.own(args[0])
+	switch {
+	case !ok:
+		own = renamedAway
+	case len(own) == len(args[0]) && (len(own) == 0 || &own[0] == &args[0][0]):
+		return args // not renamed: own is args[0] itself
+	}
+	return append([][]byte{own}, args[1:]...)
 }

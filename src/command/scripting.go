@@ -489,7 +489,7 @@ func (sc *scriptingState) noteHeld(ids []int32, all bool, d int32) {
 
 // Command is script.Host's: what args[0] (and a subcommand) names.
 func (r *scriptRun) Command(args [][]byte) script.Command {
-	spec := resolve(args)
+	spec := resolve(r.e.renamedArgs(args)) // rename-command (rename.go)
 	if spec == nil {
 		return 0
 	}
@@ -520,6 +520,7 @@ func (r *scriptRun) Call(args [][]byte, proto int, repl script.Repl, dst []byte)
 	if r.abort {
 		panic(errRestart{}) // the script caught the first one with pcall: keep unwinding
 	}
+	args = r.e.renamedArgs(args) // rename-command (rename.go)
 	spec := resolve(args)
 	if spec == nil || !arityOK(spec, len(args)) { // the engine checked both
 		panic("BUG: script called an unchecked command")
@@ -669,7 +670,9 @@ func (r *scriptRun) tryFor(id int32, wrote bool) bool {
 }
 
 // Allowed is script.Host's redis.acl_check_cmd: whether the script's caller may run args.
-func (r *scriptRun) Allowed(args [][]byte) bool { return r.e.aclAllows(r.outer.Client, args) }
+func (r *scriptRun) Allowed(args [][]byte) bool {
+	return r.e.aclAllows(r.outer.Client, r.e.renamedArgs(args))
+}
 
 // Log is script.Host's redis.log.
 func (r *scriptRun) Log(level int, msg string) { scriptLog(level, msg) }
