@@ -123,7 +123,7 @@ func commandList(c *Ctx) {
 func listFilter(kind []byte, arg string) func(d *cmdDoc) bool {
 	switch {
 	case strs.EqualFold(kind, "MODULE"):
-		return func(d *cmdDoc) bool { return d.own && strings.EqualFold(arg, hotkvModule) }
+		return func(d *cmdDoc) bool { return d.own && strings.EqualFold(arg, d.module) }
 	case strs.EqualFold(kind, "ACLCAT"):
 		return func(d *cmdDoc) bool {
 			return meta.ACLCategory(arg) && slices.ContainsFunc(d.ACL, func(cat string) bool {
@@ -193,6 +193,8 @@ type cmdDoc struct {
 	spec *Spec
 	subs []*cmdDoc // in the order Redis lists them, then HotKV's own by name
 	own  bool      // not a Redis command
+	// module is the module an own command is listed under: hotkv, or Redis 8's vectorset.
+	module string
 }
 
 type cmdIndex struct {
@@ -220,7 +222,8 @@ func (x *cmdIndex) add(s *Spec) *cmdDoc {
 	d := &cmdDoc{spec: s, Command: meta.Lookup(s.Name)}
 	if d.Command == nil {
 		d.own = true
-		d.Command = meta.New(s.Name, s.Arity, s.Flags.Names(), s.FirstKey, s.LastKey, s.Step, hotkvModule)
+		d.module = commandModule(s.Name) // vset.go
+		d.Command = meta.New(s.Name, s.Arity, s.Flags.Names(), s.FirstKey, s.LastKey, s.Step, d.module)
 		if cats := ownACL(s); cats != nil {
 			d.Command.AddACL(cats...)
 		}

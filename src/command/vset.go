@@ -1,6 +1,7 @@
 package command
 
 import (
+	"strings"
 	"time"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
@@ -37,6 +38,20 @@ var vsetCommands = []*Spec{
 	{Name: "vsim.search", Arity: -4, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: vsimSearch, shared: true},
 	{Name: "vsim.del", Arity: -3, Flags: Write, FirstKey: 1, LastKey: 1, Step: 1, Run: vsimDel},
 	{Name: "vsim.info", Arity: 2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: vsimInfo, shared: true},
+}
+
+// commandModule is the module COMMAND DOCS and COMMAND LIST FILTERBY MODULE name for one of
+// HotKV's own commands: Redis 8's vector-set commands are its built-in module vectorset's, the
+// rest (VSIM.* included) HotKV's.
+func commandModule(name string) string {
+	if len(name) > 1 && name[0] == 'v' && !strings.HasPrefix(name, "vsim.") {
+		for _, s := range vsetCommands {
+			if s.Name == name {
+				return "vectorset"
+			}
+		}
+	}
+	return hotkvModule
 }
 
 // vsetValue is a vector set key's value.
