@@ -414,6 +414,10 @@ func (e *Engine) InitACL(lines [][]string) error {
 	return nil
 }
 
+// ACLUserLines returns the users as "user <name> <rules>" lines, sorted by name, for CONFIG
+// REWRITE.
+func (e *Engine) ACLUserLines() []string { return e.acl.List() }
+
 // SetACLLog applies acllog-max-len and acl-pubsub-default (allchannels: true).
 func (e *Engine) SetACLLog(maxLen int64, pubsubAll bool) {
 	e.acl.Log.SetMax(maxLen)

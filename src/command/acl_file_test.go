@@ -1,10 +1,15 @@
 package command
 
 import (
+	"bufio"
+	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hotkv/hotkv/src/config"
 )
@@ -163,5 +168,78 @@ func TestACLFileErrors(t *testing.T) {
 		if err := newTestEngine().InitACL(lines); err == nil {
 			t.Errorf("InitACL(%q) accepted", lines)
 		}
+	}
+}
+
+// CONFIG REWRITE writes the users as user lines, as Redis does without an aclfile.
+func TestACLConfigRewriteAgainstRedis(t *testing.T) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server not on PATH")
+	}
+	conf := "user alice on >x ~a* +get\n# a comment\nsave \"\"\nappendonly no\n"
+	rdir, hdir := t.TempDir(), t.TempDir()
+	rconf, hconf := filepath.Join(rdir, "redis.conf"), filepath.Join(hdir, "redis.conf")
+	os.WriteFile(rconf, []byte(conf), 0o644)
+	os.WriteFile(hconf, []byte(conf), 0o644)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(bin, rconf, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", rdir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var rw *bufio.ReadWriter
+	for range 100 {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			t.Cleanup(func() { c.Close() })
+			c.SetDeadline(time.Now().Add(time.Minute))
+			rw = bufio.NewReadWriter(bufio.NewReader(c), bufio.NewWriter(c))
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if rw == nil {
+		t.Fatal("redis-server did not start")
+	}
+	st, err := config.Load([]string{hconf, "--dir", hdir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEngine()
+	e.Config = testStore{st}
+	st.SetUserLines(e.ACLUserLines)
+	if err := e.InitACL(st.Users()); err != nil {
+		t.Fatal(err)
+	}
+	tc := newTestConn(t, e)
+	cmds := [][]string{{"ACL", "SETUSER", "bob", "on", "nopass", "%R~b*", "&c", "+@read", "(+set ~s)"},
+		{"ACL", "SETUSER", "default", ">pw"}, {"AUTH", "pw"}, {"ACL", "DELUSER", "alice"}, {"CONFIG", "REWRITE"}}
+	want := pipelined(t, rw, cmds)
+	for i, c := range cmds {
+		if got := tc.do(c...); got != want[i] {
+			t.Errorf("%q: hotkv %q, redis %q", c, got, want[i])
+		}
+	}
+	users := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "user ") {
+				out = append(out, normRules(l))
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+	t.Logf("redis.conf user lines after CONFIG REWRITE:\n%s", users(rconf))
+	if got, want := users(hconf), users(rconf); got != want {
+		t.Errorf("user lines after CONFIG REWRITE:\nhotkv:\n%s\nredis:\n%s", got, want)
 	}
 }

@@ -36,11 +36,27 @@ func (s *Store) Rewrite(path string) error {
 	for i, d := range table {
 		d.rewrite(rw, d.name, rw.vals[i], registry.defaults[i])
 	}
+	s.rewriteUsers(rw)
 	rw.removeOrphans()
 	if err := replaceFile(path, rw.content()); err != nil {
 		return rewriteError(err)
 	}
 	return nil
+}
+
+// rewriteUsers is Redis's rewriteConfigUserOption: without an aclfile every ACL user (the
+// default one too) replaces the file's user lines; with one, the user lines are dropped. Without
+// an ACL layer (SetUserLines never called) the lines stay as they are.
+func (s *Store) rewriteUsers(rw *rewriter) {
+	if s.userLines == nil {
+		return
+	}
+	if rw.lookup("aclfile") == "" {
+		for _, l := range s.userLines() {
+			rw.rewriteLine("user", l, true)
+		}
+	}
+	rw.markProcessed("user")
 }
 
 func rewriteError(err error) error {

@@ -27,6 +27,9 @@ type Store struct {
 
 	renames [][2]string // rename-command lines of the config file
 	users   [][]string  // user lines of the config file, for the ACL layer
+	// userLines, when set, returns the ACL users as "user <name> <rules>" lines, which CONFIG
+	// REWRITE writes (rewriteUsers).
+	userLines func() []string
 }
 
 type snapshot struct {
@@ -193,6 +196,13 @@ func (s *Store) Renames() [][2]string { return append([][2]string(nil), s.rename
 // Users returns the config file's user lines (arguments after "user"), for
 // the ACL layer.
 func (s *Store) Users() [][]string { return append([][]string(nil), s.users...) }
+
+// SetUserLines gives CONFIG REWRITE the ACL users to write (see rewriteUsers).
+func (s *Store) SetUserLines(fn func() []string) {
+	s.mu.Lock()
+	s.userLines = fn
+	s.mu.Unlock()
+}
 
 // errorf builds the wire error for a failed CONFIG SET.
 func setError(name, msg string) error {

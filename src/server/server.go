@@ -90,6 +90,7 @@ func New(cfg *config.Store) (*Server, error) {
 		return nil, err
 	}
 	s.Engine.SetACLLog(cfg.Int("acllog-max-len"), cfg.Int("acl-pubsub-default") == 1)
+	cfg.SetUserLines(s.Engine.ACLUserLines) // CONFIG REWRITE writes the users
 	for _, name := range []string{"acllog-max-len", "acl-pubsub-default"} {
 		cfg.OnChange(name, func(string) { s.Engine.SetACLLog(cfg.Int("acllog-max-len"), cfg.Int("acl-pubsub-default") == 1) })
 	}
