@@ -130,3 +130,27 @@ func aclEnforcementAgainstRedis(t *testing.T, proto string) {
 		p.same(s.conn, s.args...)
 	}
 }
+
+// A deleted user's connections are closed, as Redis's ACLFreeUserAndKillClients does; ACL LOAD
+// closes those of every user it replaces but default; a changed user's connections stay.
+func TestACLDeletedUserDisconnected(t *testing.T) {
+	p := newACLPair(t)
+	p.same("a", "ACL", "SETUSER", "bob", "on", ">pw", "~*", "+@all")
+	p.same("b", "AUTH", "bob", "pw")
+	p.same("c", "AUTH", "bob", "pw")
+	p.same("b", "ACL", "SETUSER", "bob", "-@dangerous")
+	p.same("c", "PING")
+	p.same("a", "ACL", "DELUSER", "bob")
+	for _, name := range []string{"b", "c"} {
+		if !p.hk[name].stream.closed {
+			t.Errorf("HotKV kept connection %s of the deleted user open", name)
+		}
+		rw := p.redis[name]
+		rw.Write(encodeCommand([]string{"PING"}))
+		rw.Flush()
+		if _, err := rw.ReadByte(); err == nil {
+			t.Errorf("Redis kept connection %s of the deleted user open (the test's premise)", name)
+		}
+	}
+	p.same("a", "ACL", "WHOAMI")
+}
