@@ -6,10 +6,20 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
-// TestVsetConcurrent runs VADD, VSIM (graph and TRUTH, with FILTER), VSIM.SEARCH, VREM, VSETATTR,
-// DEL and PEXPIRE from several clients on two keys at once (bounded: 400 operations a client).
+func randVec(r *rand.Rand, dim int) []float32 {
+	v := make([]float32, dim)
+	for i := range v {
+		v[i] = float32(r.Float64()*2 - 1)
+	}
+	return v
+}
+
+// TestVsetConcurrent runs VADD, VSIM (graph and TRUTH, with FILTER), VSIM.SEARCH (TAGS),
+// VSIM.SET with element TTLs, VREM, VSETATTR, DEL and PEXPIRE from several clients on two keys at
+// once, and the active expiry cycle beside them (bounded: 400 operations a client).
 // Under -race it checks that shared searches never overlap a write; in any build that every
 // reply has the shape its command gives and that VCARD and VRANGE agree at the end.
 func TestVsetConcurrent(t *testing.T) {
@@ -50,11 +60,19 @@ func TestVsetConcurrent(t *testing.T) {
 						args = append(args, "TRUTH")
 					}
 					reply, want = tc.do(args...), '*'
-				case op < 14:
+				case op < 13:
 					args := append([]string{"VSIM.SEARCH", key(), "VALUES", strconv.Itoa(dim)}, vec()...)
-					reply, want = tc.do(append(args, "K", "3")...), '*'
+					reply, want = tc.do(append(args, "K", "3", "TAGS", "ANY", "1", "t")...), '*'
 					if strings.HasPrefix(reply, "-ERR no such index") {
 						reply = "*"
+					}
+				case op < 14:
+					k := key()
+					tc.do("VSIM.CREATEINDEX", k, "DIM", strconv.Itoa(dim)) // refused when k exists
+					args := []string{"VSIM.SET", k, "TTL", strconv.Itoa(1 + r.IntN(3)), "TAGS", "1", "t", "ITEMS", "1", elem(), fp32(randVec(r, dim))}
+					reply, want = tc.do(args...), ':'
+					if strings.HasPrefix(reply, "-ERR no such index") || strings.HasPrefix(reply, "-WRONGTYPE") {
+						reply = ":"
 					}
 				case op < 16:
 					reply, want = tc.do("VREM", key(), elem()), ':'
@@ -72,6 +90,14 @@ func TestVsetConcurrent(t *testing.T) {
 			}
 		}()
 	}
+	wg.Add(1)
+	go func() { // the active cycle beside the clients
+		defer wg.Done()
+		for range 100 {
+			e.ActiveExpire(time.Millisecond)
+			time.Sleep(time.Millisecond)
+		}
+	}()
 	wg.Wait()
 	close(errs)
 	for bad := range errs {
