@@ -44,6 +44,14 @@ func TestRenameCommandAgainstRedis(t *testing.T) {
 			string(appendCommand(nil, "EVAL", "return redis.pcall('flushall')", "0")),
 			"-ERR Unknown Redis command called from script\r\n"},
 	)
+	// COMMAND describes the renamed table: by new names only, the removed command left out.
+	cases = append(cases,
+		struct{ name, in, want string }{"COMMAND INFO removed and old name", "COMMAND INFO flushall set\r\n", "*2\r\n$-1\r\n$-1\r\n"},
+		struct{ name, in, want string }{"COMMAND GETKEYS new name", "COMMAND GETKEYS fetch k\r\n", "*1\r\n$1\r\nk\r\n"},
+		struct{ name, in, want string }{"COMMAND GETKEYS old name", "COMMAND GETKEYS set k v\r\n", "-ERR Invalid command specified\r\n"},
+		struct{ name, in, want string }{"COMMAND DOCS removed", "COMMAND DOCS flushall\r\n", "*0\r\n"},
+		struct{ name, in, want string }{"COMMAND LIST FILTERBY PATTERN", "COMMAND LIST FILTERBY PATTERN flush*\r\n", "*1\r\n$7\r\nflushdb\r\n"},
+	)
 	hotkv, _ := startHotKV(t, args...)
 	redis := maybeRedis(t, args...)
 	for _, tc := range cases {
@@ -54,6 +62,23 @@ func TestRenameCommandAgainstRedis(t *testing.T) {
 			if got := transcript(t, redis, tc.in); got != tc.want {
 				t.Errorf("%s: redis-server replied %s, the test expects %s", tc.name, quote(got), quote(tc.want))
 			}
+		}
+	}
+
+	// COMMAND INFO under a new name is the command's own entry; COUNT lost the removed command.
+	plainHotKV, _ := startHotKV(t)
+	for _, pair := range [][2]string{{hotkv, plainHotKV}, {redis, maybeRedis(t)}} {
+		if pair[0] == "" {
+			continue
+		}
+		renamed, plain := dial(t, pair[0]), dial(t, pair[1])
+		if got, want := renamed.do("COMMAND", "INFO", "fetch"), plain.do("COMMAND", "INFO", "get"); got != want {
+			t.Errorf("COMMAND INFO fetch %s, COMMAND INFO get without renames %s", quote(got), quote(want))
+		}
+		n1, _ := replyInt(renamed.do("COMMAND", "COUNT"))
+		n0, _ := replyInt(plain.do("COMMAND", "COUNT"))
+		if n0-n1 != 1 {
+			t.Errorf("COMMAND COUNT %d with renames, %d without: want one less (FLUSHALL)", n1, n0)
 		}
 	}
 

@@ -49,7 +49,7 @@ var commandHelpLines = []string{
 
 // COMMAND
 func commandAll(c *Ctx) {
-	top := commandIndex().top
+	top := c.E.listedCommands() // rename-command (rename.go)
 	c.ArrayLen(len(top))
 	for _, d := range top {
 		d.appendInfo(c)
@@ -57,7 +57,7 @@ func commandAll(c *Ctx) {
 }
 
 // COMMAND COUNT
-func commandCount(c *Ctx) { c.Int(int64(len(commandIndex().top))) }
+func commandCount(c *Ctx) { c.Int(int64(len(c.E.listedCommands()))) }
 
 // COMMAND HELP
 func commandHelp(c *Ctx) { replyHelpLines(c, commandHelpLines) }
@@ -70,7 +70,7 @@ func commandInfo(c *Ctx) {
 	}
 	c.ArrayLen(len(c.Args) - 2)
 	for _, name := range c.Args[2:] {
-		if d := findCommand(name); d != nil {
+		if d := c.E.findListed(name); d != nil {
 			d.appendInfo(c)
 		} else {
 			c.Null()
@@ -80,11 +80,11 @@ func commandInfo(c *Ctx) {
 
 // COMMAND DOCS [command-name ...]
 func commandDocs(c *Ctx) {
-	found := commandIndex().top
+	found := c.E.listedCommands()
 	if len(c.Args) > 2 {
 		found = nil
 		for _, name := range c.Args[2:] {
-			if d := findCommand(name); d != nil {
+			if d := c.E.findListed(name); d != nil {
 				found = append(found, d)
 			}
 		}
@@ -110,7 +110,7 @@ func commandList(c *Ctx) {
 		return
 	}
 	var names []string
-	for _, d := range commandIndex().top {
+	for _, d := range c.E.listedCommands() {
 		names = d.appendNames(names, filter)
 	}
 	c.ArrayLen(len(names))
@@ -145,7 +145,7 @@ func commandGetKeysAndFlags(c *Ctx) { getKeysGeneric(c, true) }
 // getKeysGeneric reports the keys HotKV routes the command line in c.Args[2:] by, with the access
 // flags of the Redis key spec that finds each one.
 func getKeysGeneric(c *Ctx, withFlags bool) {
-	argv := c.Args[2:]
+	argv := c.E.renamedArgs(c.Args[2:]) // rename-command (rename.go)
 	d := findCommandArgs(argv)
 	switch {
 	case d == nil:

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 
@@ -13,14 +14,16 @@ import (
 // everywhere else (errors, INFO commandstats, SLOWLOG), as Redis's cmd->fullname does.
 //
 // The renames live in the route stage: a renamed command's name is translated to its own before
-// lookup, and a name no longer in the table is an unknown command. Scripts' redis.call sees the
-// renamed table too, as in Redis (renamedArgs). COMMAND (INFO, COUNT, LIST, DOCS) still
-// describes the full table.
+// lookup, and a name no longer in the table is an unknown command. Scripts' redis.call and
+// COMMAND see the renamed table too, as in Redis: COMMAND, COUNT, LIST and DOCS leave removed
+// commands out and list renamed ones under their own names; INFO, DOCS and GETKEYS find a
+// command by its new name only.
 
 // renameTable is an engine's rename-command result; nil when there is none.
 type renameTable struct {
 	to     map[string][]byte // lower-case new name -> the command's own name
 	hidden map[string]bool   // own names no longer in the table under themselves
+	listed []*cmdDoc         // COMMAND's list: the commands still in the table, by own name
 }
 
 // Errors of a bad rename-command line, Redis's texts.
@@ -71,9 +74,16 @@ func buildRenames(pairs [][2]string) (*renameTable, error) {
 		cur[to] = s
 	}
 	rt := &renameTable{to: map[string][]byte{}, hidden: map[string]bool{}}
+	kept := map[*Spec]bool{}
 	for name, s := range cur {
+		kept[s] = true
 		if name != s.Name {
 			rt.to[name] = []byte(s.Name)
+		}
+	}
+	for _, d := range commandIndex().top {
+		if kept[d.spec] {
+			rt.listed = append(rt.listed, d)
 		}
 	}
 	for name, s := range table {
@@ -123,4 +133,29 @@ func (e *Engine) renamedArgs(args [][]byte) [][]byte {
 		return args // not renamed: own is args[0] itself
 	}
 	return append([][]byte{own}, args[1:]...)
+}
+
+// listedCommands is COMMAND's list of top-level commands.
+func (e *Engine) listedCommands() []*cmdDoc {
+	if e.names == nil {
+		return commandIndex().top
+	}
+	return e.names.listed
+}
+
+// findListed is findCommand by the name a client uses ("fetch", "cfg|get" after renames).
+func (e *Engine) findListed(name []byte) *cmdDoc {
+	rt := e.names
+	if rt == nil {
+		return findCommand(name)
+	}
+	head, tail, _ := bytes.Cut(name, []byte("|"))
+	own, ok := rt.own(head)
+	if !ok {
+		return nil
+	}
+	if len(tail) > 0 || bytes.IndexByte(name, '|') >= 0 {
+		own = append(append(append([]byte(nil), own...), '|'), tail...)
+	}
+	return findCommand(own)
 }
