@@ -1,6 +1,10 @@
 package command
 
-import "testing"
+import (
+	"sort"
+	"strings"
+	"testing"
+)
 
 // The ACL subcommands against redis-server 7.0.15 in RESP2 and RESP3: every reply equal after
 // aclNorm.
@@ -153,4 +157,51 @@ func TestACLDeletedUserDisconnected(t *testing.T) {
 		}
 	}
 	p.same("a", "ACL", "WHOAMI")
+}
+
+// Refusals count in INFO errorstats (NOPERM, NOAUTH, WRONGPASS) and in the refused command's
+// rejected_calls, as Redis counts them.
+func TestACLErrorStatsAgainstRedis(t *testing.T) {
+	p := newACLPair(t)
+	p.same("a", "ACL", "SETUSER", "bob", "on", ">pw", "~a*", "-@all", "+get", "+auth")
+	p.same("u", "AUTH", "bob", "nope")
+	p.same("u", "AUTH", "bob", "pw")
+	p.same("u", "GET", "b")
+	p.same("u", "GET", "a")
+	p.same("u", "SET", "a", "1")
+	p.same("u", "AUTH", "default", "x")
+	for _, section := range []string{"errorstats"} {
+		got, want := p.run("a", "INFO", section)
+		t.Logf("redis: %s", infoLines(want, "errorstat_"))
+		if g, w := infoLines(got, "errorstat_"), infoLines(want, "errorstat_"); g != w {
+			t.Errorf("INFO %s:\nhotkv: %s\nredis: %s", section, g, w)
+		}
+	}
+	got, want := p.run("a", "INFO", "commandstats")
+	for _, cmd := range []string{"cmdstat_get:", "cmdstat_set:", "cmdstat_auth:"} {
+		g, w := infoLines(got, cmd), infoLines(want, cmd)
+		if statField(g, "rejected_calls") != statField(w, "rejected_calls") || statField(g, "failed_calls") != statField(w, "failed_calls") {
+			t.Errorf("%s\nhotkv: %s\nredis: %s", cmd, g, w)
+		}
+	}
+}
+
+func infoLines(raw, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(raw, "\r\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
+}
+
+func statField(line, name string) string {
+	for _, f := range strings.Split(strings.ReplaceAll(line, ":", ","), ",") {
+		if strings.HasPrefix(f, name+"=") {
+			return f
+		}
+	}
+	return ""
 }
