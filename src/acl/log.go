@@ -31,13 +31,9 @@ const groupWindow = 60000
 // groupScan is how many of the newest entries a refusal may join (Redis scans 10).
 const groupScan = 10
 
-// SetMax sets acllog-max-len.
-func (l *Log) SetMax(n int64) {
-	l.max.Store(n)
-	l.mu.Lock()
-	l.trimLocked()
-	l.mu.Unlock()
-}
+// SetMax sets acllog-max-len. As in Redis, a longer log is cut to it at the next refusal, not
+// now.
+func (l *Log) SetMax(n int64) { l.max.Store(n) }
 
 // Add records a refusal at time now (unix ms).
 func (l *Log) Add(e LogEntry, now int64) {

@@ -60,6 +60,12 @@ func aclCommandsAgainstRedis(t *testing.T, proto string) {
 		{"ACL", "LOG", "x"}, {"ACL", "LOG", "0"}, {"ACL", "LOG", "-1"}, {"ACL", "LOG", "1", "2"},
 		{"ACL", "SAVE"}, {"ACL", "LOAD"}, {"ACL", "HELP"}, {"ACL"}, {"ACL", "NOPE"},
 		{"CLIENT", "KILL", "USER", "nobody"}, {"CLIENT", "KILL", "USER", "bob"},
+		{"CONFIG", "SET", "acl-pubsub-default", "allchannels"}, {"ACL", "SETUSER", "p1"}, {"ACL", "SETUSER", "p2", "&x"},
+		{"ACL", "SETUSER", "bob", "reset"}, {"ACL", "GETUSER", "p1"}, {"ACL", "GETUSER", "bob"},
+		{"ACL", "SETUSER", "p3", "(~a +get)"}, {"ACL", "GETUSER", "p3"},
+		{"CONFIG", "SET", "acl-pubsub-default", "resetchannels"}, {"ACL", "SETUSER", "p4"}, {"ACL", "LIST"},
+		{"CONFIG", "SET", "acllog-max-len", "2"}, {"AUTH", "p1", "x"}, {"AUTH", "p2", "x"}, {"AUTH", "p3", "x"},
+		{"ACL", "LOG"}, {"CONFIG", "SET", "acllog-max-len", "0"}, {"ACL", "LOG"}, {"CONFIG", "SET", "acllog-max-len", "128"},
 	}
 	for _, s := range steps {
 		p.same("a", s...)
@@ -163,6 +169,7 @@ func TestACLDeletedUserDisconnected(t *testing.T) {
 // rejected_calls, as Redis counts them.
 func TestACLErrorStatsAgainstRedis(t *testing.T) {
 	p := newACLPair(t)
+	p.same("a", "CONFIG", "RESETSTAT") // command statistics live in the table, shared by every engine
 	p.same("a", "ACL", "SETUSER", "bob", "on", ">pw", "~a*", "-@all", "+get", "+auth")
 	p.same("u", "AUTH", "bob", "nope")
 	p.same("u", "AUTH", "bob", "pw")

@@ -35,6 +35,9 @@ func newACLPair(t *testing.T) *aclPair {
 		s.RequirePass = st.String("requirepass")
 		p.e.SetSettings(s)
 	})
+	for _, name := range []string{"acllog-max-len", "acl-pubsub-default"} { // as src/server does
+		st.OnChange(name, func(string) { p.e.SetACLLog(st.Int("acllog-max-len"), st.Int("acl-pubsub-default") == 1) })
+	}
 	t.Cleanup(func() {
 		for _, c := range p.conns {
 			c.Close()
