@@ -21,7 +21,7 @@ type parseResult struct {
 // it when incomplete, and need truthful (a shorter buffer for the same command is still incomplete).
 func parseAll(t testing.TB, stream []byte, cuts []int, lim *Limits) parseResult {
 	t.Helper()
-	data := bytes.Clone(stream) // Parse may unescape inline arguments in place
+	data := bytes.Clone(stream)
 	var res parseResult
 	var args [][]byte
 	start, need := 0, 0 // need: what the last incomplete call at start asked for

@@ -1,5 +1,7 @@
 package resp
 
+import "bytes"
+
 // parseInline reads one inline request: a line up to '\n' (one '\r' before it is dropped), split into
 // arguments as Redis's sdssplitargs splits it (processInlineBuffer).
 func parseInline(dst [][]byte, buf []byte) ([][]byte, int, int, error) {
@@ -14,8 +16,15 @@ func parseInline(dst [][]byte, buf []byte) ([][]byte, int, int, error) {
 	if end > 0 && buf[end-1] == '\r' {
 		end--
 	}
+	line := buf[:end]
+	if bytes.IndexAny(line, "\"'") >= 0 {
+		// Quotes are unescaped in place: do it in a copy, so the input stays as it arrived. A
+		// connection may parse the same bytes again (netpoll hands a batch that must block to a
+		// worker, which serves it from the top), and must get the same arguments.
+		line = append([]byte(nil), line...)
+	}
 	start := len(dst)
-	dst, ok := splitArgs(dst, buf[:end])
+	dst, ok := splitArgs(dst, line)
 	if !ok {
 		return dst[:start], 0, 0, protoErr(msgUnbalanced)
 	}

@@ -18,11 +18,11 @@ import (
 //
 // args always has dst's length plus the arguments of a complete command only; its capacity may have grown
 // by one entry per argument that arrived, so passing args[:0] back in reuses it. Parse allocates nothing
-// when dst has room (except the error it returns) and never panics.
+// when dst has room (except the error it returns, and a copy of each quoted inline command's line, which
+// holds that command's unescaped arguments) and never panics.
 //
-// Parse is stateless: a command that arrives in k pieces is scanned k times. Call it again once len(buf)
-// reaches need. Unescaping a quoted inline argument rewrites that argument's bytes inside buf (the
-// unescaped form is never longer), so the bytes of a parsed inline command must not be parsed again.
+// Parse is stateless and never writes to buf: a command that arrives in k pieces is scanned k times, and
+// the same bytes parsed again give the same arguments. Call it again once len(buf) reaches need.
 // A nil lim means DefaultLimits().
 func Parse(dst [][]byte, buf []byte, lim *Limits) (args [][]byte, n int, need int, err error) {
 	if len(buf) == 0 {

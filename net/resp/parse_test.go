@@ -105,23 +105,28 @@ func within(buf, b []byte) bool {
 	return p >= lo && p+uintptr(len(b)) <= lo+uintptr(len(buf))
 }
 
-func TestParseInlineUnescapesInPlace(t *testing.T) {
-	buf := []byte(`SET "k\x41y" 'it\'s' plain` + "\r\n")
+// A quoted inline command is unescaped in a copy: the input stays as it arrived (a connection may
+// parse the same bytes twice, TestParseInlineTwice), and unquoted commands still alias the input.
+func TestParseInlineLeavesInput(t *testing.T) {
+	line := `SET "k\x41y" 'it\'s' plain` + "\r\n"
+	buf := []byte(line)
 	args, n, _, err := Parse(nil, buf, nil)
 	if err != nil || n != len(buf) || !sameArgs(args, []string{"SET", "kAy", "it's", "plain"}) {
 		t.Fatalf("got %q n=%d err=%v", args, n, err)
 	}
+	if string(buf) != line {
+		t.Fatalf("quoted inline command modified: %q", buf)
+	}
 	for i, a := range args {
-		if !within(buf, a) || cap(a) != len(a) {
-			t.Fatalf("arg %d does not alias buf with capped capacity", i)
+		if within(buf, a) || cap(a) != len(a) {
+			t.Fatalf("arg %d aliases the input or has spare capacity", i)
 		}
 	}
-	// Unquoted commands are not written to, so parsing them twice is harmless.
 	plain := []byte("GET key\r\n")
 	orig := bytes.Clone(plain)
-	Parse(nil, plain, nil)
-	if !bytes.Equal(plain, orig) {
-		t.Fatalf("unquoted inline command modified: %q", plain)
+	args, _, _, _ = Parse(nil, plain, nil)
+	if !bytes.Equal(plain, orig) || !within(plain, args[1]) || cap(args[1]) != len(args[1]) {
+		t.Fatalf("unquoted inline command: modified (%q) or not aliased", plain)
 	}
 }
 

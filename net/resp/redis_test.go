@@ -146,7 +146,7 @@ func exchange(addr string, input []byte) (out string, closed bool, err error) {
 // server would write: answer(args) for each non-empty command, then, on a protocol error, the error
 // reply after which the connection is closed.
 func serve(input []byte, lim Limits, answer func(args [][]byte) string) (out string, closed bool) {
-	buf := bytes.Clone(input) // Parse may unescape inline arguments in place
+	buf := bytes.Clone(input)
 	var args [][]byte
 	for len(buf) > 0 {
 		var n int
