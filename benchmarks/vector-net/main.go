@@ -38,6 +38,7 @@ func main() {
 	clientsFlag := flag.String("clients", "1,8,32,100", "client counts")
 	duration := flag.Duration("duration", 5*time.Second, "search time per client count")
 	memN := flag.Int("memn", 5000, "elements per quantization for the memory measurement (0: skip)")
+	keep := flag.Bool("keep", false, "leave the loaded key (vnet) in place at the end")
 	flag.Parse()
 
 	ctx := context.Background()
@@ -72,7 +73,9 @@ func main() {
 	if *memN > 0 {
 		memory(ctx, rdb, base[:min(*memN, len(base))])
 	}
-	rdb.Del(ctx, key)
+	if !*keep {
+		rdb.Del(ctx, key)
+	}
 }
 
 func fail(f string, a ...any) {
