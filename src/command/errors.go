@@ -53,7 +53,6 @@ const (
 	ErrACLScriptCmd   = "ERR The user executing the script can't run this command or subcommand"
 	ErrACLScriptKey   = "ERR The user executing the script can't access at least one of the keys mentioned in the command arguments"
 	ErrACLScriptChan  = "ERR The user executing the script can't publish to the channel mentioned in the command"
-	ErrACLLoad        = "ERR Error loading ACLs, user '%s' not found"
 	ErrACLSave        = "ERR There was an error trying to save the ACLs. Please check the server logs for more information"
 
 	// Connection (HELLO, CLIENT SETNAME).
