@@ -1,12 +1,10 @@
 package rdb
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 )
 
@@ -84,9 +82,9 @@ type Decoder struct {
 	started bool
 	err     error
 	rec     Record
-	lzf     []byte // compressed bytes of an LZF string
-	blob    []byte // a compact encoding's string
-	idx     []int  // scratch of unique
+	lzf     []byte   // compressed bytes of an LZF string
+	blob    []byte   // a compact encoding's string
+	slots   []uint32 // scratch of unique (unique.go)
 }
 
 // NewDecoder returns a Decoder reading r; it reads ahead up to 64 KiB.
@@ -486,30 +484,6 @@ func (d *Decoder) asciiScore() (float64, error) {
 		return 0, d.rd.corrupt(at, "bad score %q", b)
 	}
 	return f, nil
-}
-
-// unique fails when two of elems are equal, as Redis's loader refuses
-// duplicate members and fields. It sorts a copy of their indices: no map, no
-// allocation per element.
-func (d *Decoder) unique(at int64, v *Value, elems [][]byte, what string) error {
-	if len(elems) < 2 {
-		return nil
-	}
-	idx := v.spans[:0:0]
-	if cap(d.idx) >= len(elems) {
-		idx = d.idx[:0]
-	}
-	for i := range elems {
-		idx = append(idx, i)
-	}
-	d.idx = idx
-	slices.SortFunc(idx, func(a, b int) int { return bytes.Compare(elems[a], elems[b]) })
-	for i := 1; i < len(idx); i++ {
-		if bytes.Equal(elems[idx[i-1]], elems[idx[i]]) {
-			return d.rd.corrupt(at, "duplicate %s detected", what)
-		}
-	}
-	return nil
 }
 
 // quicklist reads LIST_QUICKLIST (ziplist nodes) or LIST_QUICKLIST_2

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"math/rand/v2"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -138,4 +141,99 @@ func BenchmarkLoadRDB1M(b *testing.B) {
 		}
 		b.ReportMetric(float64(n)/time.Since(t0).Seconds(), "keys/s")
 	}
+}
+
+// collectionsFile is an RDB, written by WriteRDB, of either 100,000 each of hashes, lists, sets
+// and sorted sets of 10 elements of 16-64 bytes (persist.sh's collections) or, large, one
+// 1,000,000-element key of each of those types.
+func collectionsFile(b *testing.B, large bool) []byte {
+	e := newTestEngine()
+	tc := newTestConn(b, e)
+	if large {
+		for _, typ := range []string{"list", "hash", "set", "zset"} {
+			fillBig(b, tc, typ, "large:"+typ, 1_000_000)
+		}
+		return writeRDB(b, e, RDBOptions{Compress: true, Checksum: true})
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	elem := func() string { return strings.Repeat("x", 16+r.IntN(49)) + strconv.Itoa(r.IntN(1e6)) }
+	var req []byte
+	for i := range 100_000 {
+		k := strconv.Itoa(i)
+		h, l, s, z := []string{"HSET", "h:" + k}, []string{"RPUSH", "l:" + k}, []string{"SADD", "s:" + k}, []string{"ZADD", "z:" + k}
+		for j := range 10 {
+			h = append(h, "f"+strconv.Itoa(j), elem())
+			l = append(l, elem())
+			s = append(s, elem())
+			z = append(z, strconv.Itoa(r.IntN(1000)), elem())
+		}
+		for _, c := range [][]string{h, l, s, z} {
+			req = append(req, encodeCommand(c)...)
+		}
+		if i%1000 == 999 {
+			if _, err := tc.send(req); err != nil {
+				b.Fatal(err)
+			}
+			req = req[:0]
+		}
+	}
+	return writeRDB(b, e, RDBOptions{Compress: true, Checksum: true})
+}
+
+// BenchmarkLoadRDBCollections loads collectionsFile into a fresh engine (32 shards, 16
+// databases), reporting elements/s: -benchtime 1x (building the file takes seconds).
+//
+// HOTKV_LOAD_COLL_RDB names a file to load instead (e.g. redis-server's SAVE of the same
+// collections), of HOTKV_LOAD_COLL_ELEMS elements (default 4,000,000), as one more case.
+func BenchmarkLoadRDBCollections(b *testing.B) {
+	for _, name := range []string{"small", "large", "file"} {
+		keys, elems := int64(400_000), 4_000_000.0
+		if name == "large" {
+			keys = 4
+		}
+		path := os.Getenv("HOTKV_LOAD_COLL_RDB")
+		if name == "file" && path == "" {
+			continue
+		}
+		b.Run(name, func(b *testing.B) {
+			var file []byte
+			if name == "file" {
+				var err error
+				if file, err = os.ReadFile(path); err != nil {
+					b.Fatal(err)
+				}
+				if n, err := strconv.Atoi(os.Getenv("HOTKV_LOAD_COLL_ELEMS")); err == nil {
+					elems = float64(n)
+				}
+				keys = -1
+			} else {
+				file = collectionsFile(b, name == "large")
+			}
+			b.SetBytes(int64(len(file)))
+			b.ResetTimer()
+			for b.Loop() {
+				b.StopTimer()
+				e := NewEngine(Options{Shards: 32, Databases: 16, Settings: DefaultSettings()})
+				runtime.GC()
+				b.StartTimer()
+				t0, c0 := time.Now(), processCPU()
+				st, err := e.LoadRDB(bytes.NewReader(file), LoadOptions{})
+				if err != nil || keys >= 0 && st.Keys != keys {
+					b.Fatal(st, err)
+				}
+				b.ReportMetric(elems/time.Since(t0).Seconds(), "elems/s")
+				// CPU, the collector's included: the figure to compare on a shared machine.
+				b.ReportMetric(float64(processCPU()-c0)/elems, "cpu-ns/elem")
+			}
+		})
+	}
+}
+
+// processCPU is the process's user and system CPU time so far, in ns.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
