@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/src/acl"
+	"github.com/hotkv/hotkv/src/pubsub"
 )
 
 var aclCommands = []*Spec{
@@ -335,11 +336,11 @@ func (e *Engine) aclDisconnect(self *Client, gone []*acl.Entry) {
 	})
 }
 
-// aclKillRevokedSubscribers disconnects the pub/sub clients of a user whose channel rules
-// changed, unless a selector now allows every channel. Redis (ACLKillPubsubClientsIfNeeded)
-// keeps those whose every subscription is still allowed; the subscriptions belong to their
-// connection's goroutine, so HotKV cannot read them from here and disconnects them all: a
-// client Redis keeps may have to subscribe again.
+// aclKillRevokedSubscribers closes the pub/sub clients of a user whose channel rules changed
+// and no longer allow one of their subscriptions (Redis's ACLKillPubsubClientsIfNeeded). The
+// subscriptions belong to each connection's goroutine: the caller's own are checked at once,
+// every other client is asked to check them itself (aclRecheck, then Wake), before it writes
+// anything more.
 func (e *Engine) aclKillRevokedSubscribers(self *Client, name string, u *acl.User) {
 	for _, s := range u.Selectors() {
 		if s.AllChannels() {
@@ -351,11 +352,49 @@ func (e *Engine) aclKillRevokedSubscribers(self *Client, name string, u *acl.Use
 			return
 		}
 		if cl == self {
-			cl.CloseAfterReply()
-		} else {
-			cl.Kill()
+			if !subsAllowed(u, &cl.subs) {
+				cl.CloseAfterReply()
+			}
+			return
+		}
+		cl.aclRecheck.Store(true)
+		if cl.Wake != nil {
+			cl.Wake()
 		}
 	})
+}
+
+// aclRecheckSubs runs on cl's own goroutine: it closes cl when its user no longer allows one
+// of its subscriptions.
+func (e *Engine) aclRecheckSubs(cl *Client) {
+	cl.aclRecheck.Store(false)
+	if !subsAllowed(cl.aclEntry().User(), &cl.subs) {
+		cl.Kill()
+	}
+}
+
+// subsAllowed reports whether u allows every subscription of st: each channel and shard channel
+// matched by some selector's patterns, each pattern equal to one of them (Redis's
+// ACLUserCheckChannelPerm).
+func subsAllowed(u *acl.User, st *subState) bool {
+	if u.Unrestricted() {
+		return true
+	}
+	for kind := range st.names {
+		for name := range st.names[kind] {
+			ok := false
+			for _, s := range u.Selectors() {
+				if s.AllowsChannel([]byte(name), pubsub.Kind(kind) == pubsub.Pattern) {
+					ok = true
+					break
+				}
+			}
+			if !ok {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // channelRules is a user's channel permissions, selector by selector.

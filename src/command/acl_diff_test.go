@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The ACL subcommands against redis-server 7.0.15 in RESP2 and RESP3: every reply equal after
@@ -211,4 +212,45 @@ func statField(line, name string) string {
 		}
 	}
 	return ""
+}
+
+// A subscriber whose user's channel rules change loses its connection only when a subscription
+// is no longer allowed, as Redis's ACLKillPubsubClientsIfNeeded decides.
+func TestACLRevokedSubscribersAgainstRedis(t *testing.T) {
+	p := newACLPair(t)
+	p.same("a", "ACL", "SETUSER", "s", "on", ">pw", "resetchannels", "&c*", "&news", "+@all")
+	subs := map[string][]string{"ch": {"SUBSCRIBE", "c1"}, "pat": {"PSUBSCRIBE", "c*"}, "news": {"SUBSCRIBE", "news"},
+		"shard": {"SSUBSCRIBE", "c2"}}
+	for conn, cmd := range subs {
+		p.same(conn, "HELLO", "3", "AUTH", "s", "pw")
+		p.same(conn, cmd...)
+	}
+	alive := func(step string) {
+		t.Helper()
+		for conn := range subs {
+			tc := p.hk[conn]
+			tc.send(nil) // its next Serve runs the re-check a Wake would start
+			rw := p.redis[conn]
+			rw.Write(encodeCommand([]string{"PING"}))
+			rw.Flush()
+			p.conns[conn].SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+			_, err := rw.ReadString('\n')
+			redisAlive := err == nil
+			t.Logf("%s: %s open on Redis: %v", step, conn, redisAlive)
+			if hk := !tc.stream.closed; hk != redisAlive {
+				t.Errorf("%s: connection %s open on HotKV %v, on Redis %v", step, conn, hk, redisAlive)
+			}
+			p.conns[conn].SetReadDeadline(time.Now().Add(time.Minute))
+		}
+	}
+	p.same("a", "ACL", "SETUSER", "s", "&extra")
+	alive("a channel added")
+	p.same("a", "ACL", "SETUSER", "s", "resetchannels", "&c1", "&c*", "&news")
+	alive("c2 covered by c* still")
+	p.same("a", "ACL", "SETUSER", "s", "resetchannels", "&c*")
+	alive("news revoked")
+	p.same("a", "ACL", "SETUSER", "s", "resetchannels", "&c1", "&c2")
+	alive("the pattern c* revoked")
+	p.same("a", "ACL", "SETUSER", "s", "resetchannels")
+	alive("everything revoked")
 }

@@ -28,6 +28,9 @@ type Client struct {
 	// aclEnt is the ACL user (acl_check.go); atomic: DELUSER and ACL LOAD on other connections
 	// look for the clients of the users they remove.
 	aclEnt atomic.Pointer[acl.Entry]
+	// aclRecheck asks the connection's own goroutine to check its subscriptions against its
+	// user's changed channel rules (acl.go, aclRecheckSubs).
+	aclRecheck atomic.Bool
 
 	replyMode  int
 	skipNext   bool

@@ -124,6 +124,9 @@ func (cl *Client) takePushes(dst []byte) []byte {
 
 // TakePushes returns the client's queued pushes (appended to dst) for its connection to write.
 func (e *Engine) TakePushes(cl *Client, dst []byte) []byte {
+	if cl.aclRecheck.Load() { // its user's channel rules changed (acl.go)
+		e.aclRecheckSubs(cl)
+	}
 	if cl.push.size.Load() == 0 {
 		return dst
 	}
