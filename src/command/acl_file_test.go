@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hotkv/hotkv/net/resp/resptest"
 	"github.com/hotkv/hotkv/src/config"
 )
 
@@ -113,6 +114,19 @@ func TestACLFileMovesBothWays(t *testing.T) {
 		t.Errorf("redis loading HotKV's file:\ngot  %s\nwant %s", got, want)
 	}
 	same("ACL", "LIST")
+	// ACL LOAD replaces every user but default: their connections close, on both servers.
+	erinH := newTestConn(t, e)
+	erinH.do("AUTH", "erin", "e")
+	erinR := startedConn(t, rs)
+	erinR.do("AUTH", "erin", "e")
+	tc.do("ACL", "LOAD")
+	rs.do("ACL", "LOAD")
+	if !erinH.stream.closed {
+		t.Error("HotKV kept a connection of a user ACL LOAD replaced")
+	}
+	if got := erinR.doErr("PING"); got == nil {
+		t.Error("Redis kept a connection of a user ACL LOAD replaced (the test's premise)")
+	}
 	same("AUTH", "erin", "e")
 	same("ACL", "DRYRUN", "erin", "get", "x")
 	same("ACL", "DRYRUN", "erin", "set", "shared:1", "v")
@@ -241,5 +255,36 @@ func TestACLConfigRewriteAgainstRedis(t *testing.T) {
 	t.Logf("redis.conf user lines after CONFIG REWRITE:\n%s", users(rconf))
 	if got, want := users(hconf), users(rconf); got != want {
 		t.Errorf("user lines after CONFIG REWRITE:\nhotkv:\n%s\nredis:\n%s", got, want)
+	}
+}
+
+// startedConn opens another connection to the redis-server rs runs on.
+func startedConn(t *testing.T, rs *redisSession) *rawRedis {
+	addr := rs.do("CONFIG", "GET", "port")
+	port := strings.Split(addr, "\r\n")[4]
+	c, err := net.Dial("tcp", "127.0.0.1:"+port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(time.Minute))
+	return &rawRedis{t: t, rw: bufio.NewReadWriter(bufio.NewReader(c), bufio.NewWriter(c))}
+}
+
+type rawRedis struct {
+	t  *testing.T
+	rw *bufio.ReadWriter
+}
+
+func (r *rawRedis) doErr(args ...string) error {
+	r.rw.Write(encodeCommand(args))
+	r.rw.Flush()
+	_, err := resptest.ReadRaw(r.rw.Reader)
+	return err
+}
+
+func (r *rawRedis) do(args ...string) {
+	if err := r.doErr(args...); err != nil {
+		r.t.Fatal(err)
 	}
 }
