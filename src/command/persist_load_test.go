@@ -131,3 +131,30 @@ func TestRDBAccessRecordsAgainstRedis(t *testing.T) {
 		}
 	}
 }
+
+// After a load the used-memory count is what RecountMemory's walk of every value makes: the
+// loader estimates each collection as it inserts it (insertLocked), small and large ones, and
+// keys present before (DEBUG RELOAD NOFLUSH) keep theirs.
+func TestLoadAccountsLikeRecount(t *testing.T) {
+	src := newTestEngine()
+	sc := newTestConn(t, src)
+	fillEveryType(t, sc.do, false)
+	fillBig(t, sc, "list", "big:list", 5000)
+	fillBig(t, sc, "zset", "big:zset", 5000)
+	file := writeRDB(t, src, RDBOptions{})
+	e := newTestEngine()
+	newTestConn(t, e).do("RPUSH", "present", "a", "b")
+	if _, err := e.LoadRDB(bytes.NewReader(file), LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.Group.LockAll()
+	loaded := e.dataUsed()
+	e.Group.UnlockAll()
+	e.RecountMemory()
+	e.Group.LockAll()
+	recounted := e.dataUsed()
+	e.Group.UnlockAll()
+	if loaded != recounted || loaded == 0 {
+		t.Fatalf("used after the load %d, after a recount %d", loaded, recounted)
+	}
+}
