@@ -24,25 +24,8 @@ import (
 	"github.com/hotkv/hotkv/net/resp/resptest"
 )
 
-// Ports of these tests' children.
-const (
-	evictPortLo = 27420
-	evictPortHi = 27449
-)
-
-var nextEvictPort atomic.Int32
-
-func evictPort(t testing.TB) int {
-	for range 2 * (evictPortHi - evictPortLo + 1) {
-		p := evictPortLo + int(nextEvictPort.Add(1)-1)%(evictPortHi-evictPortLo+1)
-		if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p))); err == nil {
-			l.Close()
-			return p
-		}
-	}
-	t.Fatalf("no free port in %d-%d", evictPortLo, evictPortHi)
-	return 0
-}
+// evictPorts are the ports of these tests' children.
+var evictPorts = portRange{lo: 27420, hi: 27449}
 
 // evictPolicyNames are every maxmemory-policy: Redis's eight, then HotKV's own.
 var evictPolicyNames = []string{"noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random",
@@ -156,7 +139,7 @@ type evictRun struct {
 
 func evictUnderLoad(t *testing.T, kind, bin, policy string, cfg evictScale) {
 	dir := t.TempDir()
-	port := evictPort(t)
+	port := evictPorts.free(t)
 	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--daemonize", "no", "--dir", dir, "--logfile", "",
 		"--maxmemory", strconv.Itoa(cfg.maxmem), "--maxmemory-policy", policy}

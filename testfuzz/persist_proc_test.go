@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -24,27 +23,8 @@ import (
 	"github.com/hotkv/hotkv/src/server"
 )
 
-// persistPorts are the loopback ports these tests may bind; nextPersistPort walks them.
-const (
-	persistPortLo = 7250
-	persistPortHi = 7279
-)
-
-var nextPersistPort atomic.Int32
-
-// persistPort returns a port of the range that is free right now.
-func persistPort(t testing.TB) int {
-	for range 2 * (persistPortHi - persistPortLo + 1) {
-		p := persistPortLo + int(nextPersistPort.Add(1)-1)%(persistPortHi-persistPortLo+1)
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
-		if err == nil {
-			l.Close()
-			return p
-		}
-	}
-	t.Fatalf("no free port in %d-%d", persistPortLo, persistPortHi)
-	return 0
-}
+// persistPorts are the loopback ports these tests may bind.
+var persistPorts = portRange{lo: 7250, hi: 7279}
 
 // packageDir is this package's directory, read before any test runs: an in-process server's
 // dir directive changes the process's working directory (os.Chdir, as Redis does), to a test's
@@ -138,7 +118,7 @@ func startProc(t testing.TB, bin, dir string, args ...string) *proc {
 	if filepath.Base(bin) == "redis-server" {
 		name = "redis"
 	}
-	port := persistPort(t)
+	port := persistPorts.free(t)
 	all := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
 		"--daemonize", "no", "--dir", dir, "--logfile", ""}, args...)
 	p := &proc{t: t, name: name, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
