@@ -26,20 +26,23 @@ func fillTags(t *testing.T, c *testClient) {
 	}
 }
 
+// restartModes are the ways a server restarts with its data: from the RDB (SAVE), from the AOF
+// alone, and from an AOF rewritten (rewrite) with a command-form base or an RDB preamble.
+var restartModes = []struct {
+	name    string
+	args    []string
+	rewrite bool
+}{
+	{"rdb", nil, false},
+	{"aof", []string{"--appendonly", "yes", "--appendfsync", "always"}, false},
+	{"rewrite-preamble-no", []string{"--appendonly", "yes", "--appendfsync", "always", "--aof-use-rdb-preamble", "no"}, true},
+	{"rewrite-preamble-yes", []string{"--appendonly", "yes", "--appendfsync", "always", "--aof-use-rdb-preamble", "yes"}, true},
+}
+
 // Tags survive a restart from the RDB (SAVE), from the AOF alone, and from a rewritten AOF
 // whose base is in command form or an RDB preamble, with tags written after the rewrite too.
 func TestTagsRestart(t *testing.T) {
-	cases := []struct {
-		name    string
-		args    []string
-		rewrite bool
-	}{
-		{"rdb", nil, false},
-		{"aof", []string{"--appendonly", "yes", "--appendfsync", "always"}, false},
-		{"rewrite-preamble-no", []string{"--appendonly", "yes", "--appendfsync", "always", "--aof-use-rdb-preamble", "no"}, true},
-		{"rewrite-preamble-yes", []string{"--appendonly", "yes", "--appendfsync", "always", "--aof-use-rdb-preamble", "yes"}, true},
-	}
-	for _, tc := range cases {
+	for _, tc := range restartModes {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			s := newPersistServer(t, dir, nil, tc.args...)

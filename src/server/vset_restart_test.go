@@ -17,17 +17,7 @@ var vsetReads = [][]string{{"VCARD", "v"}, {"VSIM", "v", "VALUES", "3", "1", "0"
 // Vector sets survive a restart from the RDB (SAVE), the AOF alone, and a rewritten AOF whose
 // base is in command form (RESTORE of the DUMP form) or an RDB preamble.
 func TestVsetRestart(t *testing.T) {
-	cases := []struct {
-		name    string
-		args    []string
-		rewrite bool
-	}{
-		{"rdb", nil, false},
-		{"aof", []string{"--appendonly", "yes", "--appendfsync", "always"}, false},
-		{"rewrite-preamble-no", []string{"--appendonly", "yes", "--appendfsync", "always", "--aof-use-rdb-preamble", "no"}, true},
-		{"rewrite-preamble-yes", []string{"--appendonly", "yes", "--appendfsync", "always", "--aof-use-rdb-preamble", "yes"}, true},
-	}
-	for _, tc := range cases {
+	for _, tc := range restartModes {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			s := newPersistServer(t, dir, nil, tc.args...)
