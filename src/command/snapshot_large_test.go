@@ -136,11 +136,12 @@ func TestSnapshotLargeKeysServeShard(t *testing.T) {
 	}
 }
 
-// TestSnapshotLargeKeysPointInTime: clients keep changing large keys of every type (pushes,
-// pops, field and member updates and removals, XADD/XDEL/XTRIM, expiries, RENAME back and
-// forth in a transaction) while snapshots freeze them, and a burst of such writes runs
-// between each value's freeze and its writing; every file loads to the digest of the whole
-// dataset taken at the snapshot's instant (DEBUG DIGEST's, holding every token).
+// TestSnapshotLargeKeysPointInTime: clients keep changing large keys of every type (strings
+// over freezeMinBytes with SETRANGE and APPEND; pushes, pops, field and member updates and
+// removals, XADD and XTRIM, expiries, RENAME back and forth in a transaction) while snapshots
+// freeze them, and a burst of such writes runs between each value's freeze and its writing;
+// every file loads to the digest of the whole dataset taken at the snapshot's instant (DEBUG
+// DIGEST's, holding every token).
 func TestSnapshotLargeKeysPointInTime(t *testing.T) {
 	n := 3 * freezeMinElems
 	e := newTestEngine()
@@ -152,6 +153,11 @@ func TestSnapshotLargeKeysPointInTime(t *testing.T) {
 			names[k] = typ
 			fillLarge(t, tc, typ, k, n)
 		}
+	}
+	for j := range 2 { // strings over freezeMinBytes, frozen too
+		k := fmt.Sprintf("string:%d", j)
+		names[k] = "string"
+		tc.do("SET", k, strings.Repeat("s", freezeMinBytes+1000))
 	}
 	tc.do("XGROUP", "CREATE", "stream:0", "g", "0")
 	tc.do("XREADGROUP", "GROUP", "g", "c1", "COUNT", "100", "STREAMS", "stream:0", ">")
@@ -238,6 +244,8 @@ func largeWrite(t *testing.T, tc *testConn, r *rand.Rand, names map[string]strin
 		tc.do("RENAME", k, k+":moved")
 		tc.do("RENAME", k+":moved", k)
 		cmd = []string{"EXEC"}
+	case typ == "string":
+		cmd = [][]string{{"SETRANGE", k, strconv.Itoa(r.IntN(freezeMinBytes)), m}, {"APPEND", k, "+"}}[r.IntN(2)]
 	case typ == "list":
 		cmd = [][]string{{"RPUSH", k, m}, {"LPOP", k}, {"LSET", k, "5", m}, {"LINSERT", k, "BEFORE", "element:7", m}}[r.IntN(4)]
 	case typ == "hash":
