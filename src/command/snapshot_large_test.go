@@ -71,7 +71,7 @@ func TestSnapshotLargeKeysServeShard(t *testing.T) {
 	for i, typ := range largeTypes {
 		fillLarge(t, tc, typ, keys[i], n)
 	}
-	var slowest time.Duration // the longest write of one value holding its shard
+	var slowest time.Duration        // the longest write of one value holding its shard
 	for i, typ := range largeTypes { // what one value costs: its copy and its writing, holding its shard
 		var freeze, write time.Duration
 		var size int64
