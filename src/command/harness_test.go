@@ -37,6 +37,7 @@ func (m *memStream) Write(p []byte) error { m.out.Write(p); return nil }
 // testConn is a client connected to an in-process engine with no sockets.
 type testConn struct {
 	t      testing.TB
+	e      *Engine
 	stream *memStream
 	conn   *pipeline.Conn
 	client *Client
@@ -82,7 +83,7 @@ func newNotifyAllEngine() *Engine {
 func newTestConn(t testing.TB, e *Engine) *testConn {
 	st := &memStream{}
 	cl := e.NewClient("127.0.0.1:50000", "127.0.0.1:6379", func() { st.closed = true })
-	return &testConn{t: t, stream: st, conn: pipeline.NewConn(e.Env(), st, cl), client: cl}
+	return &testConn{t: t, e: e, stream: st, conn: pipeline.NewConn(e.Env(), st, cl), client: cl}
 }
 
 // serveRaw serves req as the bytes of one read, leaving the replies in tc.stream.out: the
