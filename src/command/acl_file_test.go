@@ -220,6 +220,9 @@ func TestACLConfigRewriteAgainstRedis(t *testing.T) {
 	if rw == nil {
 		t.Fatal("redis-server did not start")
 	}
+	// Loading dir changes the process's directory, as Redis does: t.Chdir first, so that the
+	// tests after this one find testdata/ again (they failed with "no such file" before).
+	t.Chdir(hdir)
 	st, err := config.Load([]string{hconf, "--dir", hdir})
 	if err != nil {
 		t.Fatal(err)
