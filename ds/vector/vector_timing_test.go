@@ -3,7 +3,9 @@ package vector
 import (
 	"fmt"
 	"math/rand/v2"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func BenchmarkKernels(b *testing.B) {
@@ -65,12 +67,14 @@ func BenchmarkSearch(b *testing.B) {
 			s, qs := benchSet(b, c, 10000)
 			b.Run("serial", func(b *testing.B) {
 				b.ReportAllocs()
+				defer cpuPerOp(b)()
 				for i := range b.N {
 					s.Search(qs[i%len(qs)], 10, 100, nil, 0)
 				}
 			})
 			b.Run("parallel", func(b *testing.B) {
 				b.ReportAllocs()
+				defer cpuPerOp(b)()
 				b.RunParallel(func(pb *testing.PB) {
 					i := 0
 					for pb.Next() {
@@ -80,6 +84,19 @@ func BenchmarkSearch(b *testing.B) {
 				})
 			})
 		})
+	}
+}
+
+// cpuPerOp reports the process's CPU time per op beside ns/op: on a shared machine two threads may
+// not get two cores, and equal cpu-ns/op at -cpu 1 and 2 shows the searches themselves scale.
+func cpuPerOp(b *testing.B) func() {
+	var r0 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
+	return func() {
+		var r1 syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
+		cpu := time.Duration(r1.Utime.Nano() + r1.Stime.Nano() - r0.Utime.Nano() - r0.Stime.Nano())
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }
 
