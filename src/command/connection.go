@@ -92,8 +92,6 @@ func auth(c *Ctx) {
 		c.Err(ErrWrongPass)
 		return
 	}
-	c.Client.Authed = true
-	c.Client.SetUser(string(user))
 	c.OK()
 }
 
