@@ -48,15 +48,27 @@ func TestObjectFreqAgainstRedis(t *testing.T) {
 	}
 	same("OBJECT", "IDLETIME", "f")
 	same("CONFIG", "SET", "lfu-log-factor", "10")
-	same("SET", "j", "v")
-	for range 1000 {
-		both("GET", "j")
+	// At factor 10 each access adds one with a probability that falls as the counter grows, so
+	// one key's counter is a random draw (16 on Redis and 23 on HotKV in one CI run): compare the
+	// means over keys. Each key's counter has a standard deviation of about 2-3, so the mean of 20
+	// has about 0.6 and a difference of 3 is several deviations.
+	const keys, gets = 20, 500
+	var sumW, sumG int
+	for k := range keys {
+		key := "j" + strconv.Itoa(k)
+		same("SET", key, "v")
+		for range gets {
+			both("GET", key)
+		}
+		want, got := both("OBJECT", "FREQ", key)
+		w, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(want, ":")))
+		g, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(got, ":")))
+		sumW, sumG = sumW+w, sumG+g
 	}
-	want, got := both("OBJECT", "FREQ", "j")
-	w, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(want, ":")))
-	g, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(got, ":")))
-	if w == 0 || g < w-5 || g > w+5 {
-		t.Fatalf("FREQ after 1000 GETs at factor 10: %d, Redis %d", g, w)
+	if mw, mg := float64(sumW)/keys, float64(sumG)/keys; mw == 0 || mg < mw-3 || mg > mw+3 {
+		t.Fatalf("mean FREQ after %d GETs at factor 10 over %d keys: %.2f, Redis %.2f", gets, keys, mg, mw)
+	} else {
+		t.Logf("mean FREQ after %d GETs at factor 10 over %d keys: %.2f, Redis %.2f", gets, keys, mg, mw)
 	}
 	same("CONFIG", "SET", "maxmemory-policy", "noeviction")
 	same("CONFIG", "SET", "lfu-log-factor", "10")
