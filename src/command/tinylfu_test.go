@@ -119,8 +119,11 @@ func TestTinyLFURefusedKeyEvictedNext(t *testing.T) {
 			hot++
 		}
 	}
-	// allkeys-lru here keeps about 40: the 20 new keys past the room evict hot ones.
-	if hot < 56 {
+	// allkeys-lru here keeps about 40: the 20 new keys past the room evict hot ones. TinyLFU's
+	// count varies with the sampled victims and the shards the keys hash to: 53-60 over 120 runs
+	// (56 was the bound until the final CI run of session 12 kept 55; in one process repeated, 55
+	// of 60 runs kept 53-55). 50 still sits far above LRU's 40.
+	if hot < 50 {
 		t.Fatalf("only %d of 60 hot keys kept while new keys were refused", hot)
 	}
 }
