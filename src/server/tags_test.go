@@ -39,40 +39,53 @@ var restartModes = []struct {
 	{"rewrite-preamble-yes", []string{"--appendonly", "yes", "--appendfsync", "always", "--aof-use-rdb-preamble", "yes"}, true},
 }
 
-// Tags survive a restart from the RDB (SAVE), from the AOF alone, and from a rewritten AOF
-// whose base is in command form or an RDB preamble, with tags written after the rewrite too.
-func TestTagsRestart(t *testing.T) {
+// restartSurvives runs each restart mode: fill writes the data, late writes more after the
+// rewrite where there is one, and read's replies must be the same after the restart. In the
+// command-form base, baseCmd (a RESP bulk, e.g. "$7\r\nRESTORE\r\n") must appear. check sees
+// the replies before the restart, to prove there was something to keep.
+func restartSurvives(t *testing.T, fill, late func(*testing.T, *testClient), read func(*testing.T, *testClient) []string,
+	baseCmd string, check func(*testing.T, []string)) {
 	for _, tc := range restartModes {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			s := newPersistServer(t, dir, nil, tc.args...)
 			c := dialTestServer(t, s)
-			fillTags(t, c)
+			fill(t, c)
 			if tc.rewrite {
 				c.query("BGREWRITEAOF")
 				waitFor(t, func() bool { return infoField(t, c, "aof_rewrites") == "1" }, "the rewrite")
-				c.query("SET late 1")
-				c.query("TAG.SET late late")
-				c.query("TAG.DEL a blue")
+				late(t, c)
 			}
 			if tc.args == nil && c.query("SAVE") != "+OK\r\n" {
 				t.Fatal("SAVE failed")
 			}
-			want := readTags(t, c)
+			want := read(t, c)
 			if tc.name == "rewrite-preamble-no" {
 				base, _ := os.ReadFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.1.base.aof"))
-				if !strings.Contains(string(base), "$7\r\nTAG.SET\r\n") {
-					t.Fatalf("the command-form base has no TAG.SET:\n%s", base)
+				if !strings.Contains(string(base), baseCmd) {
+					t.Fatalf("the command-form base has no %q:\n%q", baseCmd, base)
 				}
 			}
 			s.Stop()
-			got := readTags(t, dialTestServer(t, newPersistServer(t, dir, nil, tc.args...)))
+			got := read(t, dialTestServer(t, newPersistServer(t, dir, nil, tc.args...)))
 			sameLines(t, "after restart", want, got)
-			if !slices.ContainsFunc(want, func(l string) bool { return strings.Contains(l, "red") }) {
-				t.Fatal("nothing tagged before the restart")
-			}
+			check(t, want)
 		})
 	}
+}
+
+// Tags survive a restart from the RDB (SAVE), from the AOF alone, and from a rewritten AOF
+// whose base is in command form or an RDB preamble, with tags written after the rewrite too.
+func TestTagsRestart(t *testing.T) {
+	restartSurvives(t, fillTags, func(t *testing.T, c *testClient) {
+		c.query("SET late 1")
+		c.query("TAG.SET late late")
+		c.query("TAG.DEL a blue")
+	}, readTags, "$7\r\nTAG.SET\r\n", func(t *testing.T, want []string) {
+		if !slices.ContainsFunc(want, func(l string) bool { return strings.Contains(l, "red") }) {
+			t.Fatal("nothing tagged before the restart")
+		}
+	})
 }
 
 func readTags(t *testing.T, c *testClient) []string {

@@ -2,8 +2,6 @@ package server
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -17,47 +15,27 @@ var vsetReads = [][]string{{"VCARD", "v"}, {"VSIM", "v", "VALUES", "3", "1", "0"
 // Vector sets survive a restart from the RDB (SAVE), the AOF alone, and a rewritten AOF whose
 // base is in command form (RESTORE of the DUMP form) or an RDB preamble.
 func TestVsetRestart(t *testing.T) {
-	for _, tc := range restartModes {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			s := newPersistServer(t, dir, nil, tc.args...)
-			c := dialTestServer(t, s)
-			for _, w := range [][]string{
-				{"VADD", "v", "VALUES", "3", "1", "0", "0", "a", "SETATTR", `{"y": 1984}`},
-				{"VADD", "v", "VALUES", "3", "0", "1", "0", "b", "SETATTR", `{"y": 2001}`},
-				{"VADD", "v", "VALUES", "3", "1", "1", "0", "c"}, {"VADD", "v", "VALUES", "3", "1", "1", "1", "d"},
-				{"VADD", "v", "VALUES", "3", "2", "0.5", "0", "b"}, {"VREM", "v", "d"}, {"PEXPIRE", "v", "100000000"},
-				{"VSIM.CREATEINDEX", "h", "DIM", "2", "METRIC", "L2", "QUANT", "NOQUANT"},
-				{"VSIM.SET", "h", "TAGS", "1", "t", "ITEMS", "2", "x", "\x00\x00\x80\x3f\x00\x00\x00\x00", "y", "\x00\x00\x00\x00\x00\x00\x80\x3f"},
-			} {
-				c.send(respCommand(w...))
-				if r := c.reply(); strings.HasPrefix(r, "-") {
-					t.Fatalf("%s: %q", w, r)
-				}
+	fill := func(t *testing.T, c *testClient) {
+		for _, w := range [][]string{
+			{"VADD", "v", "VALUES", "3", "1", "0", "0", "a", "SETATTR", `{"y": 1984}`},
+			{"VADD", "v", "VALUES", "3", "0", "1", "0", "b", "SETATTR", `{"y": 2001}`},
+			{"VADD", "v", "VALUES", "3", "1", "1", "0", "c"}, {"VADD", "v", "VALUES", "3", "1", "1", "1", "d"},
+			{"VADD", "v", "VALUES", "3", "2", "0.5", "0", "b"}, {"VREM", "v", "d"}, {"PEXPIRE", "v", "100000000"},
+			{"VSIM.CREATEINDEX", "h", "DIM", "2", "METRIC", "L2", "QUANT", "NOQUANT"},
+			{"VSIM.SET", "h", "TAGS", "1", "t", "ITEMS", "2", "x", "\x00\x00\x80\x3f\x00\x00\x00\x00", "y", "\x00\x00\x00\x00\x00\x00\x80\x3f"},
+		} {
+			c.send(respCommand(w...))
+			if r := c.reply(); strings.HasPrefix(r, "-") {
+				t.Fatalf("%s: %q", w, r)
 			}
-			if tc.rewrite {
-				c.query("BGREWRITEAOF")
-				waitFor(t, func() bool { return infoField(t, c, "aof_rewrites") == "1" }, "the rewrite")
-				c.query("VADD v VALUES 3 0 0 1 late")
-			}
-			if tc.args == nil && c.query("SAVE") != "+OK\r\n" {
-				t.Fatal("SAVE failed")
-			}
-			want := readVsets(t, c)
-			if tc.name == "rewrite-preamble-no" {
-				base, _ := os.ReadFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.1.base.aof"))
-				if !strings.Contains(string(base), "$7\r\nRESTORE\r\n") {
-					t.Fatalf("the command-form base has no RESTORE:\n%q", base)
-				}
-			}
-			s.Stop()
-			got := readVsets(t, dialTestServer(t, newPersistServer(t, dir, nil, tc.args...)))
-			sameLines(t, "after restart", want, got)
-			if !strings.Contains(want[0], ":3") && !strings.Contains(want[0], ":4") {
-				t.Fatalf("VCARD before the restart: %q", want[0])
-			}
-		})
+		}
 	}
+	late := func(t *testing.T, c *testClient) { c.query("VADD v VALUES 3 0 0 1 late") }
+	restartSurvives(t, fill, late, readVsets, "$7\r\nRESTORE\r\n", func(t *testing.T, want []string) {
+		if !strings.Contains(want[0], ":3") && !strings.Contains(want[0], ":4") {
+			t.Fatalf("VCARD before the restart: %q", want[0])
+		}
+	})
 }
 
 // respCommand encodes args as a RESP array (send adds the last CRLF).
