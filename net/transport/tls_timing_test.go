@@ -4,8 +4,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/hotkv/hotkv/net/transport/tlstest"
@@ -47,20 +45,5 @@ func benchTLS(b *testing.B, certs *tlstest.Certs, useTLS bool, pipe, clients int
 	for range pipe {
 		req = append(req, "PING\r\n"...)
 	}
-	var left atomic.Int64
-	left.Store(int64(b.N))
-	var wg sync.WaitGroup
-	b.ReportAllocs()
-	cpu0 := cpuTime()
-	b.ResetTimer()
-	for _, c := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			requestLoop(b, c, req, 7*pipe, pipe, &left)
-		}()
-	}
-	wg.Wait()
-	b.StopTimer()
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+	runRequestLoops(b, conns, req, len("+PONG\r\n")*pipe, pipe)
 }

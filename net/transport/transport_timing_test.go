@@ -71,6 +71,14 @@ func benchLines(b *testing.B, engine, line string, pipe, clients int, h *lineHan
 		req = append(append(req, line...), "\r\n"...)
 	}
 	replyLen := len(appendReply(nil, []byte(line))) * pipe
+	runRequestLoops(b, conns, req, replyLen, pipe)
+}
+
+// runRequestLoops shares b.N requests among conns, each sending req (pipe requests) and reading
+// replyLen bytes of replies a round, and reports allocations and CPU time per request: CPU time
+// (user+sys, client and server together) is steadier than ns/op on a shared machine, and it is
+// what decides throughput per core.
+func runRequestLoops(b *testing.B, conns []net.Conn, req []byte, replyLen, pipe int) {
 	var left atomic.Int64
 	left.Store(int64(b.N))
 	var wg sync.WaitGroup
@@ -86,8 +94,6 @@ func benchLines(b *testing.B, engine, line string, pipe, clients int, h *lineHan
 	}
 	wg.Wait()
 	b.StopTimer()
-	// CPU time (user+sys, client and server together) per request is steadier than ns/op on a shared
-	// machine, and it is what decides throughput per core.
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
