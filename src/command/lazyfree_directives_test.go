@@ -189,14 +189,7 @@ func lazyNoStallCase(t *testing.T, name, directive string, prepare, free func(*t
 			if on {
 				e, tc = lazyEngine(t, directive)
 			}
-			var keys []string
-			for i := 0; ; i++ {
-				keys = sameShardKeys(e, "k"+strconv.Itoa(i)+":", 2)
-				if e.shardOf([]byte(keys[0])) == int32(len(e.Group.Shards)-1) {
-					break
-				}
-			}
-			big, probe := keys[0], keys[1]
+			big, probe := lastShardPair(e)
 			tc.do("SET", probe, "x")
 			fillBig(t, tc, "zset", big, lazyfreeElems)
 			if prepare != nil {

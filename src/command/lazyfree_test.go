@@ -27,6 +27,17 @@ func sameShardKeys(e *Engine, prefix string, n int) []string {
 	return out
 }
 
+// lastShardPair returns two keys on the last shard, which a snapshot walks last: a big value
+// goes under the first, a probe client reads the second.
+func lastShardPair(e *Engine) (big, probe string) {
+	for i := 0; ; i++ {
+		keys := sameShardKeys(e, "k"+strconv.Itoa(i)+":", 2)
+		if e.shardOf([]byte(keys[0])) == int32(len(e.Group.Shards)-1) {
+			return keys[0], keys[1]
+		}
+	}
+}
+
 // fillBig makes key a collection of typ with n string elements, 1,000 per command.
 func fillBig(t testing.TB, tc *testConn, typ, key string, n int) {
 	cmd := map[string]string{"list": "RPUSH", "set": "SADD", "hash": "HSET", "zset": "ZADD"}[typ]
@@ -85,14 +96,7 @@ func lazyDelCase(t *testing.T, typ string, n int, cmd string, snapshot bool) (ti
 	}
 	tc := newTestConn(t, e)
 	// The big key on the last shard, walked last.
-	var keys []string
-	for i := 0; ; i++ {
-		keys = sameShardKeys(e, "k"+strconv.Itoa(i)+":", 2)
-		if e.shardOf([]byte(keys[0])) == int32(len(e.Group.Shards)-1) {
-			break
-		}
-	}
-	big, probe := keys[0], keys[1]
+	big, probe := lastShardPair(e)
 	tc.do("SET", probe, "x")
 	fillBig(t, tc, typ, big, n)
 	var rdb bytes.Buffer
