@@ -126,23 +126,23 @@ func Compile(expr []byte) (*Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return compile(toks, len(src))
+	return compile(toks)
 }
 
 // syntaxErr is an error found while ordering the tokens. Redis 8's current expr.c sets no token
 // offsets (exprNewToken zeroes them and exprTokenize does not assign one), so every such error
 // quotes the whole expression; only the tokenizer's errors quote from where it stopped.
-func syntaxErr(pos, n int) error { return &SyntaxError{Pos: 0} }
+func syntaxErr() error { return &SyntaxError{} }
 
 // compile orders the tokens into postfix by shunting-yard, checking arity as it goes.
-func compile(toks []value, n int) (*Expr, error) {
+func compile(toks []value) (*Expr, error) {
 	e := &Expr{}
 	var stack []value
 	items := 0
 	emit := func(op value) error {
 		a := int(opArity[op.op])
 		if items < a {
-			return syntaxErr(op.pos, n)
+			return syntaxErr()
 		}
 		e.prog = append(e.prog, op)
 		items = items - a + 1
@@ -162,7 +162,7 @@ func compile(toks []value, n int) (*Expr, error) {
 		case opCParen:
 			for {
 				if len(stack) == 0 {
-					return nil, syntaxErr(t.pos, n)
+					return nil, syntaxErr()
 				}
 				top := stack[len(stack)-1]
 				stack = stack[:len(stack)-1]
@@ -194,18 +194,14 @@ func compile(toks []value, n int) (*Expr, error) {
 		top := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if top.op == opOParen {
-			return nil, syntaxErr(top.pos, n)
+			return nil, syntaxErr()
 		}
 		if err := emit(top); err != nil {
 			return nil, err
 		}
 	}
 	if items != 1 {
-		pos := n
-		if len(toks) > 0 {
-			pos = toks[len(toks)-1].pos
-		}
-		return nil, syntaxErr(pos, n)
+		return nil, syntaxErr()
 	}
 	return e, nil
 }

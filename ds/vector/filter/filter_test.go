@@ -377,3 +377,20 @@ func FuzzFilter(f *testing.F) {
 		_ = fmt.Sprint(e.depth)
 	})
 }
+
+// BenchmarkMatch is one FILTER evaluation over a small attribute document, VSIM's per-candidate
+// cost with FILTER.
+func BenchmarkMatch(b *testing.B) {
+	e, err := Compile([]byte(".year > 1980 and .genre == 'action' and 'act' in .genre"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	doc := []byte(`{"title": "The Terminator", "year": 1984, "genre": "action", "rating": 8.1}`)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		if !e.Match(doc) {
+			b.Fatal("no match")
+		}
+	}
+}
