@@ -26,10 +26,14 @@ const (
 	KindZSet
 	KindStream
 	KindVectorSet // a vector set (src/command/vset.go); TYPE says "vectorset", as Redis 8's
+	KindIPSet     // an IP set (src/command/ipsets.go); TYPE says "ipset"
+	KindLLMCache  // an LLM response cache (src/command/llmcache*.go); TYPE says "llmcache"
+	KindAgentMem  // an agent memory (src/command/mem*.go); TYPE says "agentmem"
+	KindBudget    // a token budget (src/command/budget*.go); TYPE says "budget"
 )
 
 // Names of the kinds as TYPE replies them.
-var kindNames = [...]string{"none", "string", "list", "hash", "set", "zset", "stream", "vectorset"}
+var kindNames = [...]string{"none", "string", "list", "hash", "set", "zset", "stream", "vectorset", "ipset", "llmcache", "agentmem", "budget"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
