@@ -9,6 +9,7 @@ require (
 	github.com/cloudwego/netpoll v0.7.2
 	github.com/puzpuzpuz/xsync/v3 v3.5.1
 	github.com/redis/go-redis/v9 v9.17.3
+	github.com/tiktoken-go/tokenizer v0.10.0
 	github.com/viterin/vek v0.4.3
 	github.com/yuin/gopher-lua v1.1.2
 	golang.org/x/sys v0.48.0
@@ -27,6 +28,7 @@ require (
 	github.com/chewxy/math32 v1.10.1 // indirect
 	github.com/cloudwego/gopkg v0.1.4 // indirect
 	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
+	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/klauspost/compress v1.20.4 // indirect
 	github.com/mschoch/smat v0.2.0 // indirect
