@@ -32,6 +32,8 @@ var families = [][]*Spec{
 	introspectionCommands, // SLOWLOG, LATENCY, MONITOR
 	tagCommands,
 	vsetCommands, // vector sets: Redis 8's V* and HotKV's VSIM.* (vset.go)
+	replCommands, // REPLCONF, PSYNC, SYNC, REPLICAOF, ROLE, WAIT (repl.go)
+	throttleCommands,
 }
 
 // table maps lower-case command names to their specs. It is built in init so that handlers may
