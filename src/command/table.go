@@ -32,7 +32,6 @@ var families = [][]*Spec{
 	introspectionCommands, // SLOWLOG, LATENCY, MONITOR
 	tagCommands,
 	vsetCommands, // vector sets: Redis 8's V* and HotKV's VSIM.* (vset.go)
-	replCommands, // REPLCONF, PSYNC, SYNC, REPLICAOF, ROLE, WAIT (repl.go)
 	throttleCommands,
 }
 
