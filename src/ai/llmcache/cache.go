@@ -1,0 +1,579 @@
+// Package llmcache is the value of an LLMCACHE key: cached model responses by namespace, found
+// by the exact normalized prompt first and otherwise by vector similarity inside the namespace,
+// with guards against near-miss prompts that mean something else, per-entry expiry, LRU eviction
+// under MAXENTRIES, feedback that retires wrong hits, and the statistics STATS reports.
+//
+// It knows nothing of RESP or embedders and takes no locks: the command layer holds the shard's
+// token for every call (Get changes statistics and recency, so it is a write too).
+package llmcache
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/fnv"
+	"math"
+
+	"github.com/hotkv/hotkv/ds/vector"
+	"github.com/hotkv/hotkv/src/ai/embed"
+)
+
+// Mode selects the lookups GET runs.
+type Mode uint8
+
+const (
+	ModeBoth Mode = iota // exact, then semantic
+	ModeExact
+	ModeSemantic
+)
+
+// Config is a cache's shape, fixed at CREATE.
+type Config struct {
+	Dim        int          // vector dimension; 0 until the first vector (or the embedder) fixes it
+	Threshold  float32      // cosine similarity a semantic hit needs, in [-1, 1]
+	TTL        int64        // default entry TTL in ms; 0 none
+	MaxEntries int          // 0 unbounded; else the least recently used entry goes first
+	Guard      Guard        // GuardNumbers | GuardNegation
+	Quant      vector.Quant // the namespaces' index storage
+	Embedder   string       // EMBEDDER's words joined by spaces; "" none
+}
+
+// Entry is one cached response. Fields are read-only to callers.
+type Entry struct {
+	ID                  uint64
+	NS                  string
+	Prompt              []byte
+	norm                string
+	Response            []byte
+	TokensIn, TokensOut int64
+	Cost                float64
+	Expire              int64 // unix ms; 0 never
+	Created             int64 // unix ms
+	Tags                []string
+	Attr                []byte
+	Hits                int64
+	hasVec              bool
+	feat                Features
+	lastHit             []byte // the normalized prompt of the last semantic hit (FEEDBACK's default)
+	prev, next          *Entry // LRU list, most recent at head
+}
+
+// namespace is one exact partition: its exact map and its vector index.
+type namespace struct {
+	exact map[string]*Entry // by normalized prompt
+	set   *vector.Set       // names: entry ids as 8 bytes big endian; nil until a vector arrives
+	n     int
+}
+
+type badKey struct {
+	ns         string
+	para, orig uint64
+}
+
+// Stats are the counters STATS reports.
+type Stats struct {
+	Lookups, ExactHits, SemanticHits, Misses int64
+	GuardRejects                             int64 // semantic candidates above threshold a guard refused
+	TokensSaved, TokensInSaved               int64 // in+out tokens of hit entries; the in part
+	CostSaved                                float64
+	WrongHits                                int64 // FEEDBACK BAD
+	Evicted, Expired                         int64
+	HitScores, NearMisses                    [Buckets]int64 // semantic hits' cosines; misses' best cosines
+}
+
+// Buckets is the histograms' size: cosine [-1,0.5), then 0.05 wide up to 1.
+const Buckets = 11
+
+// BucketLow is the lower bound of histogram bucket i.
+func BucketLow(i int) float64 {
+	if i == 0 {
+		return -1
+	}
+	return 0.5 + 0.05*float64(i-1)
+}
+
+func bucket(cos float32) int {
+	if cos < 0.5 {
+		return 0
+	}
+	return min(Buckets-1, 1+int((float64(cos)-0.5)/0.05+1e-9))
+}
+
+// Cache is an LLMCACHE value.
+type Cache struct {
+	cfg        Config
+	nextID     uint64
+	byID       map[uint64]*Entry
+	ns         map[string]*namespace
+	head, tail *Entry
+	bad        map[badKey]struct{}
+	Stats      Stats
+	bytes      int64 // entries' own bytes, for MemoryUsage
+}
+
+// Errors of the cache's operations (the command layer maps them to replies).
+var (
+	ErrDim      = errors.New("vector dimension does not match the cache's DIM")
+	ErrNoVector = errors.New("semantic lookup needs a vector")
+	ErrVector   = errors.New("invalid vector")
+	ErrConfig   = errors.New("invalid cache configuration")
+)
+
+// New returns an empty cache.
+func New(cfg Config) (*Cache, error) {
+	if cfg.Dim < 0 || cfg.Dim > vector.MaxDim || cfg.Threshold < -1 || cfg.Threshold > 1 ||
+		cfg.TTL < 0 || cfg.MaxEntries < 0 || cfg.Quant > vector.Bin {
+		return nil, ErrConfig
+	}
+	return &Cache{cfg: cfg, nextID: 1, byID: map[uint64]*Entry{}, ns: map[string]*namespace{}}, nil
+}
+
+// Config returns the cache's configuration (Dim as fixed so far).
+func (c *Cache) Config() Config { return c.cfg }
+
+// Len is the number of entries, expired ones not yet removed included.
+func (c *Cache) Len() int { return len(c.byID) }
+
+// NextID is the id the next SET without an ID gets.
+func (c *Cache) NextID() uint64 { return c.nextID }
+
+// Namespaces is the number of namespaces holding entries.
+func (c *Cache) Namespaces() int { return len(c.ns) }
+
+// Entry returns the entry of id, nil when there is none.
+func (c *Cache) Entry(id uint64) *Entry { return c.byID[id] }
+
+// SetArgs are one SET's.
+type SetArgs struct {
+	NS, Prompt, Response []byte
+	Vector               []float32 // nil: the entry is found by its exact prompt only
+	TokensIn, TokensOut  int64
+	Cost                 float64
+	Expire               int64 // unix ms; 0: the cache's TTL from now, or never
+	NoExpire             bool  // with Expire 0: never, whatever the cache's TTL
+	Tags                 [][]byte
+	Attr                 []byte
+	ID                   uint64 // 0: the next id (a replica is given the primary's)
+}
+
+// Set stores an entry, replacing one of the same namespace and normalized prompt, and returns
+// its id and the ids MAXENTRIES evicted for it.
+func (c *Cache) Set(a SetArgs, nowMS int64) (uint64, []uint64, error) {
+	if a.Vector != nil {
+		if err := c.checkVector(a.Vector); err != nil {
+			return 0, nil, err
+		}
+	}
+	norm := string(embed.Normalize(a.Prompt, nil))
+	if old := c.nsOf(a.NS, false); old != nil {
+		if e := old.exact[norm]; e != nil {
+			c.remove(e)
+		}
+	}
+	var evicted []uint64
+	for c.cfg.MaxEntries > 0 && len(c.byID) >= c.cfg.MaxEntries && c.tail != nil {
+		evicted = append(evicted, c.tail.ID)
+		c.Stats.Evicted++
+		c.remove(c.tail)
+	}
+	id := a.ID
+	if id == 0 || c.byID[id] != nil {
+		id = c.nextID
+	}
+	c.nextID = max(c.nextID, id+1)
+	e := &Entry{ID: id, NS: string(a.NS), Prompt: bytes.Clone(a.Prompt), norm: norm,
+		Response: bytes.Clone(a.Response), TokensIn: a.TokensIn, TokensOut: a.TokensOut, Cost: a.Cost,
+		Expire: a.Expire, Created: nowMS, Attr: bytes.Clone(a.Attr)}
+	if e.Expire == 0 && !a.NoExpire && c.cfg.TTL > 0 {
+		e.Expire = nowMS + c.cfg.TTL
+	}
+	for _, t := range a.Tags {
+		e.Tags = append(e.Tags, string(t))
+	}
+	e.feat = Extract([]byte(norm))
+	ns := c.nsOf(a.NS, true)
+	if a.Vector != nil {
+		if ns.set == nil {
+			s, err := vector.New(vector.Config{Dim: c.cfg.Dim, Metric: vector.Cosine, Quant: c.cfg.Quant,
+				Seed: fnvHash([]byte(e.NS)) | 1})
+			if err != nil {
+				return 0, nil, err
+			}
+			ns.set = s
+		}
+		if _, err := ns.set.Add(idName(id), a.Vector, 0); err != nil {
+			return 0, nil, err
+		}
+		e.hasVec = true
+	}
+	ns.exact[norm] = e
+	ns.n++
+	c.byID[id] = e
+	c.bytes += e.size()
+	c.pushFront(e)
+	return id, evicted, nil
+}
+
+// checkVector fixes the cache's dimension at the first vector and checks later ones.
+func (c *Cache) checkVector(v []float32) error {
+	if len(v) == 0 || len(v) > vector.MaxDim {
+		return ErrVector
+	}
+	zero := true
+	for _, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return ErrVector
+		}
+		zero = zero && x == 0
+	}
+	if zero {
+		return ErrVector
+	}
+	if c.cfg.Dim == 0 {
+		c.cfg.Dim = len(v)
+	}
+	if len(v) != c.cfg.Dim {
+		return ErrDim
+	}
+	return nil
+}
+
+// Query is one GET's.
+type Query struct {
+	NS, Prompt   []byte
+	Vector       []float32
+	Mode         Mode
+	Threshold    float32
+	HasThreshold bool
+	Tags         [][]byte
+	NowMS        int64
+}
+
+// Hit is GET's answer.
+type Hit struct {
+	Entry    *Entry
+	Semantic bool
+	Score    float32 // cosine similarity; 1 for an exact hit
+}
+
+// searchK and searchEF bound the semantic lookup: the best searchK candidates of the namespace
+// are checked in order of similarity against the threshold and the guards.
+const (
+	searchK  = 8
+	searchEF = 128
+)
+
+// Get looks a prompt up and updates the statistics. A semantic lookup needs q.Vector unless the
+// mode is exact; ErrNoVector otherwise (counted as nothing).
+func (c *Cache) Get(q Query) (Hit, bool, error) {
+	if q.Mode == ModeSemantic && q.Vector == nil {
+		return Hit{}, false, ErrNoVector
+	}
+	if q.Vector != nil && q.Mode != ModeExact {
+		if c.cfg.Dim != 0 && len(q.Vector) != c.cfg.Dim {
+			return Hit{}, false, ErrDim
+		}
+	}
+	c.Stats.Lookups++
+	norm := embed.Normalize(q.Prompt, nil)
+	ns := c.nsOf(q.NS, false)
+	if ns != nil && q.Mode != ModeSemantic {
+		if e := ns.exact[string(norm)]; e != nil && c.usable(e, q) {
+			c.Stats.ExactHits++
+			c.hit(e)
+			return Hit{Entry: e, Score: 1}, true, nil
+		}
+	}
+	if ns == nil || ns.set == nil || q.Vector == nil || q.Mode == ModeExact {
+		c.Stats.Misses++
+		return Hit{}, false, nil
+	}
+	thr := c.cfg.Threshold
+	if q.HasThreshold {
+		thr = q.Threshold
+	}
+	feat := Extract(norm)
+	paraHash := fnvHash(norm)
+	var expired []*Entry
+	res := ns.set.Search(q.Vector, searchK, searchEF, func(id uint32) bool {
+		e := c.byID[nameID(ns.set.Name(id))]
+		if e.Expire != 0 && e.Expire <= q.NowMS {
+			expired = append(expired, e)
+			return false
+		}
+		return c.usable(e, q)
+	}, 0)
+	defer c.drop(expired)
+	best := float32(math.Inf(-1))
+	for _, r := range res {
+		e := c.byID[nameID(ns.set.Name(r.ID))]
+		cos := 2*r.Score - 1
+		best = max(best, cos)
+		if cos < thr {
+			break
+		}
+		if c.bad != nil {
+			if _, ok := c.bad[badKey{e.NS, paraHash, fnvHash([]byte(e.norm))}]; ok {
+				continue
+			}
+		}
+		if !Pass(c.cfg.Guard, &feat, &e.feat) {
+			c.Stats.GuardRejects++
+			continue
+		}
+		c.Stats.SemanticHits++
+		c.Stats.HitScores[bucket(cos)]++
+		e.lastHit = append(e.lastHit[:0], norm...)
+		c.hit(e)
+		return Hit{Entry: e, Semantic: true, Score: cos}, true, nil
+	}
+	c.Stats.Misses++
+	if len(res) > 0 {
+		c.Stats.NearMisses[bucket(best)]++
+	}
+	return Hit{}, false, nil
+}
+
+// usable reports whether e may answer q: live and carrying every tag of q.
+func (c *Cache) usable(e *Entry, q Query) bool {
+	if e.Expire != 0 && e.Expire <= q.NowMS {
+		return false
+	}
+	for _, t := range q.Tags {
+		if !e.HasTag(t) {
+			return false
+		}
+	}
+	return true
+}
+
+// HasTag reports whether the entry carries tag t.
+func (e *Entry) HasTag(t []byte) bool {
+	for _, have := range e.Tags {
+		if have == string(t) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Cache) drop(es []*Entry) {
+	for _, e := range es {
+		if c.byID[e.ID] == e {
+			c.Stats.Expired++
+			c.remove(e)
+		}
+	}
+}
+
+// hit counts a hit on e and makes it the most recently used.
+func (c *Cache) hit(e *Entry) {
+	e.Hits++
+	c.Stats.TokensSaved += e.TokensIn + e.TokensOut
+	c.Stats.TokensInSaved += e.TokensIn
+	c.Stats.CostSaved += e.Cost
+	c.unlink(e)
+	c.pushFront(e)
+}
+
+// Del removes entries by id and returns how many existed.
+func (c *Cache) Del(ids ...uint64) int {
+	n := 0
+	for _, id := range ids {
+		if e := c.byID[id]; e != nil {
+			c.remove(e)
+			n++
+		}
+	}
+	return n
+}
+
+// Feedback marks the hit of entry id wrong: the entry goes, and the paraphrase (para, or the
+// entry's last semantic hit when para is nil) never hits an entry of that namespace and prompt
+// again. It reports whether the entry existed.
+func (c *Cache) Feedback(id uint64, para []byte) bool {
+	e := c.byID[id]
+	if e == nil {
+		return false
+	}
+	p := e.lastHit
+	if para != nil {
+		p = embed.Normalize(para, nil)
+	}
+	if len(p) > 0 && string(p) != e.norm {
+		if c.bad == nil {
+			c.bad = map[badKey]struct{}{}
+		}
+		c.bad[badKey{e.NS, fnvHash(p), fnvHash([]byte(e.norm))}] = struct{}{}
+	}
+	c.Stats.WrongHits++
+	c.remove(e)
+	return true
+}
+
+// Match selects entries for Invalidate; zero fields match everything.
+type Match struct {
+	NS        []byte
+	HasNS     bool
+	Tags      [][]byte        // every one of them
+	Filter    func([]byte) bool // on ATTR
+	OlderThan int64             // created before this unix ms; 0 any
+}
+
+// Invalidate removes the entries m selects and returns their ids, in id order of the walk (map
+// order: callers sort when they need a stable order).
+func (c *Cache) Invalidate(m Match) []uint64 {
+	var ids []uint64
+	for id, e := range c.byID {
+		if m.HasNS && e.NS != string(m.NS) || m.OlderThan != 0 && e.Created >= m.OlderThan ||
+			m.Filter != nil && !m.Filter(e.Attr) {
+			continue
+		}
+		all := true
+		for _, t := range m.Tags {
+			all = all && e.HasTag(t)
+		}
+		if all {
+			ids = append(ids, id)
+		}
+	}
+	for _, id := range ids {
+		c.remove(c.byID[id])
+	}
+	return ids
+}
+
+// Sweep removes up to limit expired entries from the least recently used end and returns how
+// many it removed.
+func (c *Cache) Sweep(nowMS int64, limit int) int {
+	n := 0
+	for e := c.tail; e != nil && limit > 0; limit-- {
+		prev := e.prev
+		if e.Expire != 0 && e.Expire <= nowMS {
+			c.Stats.Expired++
+			c.remove(e)
+			n++
+		}
+		e = prev
+	}
+	return n
+}
+
+func (c *Cache) nsOf(name []byte, create bool) *namespace {
+	ns := c.ns[string(name)]
+	if ns == nil && create {
+		ns = &namespace{exact: map[string]*Entry{}}
+		c.ns[string(name)] = ns
+	}
+	return ns
+}
+
+// remove deletes e from every index.
+func (c *Cache) remove(e *Entry) {
+	ns := c.ns[e.NS]
+	if ns.exact[e.norm] == e {
+		delete(ns.exact, e.norm)
+	}
+	if e.hasVec {
+		ns.set.Remove(idName(e.ID))
+	}
+	ns.n--
+	if ns.n == 0 {
+		delete(c.ns, e.NS)
+	}
+	delete(c.byID, e.ID)
+	c.bytes -= e.size()
+	c.unlink(e)
+}
+
+func (c *Cache) pushFront(e *Entry) {
+	e.prev, e.next = nil, c.head
+	if c.head != nil {
+		c.head.prev = e
+	}
+	c.head = e
+	if c.tail == nil {
+		c.tail = e
+	}
+}
+
+func (c *Cache) unlink(e *Entry) {
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else if c.head == e {
+		c.head = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	} else if c.tail == e {
+		c.tail = e.prev
+	}
+	e.prev, e.next = nil, nil
+}
+
+// size is an entry's own bytes (its struct, strings and slices; not its index node).
+func (e *Entry) size() int64 {
+	n := 200 + len(e.NS) + len(e.Prompt) + len(e.norm) + len(e.Response) + len(e.Attr)
+	for _, t := range e.Tags {
+		n += 16 + len(t)
+	}
+	return int64(n)
+}
+
+// MemoryUsage estimates the cache's bytes: entries, exact maps and vector indexes.
+func (c *Cache) MemoryUsage() int64 {
+	n := c.bytes + 64*int64(len(c.byID)) + 16*int64(len(c.bad))
+	for _, ns := range c.ns {
+		if ns.set != nil {
+			n += int64(ns.set.MemoryUsage())
+		}
+	}
+	return n
+}
+
+// Vector returns entry id's stored vector (dequantized), nil when it has none.
+func (c *Cache) Vector(id uint64) []float32 {
+	e := c.byID[id]
+	if e == nil || !e.hasVec {
+		return nil
+	}
+	v, _ := c.ns[e.NS].set.Vector(idName(id))
+	return v
+}
+
+// ExactTop1 is the brute-force best entry of namespace ns for v (for the ANN-recall harness):
+// its id and cosine, ok false when the namespace has no vectors.
+func (c *Cache) ExactTop1(ns []byte, v []float32) (uint64, float32, bool) {
+	n := c.nsOf(ns, false)
+	if n == nil || n.set == nil {
+		return 0, 0, false
+	}
+	r := n.set.SearchExact(v, 1, nil)
+	if len(r) == 0 {
+		return 0, 0, false
+	}
+	return nameID(n.set.Name(r[0].ID)), 2*r[0].Score - 1, true
+}
+
+// ANNTop1 is the index's best entry of namespace ns for v, with no threshold, guard or filter.
+func (c *Cache) ANNTop1(ns []byte, v []float32) (uint64, float32, bool) {
+	n := c.nsOf(ns, false)
+	if n == nil || n.set == nil {
+		return 0, 0, false
+	}
+	r := n.set.Search(v, 1, searchEF, nil, 0)
+	if len(r) == 0 {
+		return 0, 0, false
+	}
+	return nameID(n.set.Name(r[0].ID)), 2*r[0].Score - 1, true
+}
+
+func idName(id uint64) []byte { return binary.BigEndian.AppendUint64(nil, id) }
+
+func nameID(b []byte) uint64 { return binary.BigEndian.Uint64(b) }
+
+func fnvHash(b []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64()
+}
