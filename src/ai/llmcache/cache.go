@@ -415,7 +415,7 @@ func (c *Cache) Feedback(id uint64, para []byte) bool {
 type Match struct {
 	NS        []byte
 	HasNS     bool
-	Tags      [][]byte        // every one of them
+	Tags      [][]byte          // every one of them
 	Filter    func([]byte) bool // on ATTR
 	OlderThan int64             // created before this unix ms; 0 any
 }
