@@ -13,6 +13,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -122,6 +123,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.jsonPath, "json", "", "write the result to this JSON file")
 	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "fail when no reply arrives for this long")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the key generators and the data")
+	fs.StringVar(&cfg.linesPath, "lines", "", "a file whose non-blank lines __line__ draws from, one at random per occurrence")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -173,14 +175,45 @@ func (cfg *config) check() error {
 	if cfg.prefillOnly {
 		cfg.prefill = true
 	}
-	if _, err := cfg.compilePrefill(); err != nil {
+	if cfg.linesPath != "" {
+		if err := cfg.loadLines(); err != nil {
+			return err
+		}
+	}
+	pre, err := cfg.compilePrefill()
+	if err != nil {
 		return err
 	}
-	if _, _, err := cfg.compile(); err != nil {
+	tpls, _, err := cfg.compile()
+	if err != nil {
 		return err
+	}
+	for _, t := range append(tpls, pre) {
+		if t.lines > 0 && len(cfg.lines) == 0 {
+			return fmt.Errorf("%q uses __line__: give --lines FILE", t.text)
+		}
 	}
 	if cfg.duration == 0 && cfg.requests == 0 {
 		cfg.duration = 10 * time.Second
+	}
+	return nil
+}
+
+// loadLines reads --lines: every non-blank line, without its line end.
+func (cfg *config) loadLines() error {
+	data, err := os.ReadFile(cfg.linesPath)
+	if err != nil {
+		return fmt.Errorf("--lines: %w", err)
+	}
+	cfg.lines = cfg.lines[:0]
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		l = bytes.TrimSuffix(l, []byte("\r"))
+		if len(bytes.TrimSpace(l)) > 0 {
+			cfg.lines = append(cfg.lines, l)
+		}
+	}
+	if len(cfg.lines) == 0 {
+		return fmt.Errorf("--lines %s has no lines", cfg.linesPath)
 	}
 	return nil
 }

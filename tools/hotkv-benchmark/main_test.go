@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -82,5 +84,24 @@ func TestGeneratorFailsOnAnEmptyServer(t *testing.T) {
 		if code != 1 || !strings.Contains(out, c.want) {
 			t.Fatalf("%q: exit %d, output\n%s\nwant exit 1 and %q", c.args, code, out, c.want)
 		}
+	}
+}
+
+func TestLinesFlag(t *testing.T) {
+	if _, err := parseFlags([]string{"--command", "SISMEMBER s __line__"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--lines") {
+		t.Fatalf("no --lines: %v", err)
+	}
+	p := filepath.Join(t.TempDir(), "ips")
+	os.WriteFile(p, []byte("1.2.3.4\r\n\n  \n5.6.7.8\n"), 0o644)
+	cfg, err := parseFlags([]string{"--lines", p, "--command", "SISMEMBER s __line__"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.lines) != 2 || string(cfg.lines[0]) != "1.2.3.4" || string(cfg.lines[1]) != "5.6.7.8" {
+		t.Fatalf("lines %q", cfg.lines)
+	}
+	os.WriteFile(p, []byte("\n"), 0o644)
+	if _, err := parseFlags([]string{"--lines", p, "--command", "PING"}, io.Discard); err == nil {
+		t.Fatal("empty --lines accepted")
 	}
 }

@@ -44,6 +44,8 @@ type config struct {
 	timeout         time.Duration // fail when no reply arrives for this long
 	seed            uint64
 	keyWidth        int
+	linesPath       string    // --lines: the file __line__ draws from
+	lines           [][]byte  // its non-blank lines
 	progress        io.Writer // once-a-second lines; nil for none
 }
 
@@ -295,7 +297,7 @@ func newWorkers(cfg *config, clients []*client, p phase, stop *atomic.Bool) ([]*
 		if err != nil {
 			return nil, err
 		}
-		e := expander{keys: keys, data: data, width: cfg.keyWidth, rng: randStream(cfg.seed, i)}
+		e := expander{keys: keys, data: data, lines: cfg.lines, width: cfg.keyWidth, rng: randStream(cfg.seed, i)}
 		w := newWorker(cl.conn, cl.rd, p.tpls, p.order, p.pipeline, e)
 		w.quota, w.stop, w.pos = p.quota(i), stop, i%len(p.order)
 		if p.inOrder {

@@ -13,11 +13,14 @@ import (
 // The placeholders of a --command. Every __key__ draws a new key number from the distribution, so
 // "MGET k:__key__ k:__key__" reads two (usually different) keys; every __data__ is the --data-size
 // value bytes, the same for every request; every __rand__ is --data-size printable random bytes
-// drawn afresh for each request (SADD members, list elements that must all differ).
+// drawn afresh for each request (SADD members, list elements that must all differ); every __line__
+// is a line of the --lines file drawn at random for each occurrence (IP addresses to look up, one
+// a line: "IPSET.MCONTAINS ips __line__ __line__").
 const (
 	keyHolder  = "__key__"
 	dataHolder = "__data__"
 	randHolder = "__rand__"
+	lineHolder = "__line__"
 )
 
 // A template is one --command compiled once into the RESP bytes it sends: runs of constant arguments
@@ -27,6 +30,7 @@ type template struct {
 	name   string // the command's name, upper case, for reports
 	segs   []segment
 	expect *expectation // what every reply must say (expect.go)
+	lines  int          // __line__ placeholders in it
 }
 
 // A segment is either constant encoded bytes (pieces == nil) or one argument with placeholders.
@@ -43,6 +47,7 @@ const (
 	pieceKey
 	pieceData
 	pieceRand
+	pieceLine
 )
 
 type piece struct {
@@ -60,6 +65,8 @@ type keySource interface {
 type expander struct {
 	keys   keySource
 	data   []byte   // __data__; __rand__ is as long
+	lines  [][]byte // --lines: what __line__ draws from
+	picks  []int    // the lines drawn for the argument being built
 	rng    rand.PCG // draws __rand__'s bytes; the zero value is a valid generator
 	width  int      // zero-pad key numbers to this many digits (redis-benchmark's -r keys have 12)
 	digits []byte
@@ -87,7 +94,8 @@ func compileTemplate(text string, dataSize int) (*template, error) {
 	lit = strconv.AppendInt(lit, int64(len(words)), 10)
 	lit = append(lit, "\r\n"...)
 	for _, w := range words {
-		if !strings.Contains(w, keyHolder) && !strings.Contains(w, dataHolder) && !strings.Contains(w, randHolder) {
+		if !strings.Contains(w, keyHolder) && !strings.Contains(w, dataHolder) && !strings.Contains(w, randHolder) &&
+			!strings.Contains(w, lineHolder) {
 			lit = appendBulk(lit, w)
 			continue
 		}
@@ -95,7 +103,13 @@ func compileTemplate(text string, dataSize int) (*template, error) {
 			t.segs = append(t.segs, segment{lit: lit})
 			lit = nil
 		}
-		t.segs = append(t.segs, dynamicSegment(w, dataSize))
+		seg := dynamicSegment(w, dataSize)
+		for _, p := range seg.pieces {
+			if p.kind == pieceLine {
+				t.lines++
+			}
+		}
+		t.segs = append(t.segs, seg)
 	}
 	if len(lit) > 0 {
 		t.segs = append(t.segs, segment{lit: lit})
@@ -148,7 +162,7 @@ func (e *unexpectedReply) Error() string {
 var holders = []struct {
 	text string
 	kind pieceKind
-}{{keyHolder, pieceKey}, {dataHolder, pieceData}, {randHolder, pieceRand}}
+}{{keyHolder, pieceKey}, {dataHolder, pieceData}, {randHolder, pieceRand}, {lineHolder, pieceLine}}
 
 // dynamicSegment cuts an argument at its placeholders.
 func dynamicSegment(w string, dataSize int) segment {
@@ -166,7 +180,7 @@ func dynamicSegment(w string, dataSize int) segment {
 		}
 		s = s.withText(w[:at])
 		s.pieces = append(s.pieces, piece{kind: kind})
-		if kind != pieceKey {
+		if kind == pieceData || kind == pieceRand {
 			s.fixed += dataSize
 		}
 		w = w[at+len(holder):]
@@ -232,24 +246,33 @@ func (t *template) appendTo(dst []byte, e *expander) (out []byte, ok bool) {
 	return dst, true
 }
 
-// appendArg draws the argument's keys first, since the bulk header must state the length.
+// appendArg draws the argument's keys and lines first, since the bulk header must state the length.
 func (e *expander) appendArg(dst []byte, s *segment) ([]byte, bool) {
-	e.digits, e.ends = e.digits[:0], e.ends[:0]
+	e.digits, e.ends, e.picks = e.digits[:0], e.ends[:0], e.picks[:0]
+	size := s.fixed
 	for _, p := range s.pieces {
-		if p.kind == pieceKey {
+		switch p.kind {
+		case pieceKey:
 			k, ok := e.keys.next()
 			if !ok {
 				return dst, false
 			}
 			e.appendKey(k)
+		case pieceLine:
+			i := int(e.rng.Uint64() % uint64(len(e.lines)))
+			e.picks = append(e.picks, i)
+			size += len(e.lines[i])
 		}
 	}
 	dst = append(dst, '$')
-	dst = strconv.AppendInt(dst, int64(s.fixed+len(e.digits)), 10)
+	dst = strconv.AppendInt(dst, int64(size+len(e.digits)), 10)
 	dst = append(dst, "\r\n"...)
-	from, key := 0, 0
+	from, key, line := 0, 0, 0
 	for _, p := range s.pieces {
 		switch p.kind {
+		case pieceLine:
+			dst = append(dst, e.lines[e.picks[line]]...)
+			line++
 		case pieceText:
 			dst = append(dst, p.text...)
 		case pieceData:
@@ -298,7 +321,7 @@ func (e *expander) appendKey(k uint64) {
 }
 
 // maxSize bounds one request's encoded size with keys of at most width digits (and never fewer than
-// 20, a uint64's most), to size write buffers once.
+// 20, a uint64's most), to size write buffers once; each __line__ adds the longest line's length.
 func (t *template) maxSize(width int) int {
 	n := 0
 	for _, s := range t.segs {

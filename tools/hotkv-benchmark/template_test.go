@@ -181,3 +181,40 @@ func TestRatioSchedule(t *testing.T) {
 		}
 	}
 }
+
+// __line__ draws one of the --lines at random per occurrence; the bulk lengths and maxSize (with
+// the longest line per __line__) hold, and every line is drawn in time.
+func TestTemplateLines(t *testing.T) {
+	tpl, err := compileTemplate("SMISMEMBER s __line__ x__line__y", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tpl.lines != 2 {
+		t.Fatalf("%d __line__ counted", tpl.lines)
+	}
+	lines := [][]byte{[]byte("1.2.3.4"), []byte("::1"), []byte("10.0.0.0")}
+	e := expander{keys: &listKeys{}, lines: lines, rng: randStream(1, 0)}
+	seen := map[string]bool{}
+	for range 200 {
+		buf, ok := tpl.appendTo(nil, &e)
+		if !ok {
+			t.Fatal("ran out")
+		}
+		if len(buf) > tpl.maxSize(0)+tpl.lines*maxLen(lines) {
+			t.Fatalf("%d bytes, more than the bound", len(buf))
+		}
+		args, n, _, err := resp.Parse(nil, buf, nil)
+		if err != nil || n != len(buf) || len(args) != 4 {
+			t.Fatalf("Parse: %d of %d, %v", n, len(buf), err)
+		}
+		a, b := string(args[2]), string(args[3])
+		if !slices.ContainsFunc(lines, func(l []byte) bool { return string(l) == a }) ||
+			!strings.HasPrefix(b, "x") || !strings.HasSuffix(b, "y") {
+			t.Fatalf("expanded to %q", args)
+		}
+		seen[a] = true
+	}
+	if len(seen) != len(lines) {
+		t.Fatalf("drew only %v", seen)
+	}
+}

@@ -53,11 +53,19 @@ func (e *replyError) Error() string {
 	return fmt.Sprintf("error reply to %s: %s", e.command, e.msg)
 }
 
+func maxLen(lines [][]byte) int {
+	n := 0
+	for _, l := range lines {
+		n = max(n, len(l))
+	}
+	return n
+}
+
 // newWorker sets up a worker on conn; rd reads conn's replies (nil for a new reader).
 func newWorker(conn io.ReadWriter, rd *replyReader, tpls []*template, order []uint8, pipeline int, e expander) *worker {
 	size := 0
 	for _, t := range tpls {
-		size = max(size, t.maxSize(e.width))
+		size = max(size, t.maxSize(e.width)+t.lines*maxLen(e.lines))
 	}
 	if rd == nil {
 		rd = newReplyReader(conn, 64*1024)
