@@ -1,0 +1,321 @@
+package cluster
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/hotkv/hotkv/src/cluster/wire"
+)
+
+// sim runs State machines for nodes on ports 7000+i over an in-memory bus. Every message goes through
+// wire.Encode and wire.Decode. A node that is down neither sends nor receives, and links to it stay
+// "up" (like a hung process; DEBUG SLEEP), so detection rests on missing pongs.
+type sim struct {
+	t     *testing.T
+	now   int64
+	nodes []*simNode
+	r     *rand.Rand
+	cut   map[[2]int]bool // traffic between these nodes is lost (both orders are stored)
+}
+
+type simNode struct {
+	st   *State
+	loc  Local
+	down bool
+}
+
+const simTimeout = 3000
+
+func newSim(t *testing.T, n int) *sim {
+	s := &sim{t: t, now: 1_000_000, r: rand.New(rand.NewPCG(7, uint64(n))), cut: map[[2]int]bool{}}
+	for i := range n {
+		st := New("", Config{NodeTimeout: simTimeout, RequireFullCoverage: true})
+		st.Myself.IP, st.Myself.Port, st.Myself.CPort = "127.0.0.1", 7000+i, 17000+i
+		s.nodes = append(s.nodes, &simNode{st: st, loc: Local{Port: 7000 + i, CPort: 17000 + i}})
+	}
+	return s
+}
+
+func (s *sim) byPort(port int) int { return port - 7000 }
+
+// kill stops node i as kill -9 does: its peers' links to it break and redials fail until it is back.
+func (s *sim) kill(i int) {
+	s.nodes[i].down = true
+	for _, n := range s.nodes {
+		if k := n.st.Nodes[s.nodes[i].st.Myself.Name]; k != nil {
+			n.st.Disconnected(k)
+		}
+	}
+}
+
+func (s *sim) recode(m *wire.Msg) *wire.Msg {
+	b := wire.Encode(nil, m)
+	var d wire.Msg
+	if err := wire.Decode(b, &d); err != nil {
+		s.t.Fatalf("own message does not decode: %v", err)
+	}
+	if !bytes.Equal(wire.Encode(nil, &d), b) {
+		s.t.Fatalf("own message re-encodes differently")
+	}
+	return &d
+}
+
+// send delivers out from node i over i's outbound link to out.To; the receiver's answers on that
+// link come back to i with out.To as the link's node.
+func (s *sim) send(i int, out Out) {
+	if out.Drop {
+		return // the state already counts the link as down
+	}
+	j := s.byPort(out.To.Port)
+	if j < 0 || j >= len(s.nodes) || s.nodes[i].down || s.nodes[j].down || s.cut[[2]int{i, j}] {
+		return
+	}
+	rj := s.nodes[j]
+	for _, rep := range rj.st.Receive(nil, "127.0.0.1", s.recode(out.Msg), &rj.loc, s.now, s.r) {
+		if rep.To == nil {
+			ri := s.nodes[i]
+			for _, o := range ri.st.Receive(out.To, "127.0.0.1", s.recode(rep.Msg), &ri.loc, s.now, s.r) {
+				if o.To != nil {
+					s.send(i, o)
+				}
+			}
+		} else {
+			s.send(j, rep)
+		}
+	}
+}
+
+func (s *sim) step() {
+	s.now += TickEvery
+	for i, n := range s.nodes {
+		if n.down {
+			continue
+		}
+		for _, p := range n.st.Unlinked(s.now) {
+			if j := s.byPort(p.Port); j >= 0 && j < len(s.nodes) && !s.nodes[j].down {
+				s.send(i, n.st.Connected(p, &n.loc, s.now, s.r))
+			}
+		}
+		for _, o := range n.st.Tick(&n.loc, s.now, s.r) {
+			s.send(i, o)
+		}
+	}
+}
+
+// runUntil steps until ok holds or ms of simulated time pass, and returns the time taken.
+func (s *sim) runUntil(ms int64, what string, ok func() bool) int64 {
+	start := s.now
+	for s.now-start < ms {
+		if ok() {
+			return s.now - start
+		}
+		s.step()
+	}
+	s.t.Fatalf("%s: not reached after %d ms (simulated)\n%s", what, ms, s.dump())
+	return 0
+}
+
+func (s *sim) dump() string {
+	var b bytes.Buffer
+	for i, n := range s.nodes {
+		fmt.Fprintf(&b, "node %d (down %v):\n%s", i, n.down, n.st.NodesText())
+	}
+	return b.String()
+}
+
+// converged: every live node knows every live node by its real name, and all agree on slot owners.
+func (s *sim) converged() bool {
+	var ref *State
+	for _, n := range s.nodes {
+		if n.down {
+			continue
+		}
+		for _, o := range s.nodes {
+			if o.down {
+				continue
+			}
+			k := n.st.Nodes[o.st.Myself.Name]
+			if k == nil || k.has(wire.NodeHandshake) {
+				return false
+			}
+		}
+		for _, k := range n.st.Nodes {
+			if k.has(wire.NodeHandshake) {
+				return false
+			}
+		}
+		if ref == nil {
+			ref = n.st
+			continue
+		}
+		for slot := range Slots {
+			a, b := ref.Owner[slot], n.st.Owner[slot]
+			if (a == nil) != (b == nil) || a != nil && a.Name != b.Name {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (s *sim) allOK() bool {
+	for _, n := range s.nodes {
+		if !n.down && !n.st.OK {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *sim) split(masters int) {
+	per := Slots / masters
+	for i := range masters {
+		hi := (i+1)*per - 1
+		if i == masters-1 {
+			hi = Slots - 1
+		}
+		var slots []int
+		for slot := i * per; slot <= hi; slot++ {
+			slots = append(slots, slot)
+		}
+		if err := s.nodes[i].st.AddSlots(slots, s.now); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+}
+
+// meetAll is what redis-cli --cluster create does: set distinct config epochs, then MEET everyone
+// from node 0.
+func (s *sim) meetAll() {
+	for i, n := range s.nodes {
+		if err := n.st.SetConfigEpoch(int64(i + 1)); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	for i := 1; i < len(s.nodes); i++ {
+		s.nodes[0].st.Meet("127.0.0.1", 7000+i, 17000+i, s.now)
+	}
+}
+
+func TestSimMeetConverges(t *testing.T) {
+	for _, n := range []int{3, 6, 10} {
+		s := newSim(t, n)
+		s.split(min(n, 5))
+		s.meetAll()
+		took := s.runUntil(30000, "convergence", func() bool { return s.converged() && s.allOK() })
+		t.Logf("%d nodes: converged and ok after %d ms simulated", n, took)
+		for _, nd := range s.nodes {
+			if len(nd.st.Nodes) != n {
+				t.Fatalf("node knows %d nodes, want %d", len(nd.st.Nodes), n)
+			}
+		}
+	}
+}
+
+// TestSimEpochCollision: masters that all start at configEpoch 0 end with distinct epochs.
+func TestSimEpochCollision(t *testing.T) {
+	s := newSim(t, 4)
+	s.split(4)
+	for i := 1; i < 4; i++ {
+		s.nodes[0].st.Meet("127.0.0.1", 7000+i, 17000+i, s.now)
+	}
+	s.runUntil(30000, "distinct epochs", func() bool {
+		if !s.converged() {
+			return false
+		}
+		seen := map[uint64]bool{}
+		for _, n := range s.nodes {
+			e := n.st.Myself.ConfigEpoch
+			if seen[e] {
+				return false
+			}
+			seen[e] = true
+		}
+		return true
+	})
+}
+
+// TestSimFailureDetection: a master that stops answering is flagged PFAIL and then FAIL by every live
+// node (majority of 5 masters), the cluster goes fail (full coverage), and the flag lifts after it
+// returns.
+func TestSimFailureDetection(t *testing.T) {
+	s := newSim(t, 5)
+	s.split(5)
+	s.meetAll()
+	s.runUntil(30000, "convergence", func() bool { return s.converged() && s.allOK() })
+	victim := s.nodes[4].st.Myself.Name
+	s.kill(4)
+	failed := func() bool {
+		for _, n := range s.nodes[:4] {
+			if k := n.st.Nodes[victim]; !k.Failed() || n.st.OK {
+				return false
+			}
+		}
+		return true
+	}
+	took := s.runUntil(4*simTimeout, "FAIL everywhere", failed)
+	if took < simTimeout {
+		t.Fatalf("FAIL after %d ms, before the node timeout", took)
+	}
+	t.Logf("FAIL on all 4 live nodes %d ms after the node stopped", took)
+	if n, _ := s.nodes[0].st.CountFailureReports(victim, s.now); n == 0 {
+		t.Fatalf("no failure reports counted")
+	}
+	s.nodes[4].down = false
+	s.runUntil(4*simTimeout, "recovery", func() bool {
+		for _, n := range s.nodes[:4] {
+			if n.st.Nodes[victim].has(wire.NodeFail | wire.NodePFail) {
+				return false
+			}
+		}
+		return s.allOK()
+	})
+}
+
+// TestSimNoFailWithoutMajority: with 5 masters, two that lose a third are not a majority: PFAIL, never
+// FAIL.
+func TestSimNoFailWithoutMajority(t *testing.T) {
+	s := newSim(t, 5)
+	s.split(5)
+	s.meetAll()
+	s.runUntil(30000, "convergence", func() bool { return s.converged() && s.allOK() })
+	// Only nodes 0 and 1 lose node 4 (2 of 5 masters): PFAIL there, no FAIL anywhere.
+	victim := s.nodes[4].st.Myself.Name
+	orig := s.nodes[0].st.Nodes[victim]
+	s.cut[[2]int{0, 4}], s.cut[[2]int{4, 0}], s.cut[[2]int{1, 4}], s.cut[[2]int{4, 1}] = true, true, true, true
+	for range 3 * simTimeout / TickEvery {
+		s.step()
+	}
+	for i, n := range s.nodes[:4] {
+		if n.st.Nodes[victim].Failed() {
+			t.Fatalf("node %d flagged FAIL on 2 of 5 masters' reports", i)
+		}
+	}
+	if !orig.has(wire.NodePFail) {
+		t.Fatalf("node 0 did not flag PFAIL")
+	}
+}
+
+// TestSimSlotMoves: SETSLOT NODE on the importing side with a bumped epoch moves the slot everywhere.
+func TestSimSlotMoves(t *testing.T) {
+	s := newSim(t, 3)
+	s.split(3)
+	s.meetAll()
+	s.runUntil(30000, "convergence", func() bool { return s.converged() && s.allOK() })
+	a, b := s.nodes[0].st, s.nodes[1].st
+	b.Importing[100] = b.Nodes[a.Myself.Name]
+	a.Migrating[100] = a.Nodes[b.Myself.Name]
+	if err := b.SetSlotNode(100, b.Myself.Name, s.now); err != nil {
+		t.Fatal(err)
+	}
+	s.runUntil(10000, "slot 100 moves", func() bool {
+		for _, n := range s.nodes {
+			if o := n.st.Owner[100]; o == nil || o.Name != b.Myself.Name {
+				return false
+			}
+		}
+		return a.Migrating[100] == nil
+	})
+}
