@@ -52,6 +52,9 @@ func ModuleName(id uint64) (string, uint64) {
 // VectorSetModule is the module id HotKV writes vector sets under.
 var VectorSetModule = ModuleID("hotkv-vec", 0)
 
+// BudgetModule is the module id HotKV writes token budgets under (src/command/budget*.go).
+var BudgetModule = ModuleID("hotkv-bgt", 0)
+
 // ModuleValue appends a module value of module id whose data is payload.
 func (e *Encoder) ModuleValue(key []byte, id uint64, payload []byte) {
 	e.typeKey(TypeModule2, key)
@@ -67,7 +70,7 @@ func (d *Decoder) module(at int64, v *Value) error {
 	if err != nil {
 		return err
 	}
-	if id != VectorSetModule {
+	if id != VectorSetModule && id != BudgetModule {
 		name, ver := ModuleName(id)
 		return fmt.Errorf("%w: module %s (encoding version %d) (offset %d)", ErrModuleType, name, ver, at)
 	}

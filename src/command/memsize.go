@@ -1,6 +1,7 @@
 package command
 
 import (
+	"github.com/hotkv/hotkv/ds/budget"
 	"github.com/hotkv/hotkv/ds/hash"
 	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/ds/list"
@@ -52,6 +53,8 @@ func valueSize(e *keyspace.Entry, samples int) int64 {
 		return int64(keyspace.Obj[stream.Stream](e).MemoryBytes())
 	case keyspace.KindVectorSet:
 		return keyspace.Obj[vsetValue](e).memoryEstimate(samples)
+	case keyspace.KindBudget:
+		return keyspace.Obj[budget.Budget](e).MemoryBytes()
 	}
 	return e.Accounted()
 }

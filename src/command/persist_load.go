@@ -252,7 +252,15 @@ func (ld *loader) convert(v *rdb.Value, it *loadItem) (int, error) {
 		return ld.zset(v, it, zset.Limits{MaxEntries: st.ZSetMaxListpackEntries, MaxValue: st.ZSetMaxListpackValue})
 	case rdb.ValStream:
 		return ld.stream(v.Stream, it)
-	case rdb.ValModule: // vset_persist.go: HotKV's vector sets, the only module type it reads
+	case rdb.ValModule: // vset_persist.go: HotKV's vector sets; budget.go: token budgets
+		if v.Module == rdb.BudgetModule {
+			b, err := loadBudget(ld.e, v.Str)
+			if err != nil {
+				return 0, err
+			}
+			it.kind, it.obj = keyspace.KindBudget, b
+			return int(b.MemoryBytes()), nil
+		}
 		vs, err := decodeVset(ld.e, v.Str)
 		if err != nil {
 			return 0, err

@@ -16,6 +16,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/hotkv/hotkv/ds/budget"
+
 	"github.com/hotkv/hotkv/ds/hash"
 	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/ds/list"
@@ -169,6 +171,9 @@ func (s *RDBSerializer) value(key []byte, en *keyspace.Entry) {
 	case keyspace.KindVectorSet: // vset_persist.go
 		s.raw = appendVset(s.raw[:0], keyspace.Obj[vsetValue](en))
 		s.enc.ModuleValue(key, rdb.VectorSetModule, s.raw)
+	case keyspace.KindBudget: // budget_persist.go
+		s.raw = keyspace.Obj[budget.Budget](en).AppendBinary(s.raw[:0])
+		s.enc.ModuleValue(key, rdb.BudgetModule, s.raw)
 	default:
 		panic("BUG: an entry of kind " + en.Kind.String() + " cannot be serialized")
 	}

@@ -33,6 +33,7 @@ var families = [][]*Spec{
 	tagCommands,
 	vsetCommands, // vector sets: Redis 8's V* and HotKV's VSIM.* (vset.go)
 	throttleCommands,
+	budgetCommands,
 }
 
 // table maps lower-case command names to their specs. It is built in init so that handlers may

@@ -51,6 +51,7 @@ func clockTranscript(t *testing.T, name string) {
 				steps = parseTranscript(t, data)
 			}
 			e := newTestEngine()
+			seedBudgetIDs(e, 1000)
 			now := clockBase
 			var out strings.Builder
 			for i, s := range steps {

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"github.com/hotkv/hotkv/ds/budget"
 	"github.com/hotkv/hotkv/ds/hash"
 	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/ds/list"
@@ -33,6 +34,8 @@ func objOf(e *keyspace.Entry) any {
 		return keyspace.Obj[stream.Stream](e)
 	case keyspace.KindVectorSet:
 		return keyspace.Obj[vsetValue](e)
+	case keyspace.KindBudget:
+		return keyspace.Obj[budget.Budget](e)
 	}
 	return nil
 }
@@ -51,6 +54,8 @@ func setObjOf(e *keyspace.Entry, k keyspace.Kind, obj any) {
 	case *stream.Stream:
 		keyspace.SetObj(e, k, o)
 	case *vsetValue:
+		keyspace.SetObj(e, k, o)
+	case *budget.Budget:
 		keyspace.SetObj(e, k, o)
 	default:
 		panic("BUG: a collection of kind " + k.String() + " has no type")
