@@ -88,15 +88,24 @@ func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
 // reached only through capturing proxies (each announces its proxy's port as its bus port), drives
 // MEET, gossip, slot claims, PUBLISH, SPUBLISH, a manual failover and a FAIL, then decodes every
 // captured packet and checks it re-encodes to the same bytes. Ports 27450-27453, buses 37450-37453,
-// proxies 37460-37463.
+// proxies 37460-37463 (or +10, +20, +30 when taken).
 func TestDecodeRedisBus(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server not on PATH")
 	}
 	const n = 4
 	caps := make([]*capture, n)
+	proxy := make([]int, n)
 	for i := range n {
-		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", 37460+i))
+		// Ports above 32767 may be some connection's ephemeral end: try a few of the range.
+		var ln net.Listener
+		var err error
+		for _, base := range []int{37460, 37470, 37480, 37490} {
+			if ln, err = net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i)); err == nil {
+				proxy[i] = base + i
+				break
+			}
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +117,7 @@ func TestDecodeRedisBus(t *testing.T) {
 		dir := t.TempDir()
 		args := []string{"--port", fmt.Sprint(27450 + i), "--bind", "127.0.0.1", "--dir", dir,
 			"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
-			"--cluster-node-timeout", "1000", "--cluster-announce-bus-port", fmt.Sprint(37460 + i),
+			"--cluster-node-timeout", "1000", "--cluster-announce-bus-port", fmt.Sprint(proxy[i]),
 			"--save", "", "--appendonly", "no", "--enable-debug-command", "yes", "--logfile", filepath.Join(dir, "log")}
 		if i == 1 {
 			args = append(args, "--cluster-announce-hostname", "node-one.test")
@@ -130,7 +139,7 @@ func TestDecodeRedisBus(t *testing.T) {
 	redisCmd(t, 27451, "CLUSTER", "ADDSLOTSRANGE", "5461", "10922")
 	redisCmd(t, 27452, "CLUSTER", "ADDSLOTSRANGE", "10923", "16383")
 	for i := 1; i < n; i++ {
-		redisCmd(t, 27450, "CLUSTER", "MEET", "127.0.0.1", fmt.Sprint(27450+i), fmt.Sprint(37460+i))
+		redisCmd(t, 27450, "CLUSTER", "MEET", "127.0.0.1", fmt.Sprint(27450+i), fmt.Sprint(proxy[i]))
 	}
 	waitFor(t, 30*time.Second, "cluster_state:ok", func() bool {
 		for i := range n {
