@@ -1,0 +1,183 @@
+package link
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hotkv/hotkv/src/cluster"
+)
+
+func redisCli(t *testing.T, port int, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("redis-cli", append([]string{"-p", fmt.Sprint(port)}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("redis-cli %v: %v %s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for time.Since(start) < d {
+		if ok() {
+			return time.Since(start)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %v waiting for %s", d, what)
+	return 0
+}
+
+// nodeLine returns the CLUSTER NODES line of node name as redis-server on port sees it.
+func nodeLine(t *testing.T, port int, name string) string {
+	for _, l := range strings.Split(redisCli(t, port, "CLUSTER", "NODES"), "\n") {
+		if strings.HasPrefix(l, name) {
+			return l
+		}
+	}
+	return ""
+}
+
+// TestBusWithRedis puts a HotKV bus node (this package's Bus over cluster.State; no data engine) on
+// one bus with three redis-server 7.0.15 masters: it is met by Redis, learns every node and slot, its
+// own slot claim spreads to Redis, Redis logs no warning about its packets, a killed Redis master is
+// flagged FAIL by HotKV together with the other Redis masters, and Redis flags the HotKV node FAIL
+// once its bus stops. Ports 27455-27458, buses 37455-37458, cluster-node-timeout 3000.
+func TestBusWithRedis(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not on PATH")
+	}
+	const nRedis = 3
+	var procs []*exec.Cmd
+	var logs []string
+	for i := range nRedis {
+		dir := t.TempDir()
+		logs = append(logs, filepath.Join(dir, "log"))
+		cmd := exec.Command("redis-server", "--port", fmt.Sprint(27455+i), "--bind", "127.0.0.1", "--dir", dir,
+			"--cluster-enabled", "yes", "--cluster-node-timeout", "3000", "--save", "", "--appendonly", "no",
+			"--logfile", logs[i], "--loglevel", "verbose")
+		cmd.Dir = dir
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, cmd)
+	}
+	defer func() {
+		for _, p := range procs {
+			p.Process.Kill()
+			p.Wait()
+		}
+	}()
+	for i := range nRedis {
+		waitFor(t, 10*time.Second, "redis-server up", func() bool {
+			out, err := exec.Command("redis-cli", "-p", fmt.Sprint(27455+i), "PING").Output()
+			return err == nil && strings.TrimSpace(string(out)) == "PONG"
+		})
+	}
+	ranges := [][2]int{{0, 5460}, {5461, 10922}, {10923, 15999}}
+	for i, r := range ranges {
+		redisCli(t, 27455+i, "CLUSTER", "SET-CONFIG-EPOCH", fmt.Sprint(i+1))
+		redisCli(t, 27455+i, "CLUSTER", "ADDSLOTSRANGE", fmt.Sprint(r[0]), fmt.Sprint(r[1]))
+	}
+
+	st := cluster.New("", cluster.Config{NodeTimeout: 3000, RequireFullCoverage: true})
+	st.Myself.IP, st.Myself.Port, st.Myself.CPort = "127.0.0.1", 27458, 37458
+	if err := st.SetConfigEpoch(4); err != nil {
+		t.Fatal(err)
+	}
+	var slots []int
+	for s := 16000; s < cluster.Slots; s++ {
+		slots = append(slots, s)
+	}
+	if err := st.AddSlots(slots, time.Now().UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	bus, err := Start("127.0.0.1:37458", st, cluster.Local{Port: 27458, CPort: 37458})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			bus.Close()
+		}
+	}()
+	me := st.Myself.Name
+	for i := 1; i < nRedis; i++ {
+		redisCli(t, 27455, "CLUSTER", "MEET", "127.0.0.1", fmt.Sprint(27455+i))
+	}
+	redisCli(t, 27455, "CLUSTER", "MEET", "127.0.0.1", "27458", "37458")
+
+	names := make([]string, nRedis)
+	for i := range nRedis {
+		names[i] = redisCli(t, 27455+i, "CLUSTER", "MYID")
+	}
+	took := waitFor(t, 30*time.Second, "one converged cluster", func() bool {
+		for i := range nRedis {
+			l := nodeLine(t, 27455+i, me)
+			if !strings.Contains(l, " master - ") || !strings.Contains(l, " connected 16000-16383") ||
+				!strings.Contains(redisCli(t, 27455+i, "CLUSTER", "INFO"), "cluster_state:ok") {
+				return false
+			}
+		}
+		ok := true
+		bus.Do(func(st *cluster.State, now int64) []cluster.Out {
+			for i, n := range names {
+				k := st.Nodes[n]
+				if k == nil || !k.IsMaster() || st.Owner[ranges[i][0]] != k || st.Owner[ranges[i][1]] != k {
+					ok = false
+				}
+			}
+			ok = ok && len(st.Nodes) == nRedis+1 && st.OK
+			return nil
+		})
+		return ok
+	})
+	t.Logf("3 Redis + 1 HotKV bus node converged, cluster_state:ok everywhere, in %v", took)
+
+	// kill -9 Redis master 2: HotKV and the two other Redis masters flag it FAIL (3 of 4 masters).
+	procs[2].Process.Signal(syscall.SIGKILL)
+	took = waitFor(t, 30*time.Second, "HotKV flags the killed Redis master FAIL", func() bool {
+		failed := false
+		bus.Do(func(st *cluster.State, now int64) []cluster.Out {
+			failed = st.Nodes[names[2]].Failed() && !st.OK
+			return nil
+		})
+		return failed && strings.Contains(nodeLine(t, 27455, names[2]), "master,fail ")
+	})
+	t.Logf("killed Redis master flagged FAIL by HotKV and Redis %v after kill -9", took)
+
+	// The HotKV bus stops: the two live Redis masters (2 of the 3 live... of 4 slot masters, one
+	// already failed) cannot reach a majority of 3 reports, so they see it PFAIL ("fail?").
+	bus.Close()
+	closed = true
+	took = waitFor(t, 30*time.Second, "Redis flags the HotKV node fail?", func() bool {
+		l := nodeLine(t, 27455, me)
+		return strings.Contains(l, "master,fail? ") || strings.Contains(l, "master,fail ")
+	})
+	t.Logf("Redis flagged the stopped HotKV node %v later", took)
+
+	for i := range 2 {
+		b, _ := os.ReadFile(logs[i])
+		for _, l := range strings.Split(string(b), "\n") {
+			// cluster.c's warnings about bus input (packet length, padding, extensions, signature,
+			// unknown types or extensions) and link errors.
+			for _, w := range []string{"invalid", "Bad message", "nknown", "padding", "exceeds", "I/O error"} {
+				if strings.Contains(l, w) {
+					t.Errorf("redis %d logged: %s", i, l)
+				}
+			}
+		}
+	}
+	if os.Getenv("HOTKV_BUS_LOG") != "" {
+		b, _ := os.ReadFile(logs[0])
+		t.Logf("redis 0 log:\n%s", b)
+	}
+}
