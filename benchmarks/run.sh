@@ -26,6 +26,7 @@
 #   --proof    hotkv-benchmark vs redis-benchmark, both on CPU 1, against redis-server on CPU 0
 #   --only     any of throughput scaling latency pubsub throughput-batch collections memory growing
 #              smallcoll big proof, e.g. --only "memory"
+#   --only ipsets  IP sets against Redis SETs and ZSETs (benchmarks/ipsets/bench.sh, its own report; ~6 min)
 #   --quick    small key range, short runs, one run each: a smoke test of the whole harness (3 minutes)
 # Env: KEYS (1000000) DURATION (5s) RUNS (3) PIPELINE (30) SIZE (256) CLIENTS (50) COMMANDS (all twelve)
 #      BATCH_COMMANDS (COMMANDS: throughput-batch's)
@@ -55,11 +56,14 @@ while [ $# -gt 0 ]; do
     --big) sections="big" ;;
     --proof) sections="proof" ;;
     --only) sections="${2:?--only needs a list}"; shift ;;
-    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
+
+# The ipsets section is a script of its own (own data, servers and Markdown tables).
+if [ "$sections" = ipsets ]; then exec bash benchmarks/ipsets/bench.sh; fi
 
 if [ "$quick" = 1 ]; then
   : "${KEYS:=10000}" "${DURATION:=1s}" "${RUNS:=1}" "${BIG_KEYS:=20000}" "${PROOF_REQUESTS:=200000}"
@@ -1128,6 +1132,7 @@ for section in $sections; do
     growing) growing ;;
     smallcoll) smallcoll ;;
     proof) unset "bad_of[redis]"; start_server redis "$RPORT" 0; proof ;;
+    ipsets) bash benchmarks/ipsets/bench.sh ;;
     *) echo "run.sh: unknown section $section" >&2; exit 2 ;;
   esac
 done
