@@ -33,6 +33,7 @@ var families = [][]*Spec{
 	tagCommands,
 	vsetCommands, // vector sets: Redis 8's V* and HotKV's VSIM.* (vset.go)
 	throttleCommands,
+	memCommands, // agent memory: MEM.* (mem.go)
 	budgetCommands,
 }
 

@@ -34,6 +34,8 @@ func objOf(e *keyspace.Entry) any {
 		return keyspace.Obj[stream.Stream](e)
 	case keyspace.KindVectorSet:
 		return keyspace.Obj[vsetValue](e)
+	case keyspace.KindAgentMem:
+		return keyspace.Obj[memValue](e)
 	case keyspace.KindBudget:
 		return keyspace.Obj[budget.Budget](e)
 	}
@@ -54,6 +56,8 @@ func setObjOf(e *keyspace.Entry, k keyspace.Kind, obj any) {
 	case *stream.Stream:
 		keyspace.SetObj(e, k, o)
 	case *vsetValue:
+		keyspace.SetObj(e, k, o)
+	case *memValue:
 		keyspace.SetObj(e, k, o)
 	case *budget.Budget:
 		keyspace.SetObj(e, k, o)

@@ -1,0 +1,265 @@
+package command
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/hotkv/hotkv/ds/agentmem"
+	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/ds/vector"
+	"github.com/hotkv/hotkv/src/ai/tokens"
+)
+
+// Agent memory, HotKV's MEM.* over the key type "agentmem" (ds/agentmem): records of text with
+// an embedding and metadata, searched under exact pre-filters by similarity, recency and
+// importance; versions (SUPERSEDE); per-session working-memory windows with a token budget
+// (mem_window.go). A key is made by MEM.CREATE, never implicitly, so its dimension and its
+// REQUIREUSER rule are chosen once and a typo in a key name is an error, not a new memory.
+//
+// Times are unix ms. Every write runs at the command's time (Ctx.Now) and is replicated in an
+// absolute, deterministic form: MEM.ADD with the id it generated, its AT (creation) time, PXAT
+// for a TTL; FORGET as MEM.DEL of the ids it removed; records found expired as MEM.DEL before
+// the command. Expired records are hidden from every read at once and removed by the next write
+// to the key (there is no active cycle for them: a key nobody writes keeps their memory until
+// then, which MEMORY USAGE shows).
+//
+// Concurrency: writes hold the shard's token; SEARCH, GET, INFO and WINDOW.GET are shared reads
+// (shared.go) and change nothing.
+var memCommands = []*Spec{
+	{Name: "mem.create", Arity: -4, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Run: memCreate},
+	{Name: "mem.add", Arity: -4, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Run: memAdd},
+	{Name: "mem.update", Arity: -4, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Run: memUpdate},
+	{Name: "mem.get", Arity: 3, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: memGet, shared: true},
+	{Name: "mem.del", Arity: -3, Flags: Write, FirstKey: 1, LastKey: 1, Step: 1, Run: memDel},
+	{Name: "mem.supersede", Arity: -4, Flags: Write, FirstKey: 1, LastKey: 1, Step: 1, Run: memSupersede},
+	{Name: "mem.search", Arity: -4, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: memSearch, shared: true},
+	{Name: "mem.forget", Arity: -3, Flags: Write, FirstKey: 1, LastKey: 1, Step: 1, Run: memForget},
+	{Name: "mem.info", Arity: 2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: memInfo, shared: true},
+	{Name: "mem.window.append", Arity: -5, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Run: memWindowAppend},
+	{Name: "mem.window.get", Arity: -3, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: memWindowGet, shared: true},
+	{Name: "mem.window.clear", Arity: 3, Flags: Write, FirstKey: 1, LastKey: 1, Step: 1, Run: memWindowClear},
+}
+
+// memValue is an agent memory key's value.
+type memValue struct{ s *agentmem.Store }
+
+// Encoding is OBJECT ENCODING's answer: a module value's, "raw".
+func (v *memValue) Encoding() string { return "raw" }
+
+// Clone is COPY's.
+func (v *memValue) Clone() any { return &memValue{s: v.s.Clone()} }
+
+// Len is the number of records (lazyfree's effort).
+func (v *memValue) Len() int { return v.s.Len() }
+
+// memDefaultWindow is a window's token budget when MEM.CREATE gives no WINDOW.
+const memDefaultWindow = 4096
+
+// MEM.CREATE key DIM n [REQUIREUSER] [QUANT NOQUANT|Q8|BIN] [WINDOW tokens]
+// [ENCODING cl100k_base|o200k_base]: +OK.
+func memCreate(c *Ctx) {
+	key := c.Args[1]
+	cfg := agentmem.Config{Quant: vector.Q8, Window: memDefaultWindow, Encoding: uint8(tokens.Default)}
+	args := c.Args[2:]
+	for j := 0; j < len(args); j++ {
+		a := args[j]
+		if eqFold(a, "requireuser") {
+			cfg.RequireUser = true
+			continue
+		}
+		if j+1 >= len(args) {
+			c.Err(ErrSyntax)
+			return
+		}
+		val := args[j+1]
+		j++
+		n, isInt := ParseInt(val)
+		switch {
+		case eqFold(a, "dim"):
+			if !isInt || n < 1 || n > vector.MaxDim {
+				c.Err(ErrVsimDim)
+				return
+			}
+			cfg.Dim = int(n)
+		case eqFold(a, "quant"):
+			switch {
+			case eqFold(val, "noquant"):
+				cfg.Quant = vector.NoQuant
+			case eqFold(val, "q8"):
+				cfg.Quant = vector.Q8
+			case eqFold(val, "bin"):
+				cfg.Quant = vector.Bin
+			default:
+				c.Err(ErrVsimQuant)
+				return
+			}
+		case eqFold(a, "window"):
+			if !isInt || n < 1 || n > math.MaxInt32 {
+				c.Err(ErrMemWindow)
+				return
+			}
+			cfg.Window = int(n)
+		case eqFold(a, "encoding"):
+			enc, ok := tokens.Parse(val)
+			if !ok {
+				c.Err(ErrMemEncoding)
+				return
+			}
+			cfg.Encoding = uint8(enc)
+		default:
+			c.Err(ErrSyntax)
+			return
+		}
+	}
+	if cfg.Dim == 0 {
+		c.Err(ErrVsimDim)
+		return
+	}
+	if e := c.Find(key); e != nil {
+		if e.Kind != keyspace.KindAgentMem {
+			c.WrongType()
+		} else {
+			c.Err(ErrMemExists)
+		}
+		return
+	}
+	s, err := agentmem.New(cfg)
+	if err != nil {
+		c.Err("ERR " + err.Error())
+		return
+	}
+	e := c.KS(key).Add(key)
+	keyspace.SetObj(e, keyspace.KindAgentMem, &memValue{s: s})
+	e.Access = uint32(c.Now / int64(time.Second))
+	c.Changed(NotifyModule, "mem.create", key)
+	c.Dirty(1)
+	c.OK()
+}
+
+// readAgentMem looks key up for a read; ok is false when it replied (WRONGTYPE, or the missing key's
+// error).
+func readAgentMem(c *Ctx, key []byte) (v *memValue, ok bool) {
+	e := lookupForRead(c, key)
+	if e == nil {
+		c.Err(ErrMemNoKey)
+		return nil, false
+	}
+	if e.Kind != keyspace.KindAgentMem {
+		c.WrongType()
+		return nil, false
+	}
+	return keyspace.Obj[memValue](e), true
+}
+
+// writeAgentMem is readMem for a write: the key's expired records are removed first, replicated as
+// MEM.DEL and raising "mem.expired".
+func writeAgentMem(c *Ctx, key []byte) (v *memValue, ok bool) {
+	e := c.Find(key)
+	if e == nil {
+		c.Err(ErrMemNoKey)
+		return nil, false
+	}
+	if e.Kind != keyspace.KindAgentMem {
+		c.WrongType()
+		return nil, false
+	}
+	v = keyspace.Obj[memValue](e)
+	if dead := v.s.Expired(memNow(c), 0); len(dead) > 0 {
+		if c.E.Feed.Active() {
+			args := append(make([][]byte, 0, 2+len(dead)), memDelArg, key)
+			for _, id := range dead {
+				args = append(args, []byte(id))
+			}
+			c.fx.pre = binary.AppendUvarint(c.fx.pre, uint64(c.DB))
+			c.fx.pre = appendCommand(c.fx.pre, args)
+			c.fx.npre++
+		}
+		c.Changed(NotifyModule, "mem.expired", key)
+		c.Dirty(len(dead))
+		// every MEM.* write propagates its own form explicitly, so that one that fails after
+		// this is not replicated as itself
+		c.PropagateNothing()
+	}
+	return v, true
+}
+
+var memDelArg = []byte("MEM.DEL")
+
+// memNow is the command's time in unix ms.
+func memNow(c *Ctx) int64 { return c.Now / 1e6 }
+
+// memErr replies for an error of ds/agentmem's.
+func memErr(c *Ctx, err error) {
+	switch {
+	case errors.Is(err, agentmem.ErrNotFound):
+		c.Err(ErrMemNotFound)
+	case errors.Is(err, agentmem.ErrSuperseded):
+		c.Err(ErrMemSuperseded)
+	case errors.Is(err, agentmem.ErrSameMemory):
+		c.Err(ErrMemSelf)
+	case errors.Is(err, agentmem.ErrWindowLarge):
+		c.Err(ErrMemWindowLarge)
+	case errors.Is(err, agentmem.ErrVector), errors.Is(err, vector.ErrNaN), errors.Is(err, vector.ErrZero):
+		c.Err(ErrMemVector)
+	default:
+		c.Err("ERR " + err.Error())
+	}
+}
+
+// memVector reads VECTOR's value at args[i:] (FP32 blob | VALUES n v…) for a memory of dimension
+// dim; n is the arguments consumed, 0 when it replied an error.
+func memVector(c *Ctx, args [][]byte, i, dim int) (vec []float32, n int) {
+	v, ok := parseVector(args, i, false)
+	if !ok {
+		c.Err(ErrVsetVectorSpec)
+		return nil, 0
+	}
+	if len(v.vec) != dim {
+		c.Errf(ErrMemVectorDim, len(v.vec), dim)
+		return nil, 0
+	}
+	return v.vec, v.n
+}
+
+// memList reads "n v1 … vn" at args[i:]; n is the arguments consumed, 0 when it replied.
+func memList(c *Ctx, args [][]byte, i int) (vals []string, n int) {
+	if i >= len(args) {
+		c.Err(ErrSyntax)
+		return nil, 0
+	}
+	k, ok := ParseInt(args[i])
+	if !ok || k < 1 || k > int64(len(args)-i-1) {
+		c.Err(ErrMemCount)
+		return nil, 0
+	}
+	vals = make([]string, k)
+	for j := range vals {
+		vals[j] = string(args[i+1+j])
+	}
+	return vals, 1 + int(k)
+}
+
+// memTime reads a time in unix ms (>= 0).
+func memTime(c *Ctx, b []byte) (int64, bool) {
+	n, ok := ParseInt(b)
+	if !ok || n < 0 {
+		c.Err(ErrMemTime)
+		return 0, false
+	}
+	return n, true
+}
+
+// appendFP32 encodes vec as an FP32 blob.
+func appendFP32(dst []byte, vec []float32) []byte {
+	for _, f := range vec {
+		dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(f))
+	}
+	return dst
+}
+
+func fmtInt(n int64) []byte { return strconv.AppendInt(nil, n, 10) }
+
+func fmtFloat(f float64) []byte { return strconv.AppendFloat(nil, f, 'g', 17, 64) }
