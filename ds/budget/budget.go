@@ -127,7 +127,11 @@ func (b *Budget) Advance(now int64) (expired int) {
 
 func (b *Budget) refund(n int64) {
 	if n > 0 {
-		b.avail = min(b.Capacity(), satAdd(b.avail, n))
+		if c := b.Capacity(); satAdd(b.avail, n) >= c {
+			b.avail, b.frac = c, 0 // full: no fraction above the capacity
+		} else {
+			b.avail += n
+		}
 	}
 }
 
@@ -305,6 +309,7 @@ func Decode(p []byte) (*Budget, error) {
 	if len(p) < 1 || p[0] != format {
 		return nil, ErrCorrupt
 	}
+	orig := p
 	p = p[1:]
 	var bad bool
 	uv := func() uint64 {
@@ -351,6 +356,10 @@ func Decode(p []byte) (*Budget, error) {
 		b.resv = append(b.resv, r)
 	}
 	if len(p) != 0 {
+		return nil, ErrCorrupt
+	}
+	// Only the canonical encoding (shortest varints): one payload per state.
+	if enc := b.AppendBinary(make([]byte, 0, len(orig))); string(enc) != string(orig) {
 		return nil, ErrCorrupt
 	}
 	return b, nil

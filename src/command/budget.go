@@ -314,18 +314,22 @@ type budgetChain struct {
 
 // parseChain reads n key [key …] [TEXT t [ENCODING e]] [TIMEOUT ms] (TIMEOUT for RESERVE); a
 // TEXT's tokens, counted here, are added to n. It replies the error and returns false.
-func parseChain(c *Ctx, reserve bool) (ch budgetChain, ok bool) {
+func parseChain(c *Ctx, reserve bool, kbuf [][]byte) (ch budgetChain, ok bool) {
 	a := c.Args
 	n, ok := ParseInt(a[1])
 	if !ok || n < 0 {
 		c.Err(errBudgetAmount)
 		return ch, false
 	}
+	ch.keys = kbuf[:0]
 	i := 2
 	for ; i < len(a) && !budgetOption(a[i]); i++ {
-		k := a[i]
-		if !slices.ContainsFunc(ch.keys, func(x []byte) bool { return bytes.Equal(x, k) }) {
-			ch.keys = append(ch.keys, k)
+		dup := false
+		for _, x := range ch.keys {
+			dup = dup || bytes.Equal(x, a[i])
+		}
+		if !dup {
+			ch.keys = append(ch.keys, a[i])
 		}
 	}
 	if len(ch.keys) == 0 {
@@ -374,8 +378,8 @@ func parseChain(c *Ctx, reserve bool) (ch budgetChain, ok bool) {
 // checkChain finds every budget of the chain, brought up to now, and whether all of them hold
 // n units: it replies the error (missing key, wrong type) and returns nil; denied is set when
 // some budget is short, with the least available and the longest wait.
-func checkChain(c *Ctx, ch budgetChain) (bs []*budget.Budget, denied bool, least, wait int64) {
-	bs = make([]*budget.Budget, 0, len(ch.keys))
+func checkChain(c *Ctx, ch budgetChain, bbuf []*budget.Budget) (bs []*budget.Budget, denied bool, least, wait int64) {
+	bs = bbuf[:0]
 	least = -1
 	for _, k := range ch.keys {
 		_, b, wrong := budgetOf(c, c.KS(k), k)
@@ -415,11 +419,13 @@ func budgetWaitMs(ns int64) int64 {
 // from every key or from none. Reply: [1, least remaining, -1] or [0, least available, ms until
 // all could grant (-1: never, n is above some capacity)].
 func budgetTake(c *Ctx) {
-	ch, ok := parseChain(c, false)
+	var kbuf [8][]byte // a short chain allocates nothing
+	var bbuf [8]*budget.Budget
+	ch, ok := parseChain(c, false, kbuf[:])
 	if !ok {
 		return
 	}
-	bs, denied, least, wait := checkChain(c, ch)
+	bs, denied, least, wait := checkChain(c, ch, bbuf[:])
 	if bs == nil {
 		return
 	}
@@ -448,11 +454,13 @@ func budgetTake(c *Ctx) {
 // BUDGET.RESERVE n key [key …] [TIMEOUT ms] [TEXT text [ENCODING e]]: takes n from every key at
 // once under a new reservation id (replied), or from none (null).
 func budgetReserve(c *Ctx) {
-	ch, ok := parseChain(c, true)
+	var kbuf [8][]byte
+	var bbuf [8]*budget.Budget
+	ch, ok := parseChain(c, true, kbuf[:])
 	if !ok {
 		return
 	}
-	bs, denied, _, _ := checkChain(c, ch)
+	bs, denied, _, _ := checkChain(c, ch, bbuf[:])
 	if bs == nil {
 		return
 	}

@@ -17,7 +17,6 @@ import (
 	"unsafe"
 
 	"github.com/hotkv/hotkv/ds/budget"
-
 	"github.com/hotkv/hotkv/ds/hash"
 	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/ds/list"
@@ -174,7 +173,7 @@ func (s *RDBSerializer) value(key []byte, en *keyspace.Entry) {
 	case keyspace.KindAgentMem: // mem_persist.go
 		s.raw = keyspace.Obj[memValue](en).s.AppendBinary(s.raw[:0])
 		s.enc.ModuleValue(key, rdb.AgentMemModule, s.raw)
-	case keyspace.KindBudget: // budget_persist.go
+	case keyspace.KindBudget: // budget.go
 		s.raw = keyspace.Obj[budget.Budget](en).AppendBinary(s.raw[:0])
 		s.enc.ModuleValue(key, rdb.BudgetModule, s.raw)
 	default:
