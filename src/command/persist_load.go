@@ -297,6 +297,9 @@ func (ld *loader) zset(v *rdb.Value, it *loadItem, lim zset.Limits) (int, error)
 	if len(v.Members) == 0 {
 		return 0, nil
 	}
+	if isIPSetZSet(v.Members) { // ipset_persist.go
+		return ld.ipsetLoad(v, it)
+	}
 	ld.zes = ld.zes[:0]
 	n := 0
 	for i, m := range v.Members {

@@ -176,6 +176,8 @@ func (s *RDBSerializer) value(key []byte, en *keyspace.Entry) {
 	case keyspace.KindBudget: // budget.go
 		s.raw = keyspace.Obj[budget.Budget](en).AppendBinary(s.raw[:0])
 		s.enc.ModuleValue(key, rdb.BudgetModule, s.raw)
+	case keyspace.KindIPSet: // ipset_persist.go
+		s.ipsetValueRDB(key, keyspace.Obj[ipsetValue](en))
 	default:
 		panic("BUG: an entry of kind " + en.Kind.String() + " cannot be serialized")
 	}

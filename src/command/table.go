@@ -31,6 +31,7 @@ var families = [][]*Spec{
 	memoryCommands,        // MEMORY (memory.go)
 	introspectionCommands, // SLOWLOG, LATENCY, MONITOR
 	tagCommands,
+	ipsetCommands,
 	vsetCommands, // vector sets: Redis 8's V* and HotKV's VSIM.* (vset.go)
 	throttleCommands,
 	memCommands, // agent memory: MEM.* (mem.go)

@@ -1,0 +1,5 @@
+//go:build race
+
+package ipset
+
+const raceEnabled = true
