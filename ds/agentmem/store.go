@@ -12,6 +12,7 @@
 package agentmem
 
 import (
+	"cmp"
 	"container/heap"
 	"errors"
 	"math"
@@ -87,6 +88,9 @@ type Config struct {
 	RequireUser bool         // searches and forgets must name a user
 	Window      int          // a session window's default token budget
 	Encoding    uint8        // the token encoding windows count with (the caller's numbering)
+	// EF is the index's build EF (0: ds/vector's default); not part of the encoding, which
+	// holds the index as built.
+	EF int
 }
 
 // Store is one agent memory.
@@ -116,7 +120,7 @@ func New(cfg Config) (*Store, error) {
 		return nil, ErrDim
 	}
 	idx, err := vector.New(vector.Config{Dim: cfg.Dim, Metric: vector.Cosine, Quant: cfg.Quant,
-		M: vector.DefaultM, EF: vector.DefaultEF, Seed: 0x9E3779B97F4A7C15})
+		M: vector.DefaultM, EF: cmp.Or(cfg.EF, vector.DefaultEF), Seed: 0x9E3779B97F4A7C15})
 	if err != nil {
 		return nil, err
 	}
