@@ -589,7 +589,18 @@ func budgetState(c *Ctx) {
 	c.OK()
 }
 
-// loadBudget decodes a budget's RDB (module value) or DUMP payload. Its reservations are not
-// put in the id index (the loader knows no key there): after a restart COMMIT and RELEASE of an
-// older reservation answer 0, and each key refunds it at its deadline.
-func loadBudget(_ *Engine, p []byte) (*budget.Budget, error) { return budget.Decode(p) }
+// loadBudget decodes a budget's RDB (module value) or DUMP payload. Loading an RDB (key set)
+// puts its reservations in the id index, so COMMIT and RELEASE work after a restart; RESTORE
+// (key nil) does not: a restored copy's reservations are another key's, refunded at their
+// deadline.
+func loadBudget(e *Engine, db int, key []byte, p []byte) (*budget.Budget, error) {
+	b, err := budget.Decode(p)
+	if err != nil || key == nil {
+		return b, err
+	}
+	reg := budgetReg(e)
+	for _, r := range b.Reservations() {
+		reg.note(db, key, r)
+	}
+	return b, nil
+}

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"strconv"
@@ -291,4 +292,54 @@ func TestBudgetTakeText(t *testing.T) {
 		t.Errorf("TAKE TEXT o200k (15 > capacity 10) = %q", got)
 	}
 	_ = fmt.Sprint
+}
+
+// A budget survives an RDB save and load with its pending reservation, which COMMIT then
+// settles on the loaded engine.
+func TestBudgetRDB(t *testing.T) {
+	src := newTestEngine()
+	tc := newTestConn(t, src)
+	tc.do("BUDGET.SET", "t", "LIMIT", "100", "PER", "1h", "BURST", "20", "UNIT", "requests")
+	tc.do("BUDGET.SET", "u", "LIMIT", "50", "PER", "1h")
+	tc.do("BUDGET.TAKE", "10", "t", "u")
+	id := tc.do("BUDGET.RESERVE", "30", "t", "u", "TIMEOUT", "600000")
+	v, err := resptest.Parse([]byte(id))
+	if err != nil || v.Str == "" {
+		t.Fatalf("RESERVE = %q", id)
+	}
+	file := writeRDB(t, src, RDBOptions{Compress: true, Checksum: true})
+	dst := newTestEngine()
+	if _, err := dst.LoadRDB(bytes.NewReader(file), LoadOptions{Size: int64(len(file))}); err != nil {
+		t.Fatal(err)
+	}
+	dc := newTestConn(t, dst)
+	if got := dc.do("TYPE", "t"); got != "+budget\r\n" {
+		t.Fatalf("loaded TYPE = %q", got)
+	}
+	if got := dc.do("BUDGET.COMMIT", v.Str, "5"); got != ":1\r\n" {
+		t.Fatalf("COMMIT after load = %q", got)
+	}
+	tc.do("BUDGET.COMMIT", v.Str, "5")
+	now := time.Now().UnixNano()
+	for _, k := range []string{"t", "u"} {
+		if a, b := fcCall(src, 2, now+1e9, bargs("BUDGET.GET", k)), fcCall(dst, 2, now+1e9, bargs("BUDGET.GET", k)); a != b {
+			t.Errorf("%s: saved %q, loaded %q", k, a, b)
+		}
+	}
+}
+
+// COMMAND describes BUDGET.* as a module's commands (module hotkv): the chain commands have
+// movable keys, BUDGET.STATE is @dangerous like RESTORE.
+func TestBudgetCommandInfo(t *testing.T) {
+	tc := newTestConn(t, newTestEngine())
+	for name, want := range map[string]string{
+		"budget.take":  "*10\r\n$11\r\nbudget.take\r\n:-3\r\n*4\r\n+write\r\n+denyoom\r\n+fast\r\n+movablekeys\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@write\r\n+@fast\r\n",
+		"budget.state": "*10\r\n$12\r\nbudget.state\r\n:3\r\n*2\r\n+write\r\n+denyoom\r\n:1\r\n:1\r\n:1\r\n*4\r\n+@keyspace\r\n+@write\r\n+@slow\r\n+@dangerous\r\n",
+		"cl.throttle":  "*10\r\n$11\r\ncl.throttle\r\n:-1\r\n*3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n*2\r\n+@write\r\n+@fast\r\n",
+	} {
+		got := tc.do("COMMAND", "INFO", name)
+		if !strings.HasPrefix(got, "*1\r\n"+want) {
+			t.Errorf("COMMAND INFO %s = %q, want it to start %q", name, got, want)
+		}
+	}
 }

@@ -257,7 +257,7 @@ func (ld *loader) convert(v *rdb.Value, it *loadItem) (int, error) {
 			return loadAgentMem(v.Str, it)
 		}
 		if v.Module == rdb.BudgetModule {
-			b, err := loadBudget(ld.e, v.Str)
+			b, err := loadBudget(ld.e, it.db, it.key, v.Str)
 			if err != nil {
 				return 0, err
 			}

@@ -311,5 +311,8 @@ func ownACL(s *Spec) []string {
 	if strings.HasPrefix(s.Name, "tag.") {
 		return []string{"@keyspace"}
 	}
+	if s.Name == "budget.state" { // sets a whole state, as RESTORE does (budget.go)
+		return []string{"@keyspace", "@dangerous"}
+	}
 	return nil
 }
