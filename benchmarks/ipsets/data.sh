@@ -3,7 +3,8 @@
 # benchmarks/ipsets/data/ (git-ignored: libloc's database is CC BY-SA 4.0, Tor's geoip is derived from
 # it). Installs the Debian packages it needs when missing (as root, through apt-get).
 #
-#   bash benchmarks/ipsets/data.sh            # ~30 s; HOSTS=1000000 SEED=1 QUERIES=200000 by default
+#   bash benchmarks/ipsets/data.sh            # ~10 s, 310 MB; HOSTS=1000000 SEED=1 QUERIES=200000 by default
+#   ONLY=oracles bash benchmarks/ipsets/data.sh   # what testfuzz's oracle test reads (CI): drop, libloc, us4, their queries
 #
 # Files (one entry a line unless said otherwise):
 #   drop.txt            location list-networks-by-flags --drop (CIDRs)
@@ -58,6 +59,12 @@ awk '$2 == "US" { print $1 }' libloc4.txt >us4.txt
 gen=$(mktemp -d)
 trap 'rm -rf "$gen"' EXIT
 (cd "$root" && go build -o "$gen/gen" ./benchmarks/ipsets/gen)
+if [ "${ONLY:-}" = oracles ]; then
+  "$gen/gen" -nets drop.txt -name drop -queries "$QUERIES" -seed "$SEED" -out .
+  "$gen/gen" -nets us4.txt -name us4 -queries "$QUERIES" -seed "$SEED" -out .
+  wc -l drop.txt libloc.txt us4.txt drop-queries.txt us4-queries.txt
+  exit 0
+fi
 "$gen/gen" -zadd libloc4.txt -name libloc4 -out .
 "$gen/gen" -ranges /usr/share/tor/geoip -queries "$QUERIES" -seed "$SEED" -out .
 grep -v '^#' /usr/share/tor/geoip6 | awk -F, 'NF == 3 { print $1 "-" $2, $3 }' >tor6.txt
