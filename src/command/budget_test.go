@@ -197,13 +197,14 @@ func TestBudgetRaceNoOvershoot(t *testing.T) {
 			if parseTake(t, c.do(append([]string{"BUDGET.TAKE", strconv.Itoa(n)}, keys...)...)) {
 				granted.Add(int64(n))
 			}
-		case 2: // reserve and commit less (refund) or more (charge)
+		case 2: // reserve and commit all or one less (a refund); a charge above the reservation
+			// may leave debt, which this count would not bound (ds/budget's tests cover it)
 			r := c.do(append([]string{"BUDGET.RESERVE", strconv.Itoa(n)}, keys...)...)
 			if strings.HasPrefix(r, "$-1") {
 				return
 			}
 			v, _ := resptest.Parse([]byte(r))
-			actual := n - 1 + i%3
+			actual := n - i%2
 			if c.do("BUDGET.COMMIT", v.Str, strconv.Itoa(actual)) == ":1\r\n" {
 				committed.Add(int64(actual))
 			}
