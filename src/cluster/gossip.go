@@ -196,6 +196,7 @@ func (s *State) receivePing(sender *Node, srcIP string, m *wire.Msg, l *Local, n
 // the sender's name and role, or is dropped when the sender is a node already known under that name
 // (its address is refreshed instead). It returns the sender as now known, or nil.
 func (s *State) finishHandshake(hs, known *Node, m *wire.Msg) *Node {
+	s.Version++ // an address may change
 	if known != nil {
 		known.IP, known.Port, known.CPort = hs.IP, int(m.Port), int(m.CPort)
 		delete(s.Nodes, hs.Name)
@@ -244,6 +245,7 @@ func (s *State) receiveGossipHeader(sender, linkNode *Node, m *wire.Msg, now int
 
 // setRole makes n a master (master nil) or a replica of master.
 func (s *State) setRole(n, master *Node) {
+	s.Version++
 	if old := n.Master; old != nil {
 		for i, r := range old.Replicas {
 			if r == n {

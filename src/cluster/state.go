@@ -36,6 +36,10 @@ type State struct {
 	// nodes blacklist).
 	Forgotten map[string]int64
 
+	// Version changes whenever a slot's owner, an importing mark, a node's role or the cluster state
+	// changes: what a routing table built from the state depends on (Touch marks other changes).
+	Version uint64
+
 	pendingFail []*Node // flagged FAIL since the last Tick; Tick broadcasts them
 	ticks       int
 }
@@ -51,11 +55,15 @@ func New(name string, cfg Config) *State {
 	return s
 }
 
+// Touch marks a change Version does not see by itself (an importing or migrating mark).
+func (s *State) Touch() { s.Version++ }
+
 // Node returns the node called name, or nil.
 func (s *State) Node(name string) *Node { return s.Nodes[name] }
 
 // assign gives slot to n (nil clears it), keeping Owner and each node's bitmap in step.
 func (s *State) assign(slot int, n *Node) {
+	s.Version++
 	if old := s.Owner[slot]; old != nil {
 		old.setSlot(slot, false)
 	}
@@ -345,6 +353,9 @@ func (s *State) UpdateState(now int64) {
 	s.Size = size
 	if reachable < size/2+1 {
 		ok = false
+	}
+	if s.OK != ok {
+		s.Version++
 	}
 	s.OK = ok
 }

@@ -31,6 +31,7 @@ type Client struct {
 	// aclRecheck asks the connection's own goroutine to check its subscriptions against its
 	// user's changed channel rules (acl.go, aclRecheckSubs).
 	aclRecheck atomic.Bool
+	cluster    clusterClient // ASKING, READONLY (cluster.go)
 
 	replyMode  int
 	skipNext   bool

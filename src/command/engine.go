@@ -94,6 +94,8 @@ type ConfigStore interface {
 
 // Hooks are the server's services the command layer calls.
 type Hooks struct {
+	// Cluster is cluster mode (cluster.go); nil when cluster-enabled is no.
+	Cluster ClusterHooks
 	// Shutdown stops the server (SHUTDOWN); save asks for a snapshot first. A non-nil error is
 	// replied to the client and the server keeps running.
 	Shutdown func(save, nosave, now, force bool) error

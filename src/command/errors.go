@@ -37,6 +37,11 @@ const (
 	ErrLimitNegative = "ERR LIMIT can't be negative"
 	ErrOutOfRange    = "ERR value is out of range"
 
+	// Cluster mode (cluster.go).
+	ErrCrossSlot        = "CROSSSLOT Keys in request don't hash to the same slot"
+	ErrSelectCluster    = "ERR SELECT is not allowed in cluster mode"
+	ErrReplicaOfCluster = "ERR REPLICAOF not allowed in cluster mode."
+
 	// ACL (acl.go, acl_check.go).
 	ErrNoPermKey      = "NOPERM this user has no permissions to access one of the keys used as arguments"
 	ErrNoPermChannel  = "NOPERM this user has no permissions to access one of the channels used as arguments"

@@ -49,7 +49,7 @@ var infoSections = []infoSection{
 	{name: "commandstats", title: "Commandstats", gen: infoCommandStats},
 	{name: "errorstats", title: "Errorstats", dflt: true, gen: infoErrorStats},
 	{name: "latencystats", title: "Latencystats", gen: infoLatencyStats}, // stats_info.go
-	{name: "cluster", title: "Cluster", dflt: true, gen: func(w *infoWriter, _ *Ctx) { w.int("cluster_enabled", 0) }},
+	{name: "cluster", title: "Cluster", dflt: true, gen: infoCluster},
 	{name: "keyspace", title: "Keyspace", dflt: true, gen: infoKeyspace},
 }
 

@@ -64,6 +64,12 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 		e.refuse(cl, s, spec, msg)
 		return
 	}
+	if e.Hooks.Cluster != nil { // cluster mode: CROSSSLOT, MOVED, ASK, CLUSTERDOWN (cluster.go)
+		if msg := e.clusterRefusal(cl, spec, s.Args); msg != "" {
+			e.refuse(cl, s, spec, msg)
+			return
+		}
+	}
 	if cl.tx.on && !isTxControl(spec) { // inside MULTI: queued (multi.go)
 		if spec.Flags&NoMulti != 0 {
 			e.refuse(cl, s, spec, ErrNoMultiCmd)

@@ -36,6 +36,7 @@ var families = [][]*Spec{
 	throttleCommands,
 	memCommands, // agent memory: MEM.* (mem.go)
 	budgetCommands,
+	clusterCommands, // CLUSTER, ASKING, READONLY, READWRITE (cluster.go)
 }
 
 // table maps lower-case command names to their specs. It is built in init so that handlers may

@@ -21,6 +21,7 @@ import (
 	"github.com/hotkv/hotkv/net/transport"
 	"github.com/hotkv/hotkv/persist/aof"
 	"github.com/hotkv/hotkv/pipeline"
+	"github.com/hotkv/hotkv/src/cluster/mode"
 	"github.com/hotkv/hotkv/src/command"
 	"github.com/hotkv/hotkv/src/config"
 )
@@ -55,6 +56,7 @@ type Server struct {
 
 	metrics metricsState // the Prometheus endpoint (metrics.go)
 	tls     tlsState     // the TLS context (tls.go)
+	cluster *mode.Mode   // cluster mode, nil when cluster-enabled is no (cluster.go)
 }
 
 // New builds a server from a configuration without listening yet.
@@ -276,6 +278,10 @@ func (s *Server) Start() {
 		}
 	}()
 	s.startLoad()
+	if err := s.startCluster(); err != nil { // cluster mode (cluster.go)
+		s.log.Error("cannot start cluster mode", "err", err)
+		go s.Stop()
+	}
 	go s.background()
 	s.log.Info("ready to accept connections", "addrs", fmt.Sprint(s.Addrs()), "pid", os.Getpid(),
 		"threads", runtime.GOMAXPROCS(0), "shards", len(s.Engine.Group.Shards))
@@ -305,6 +311,7 @@ func (s *Server) Stop() {
 				s.log.Warn("Error closing the append only file", "err", err)
 			}
 			s.aof.mu.Unlock()
+			s.stopCluster()  // cluster.go
 			s.Engine.Close() // the Lua engine's watchdog
 			close(ended)
 		}()

@@ -196,6 +196,15 @@ func (b *Bus) receive(c *conn, src string, m *wire.Msg) {
 	if linkNode != nil && b.out[linkNode] != c {
 		linkNode = nil
 	}
+	if (m.Type == wire.Meet || (m.Type == wire.Ping && b.st.Myself.IP == "")) && b.loc.AnnounceIP == "" {
+		// As Redis: a node learns its own address from the socket a MEET (or its first PING) came on.
+		if a, ok := c.c.LocalAddr().(*net.TCPAddr); ok {
+			if ip := a.IP.String(); ip != b.st.Myself.IP {
+				b.st.Myself.IP = ip
+				b.st.Touch()
+			}
+		}
+	}
 	outs := b.st.Receive(linkNode, src, m, &b.loc, b.now(), b.r)
 	w := b.encodeLocked(c, outs)
 	if linkNode != nil && b.st.Nodes[linkNode.Name] != linkNode { // a handshake that turned out known

@@ -1,0 +1,180 @@
+// Package mode is a server's cluster mode: the node state (cluster.State) on its bus (link.Bus), its
+// nodes.conf, the CLUSTER command's replies, and the lock-free slot table the command route reads to
+// redirect (MOVED, CLUSTERDOWN). It implements command.ClusterHooks.
+package mode
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hotkv/hotkv/src/cluster"
+	"github.com/hotkv/hotkv/src/cluster/link"
+)
+
+// Options configure cluster mode (the cluster-* directives).
+type Options struct {
+	ConfigFile         string // cluster-config-file, relative to the working directory (dir)
+	IP                 string // the address the node is known at; "" learns it from the first MEET
+	Port, BusPort      int    // announced client and bus ports
+	BusListen          int    // the port the bus listens on (BusPort unless cluster-announce-bus-port)
+	BusBind            string // address the bus listens on ("" = all)
+	Hostname           string // cluster-announce-hostname
+	NodeTimeout        int64
+	FullCoverage       bool
+	AllowReadsWhenDown bool
+}
+
+// Mode is a running cluster mode.
+type Mode struct {
+	opts  Options
+	bus   *link.Bus
+	route atomic.Pointer[routeTable]
+	built uint64 // the State.Version route was built at (under the bus lock)
+
+	saveMu    sync.Mutex
+	lastSaved []byte
+	lastSave  int64
+}
+
+// routeTable is an immutable snapshot of who serves each slot, rebuilt under the bus lock when the
+// state changes and read by Redirect without locks.
+type routeTable struct {
+	owner     [cluster.Slots]int16 // index into addrs, -1 unassigned
+	importing [cluster.Slots]bool
+	addrs     []string // "ip:port" of each master
+	self      int16    // myself's index when a master, else -1
+	master    int16    // myself's master's index when a replica, else -1
+	ok        bool
+}
+
+// Open loads or creates nodes.conf and starts the bus.
+func Open(o Options) (*Mode, error) {
+	cfg := cluster.Config{NodeTimeout: o.NodeTimeout, RequireFullCoverage: o.FullCoverage,
+		AllowReadsWhenDown: o.AllowReadsWhenDown}
+	now := time.Now().UnixMilli()
+	var st *cluster.State
+	if b, err := os.ReadFile(o.ConfigFile); err == nil {
+		if st, err = cluster.LoadConfig(b, cfg, now); err != nil {
+			return nil, err
+		}
+	} else if !os.IsNotExist(err) {
+		return nil, fmt.Errorf("cannot read the cluster config file %s: %w", o.ConfigFile, err)
+	}
+	if st == nil {
+		st = cluster.New("", cfg)
+	}
+	me := st.Myself
+	me.Port, me.CPort, me.Hostname = o.Port, o.BusPort, o.Hostname
+	if o.IP != "" {
+		me.IP = o.IP
+	}
+	m := &Mode{opts: o}
+	bus, err := link.Start(net.JoinHostPort(o.BusBind, strconv.Itoa(cmp.Or(o.BusListen, o.BusPort))), st,
+		cluster.Local{Port: o.Port, CPort: o.BusPort, AnnounceIP: o.IP, Hostname: o.Hostname})
+	if err != nil {
+		return nil, err
+	}
+	m.bus = bus
+	bus.OnChange = m.changed
+	bus.Do(func(st *cluster.State, now int64) []cluster.Out {
+		m.changed(st)
+		return nil
+	})
+	return m, nil
+}
+
+// Close stops the bus and saves nodes.conf.
+func (m *Mode) Close() {
+	m.bus.Do(func(st *cluster.State, now int64) []cluster.Out {
+		m.save(st, true)
+		return nil
+	})
+	m.bus.Close()
+}
+
+// changed runs under the bus lock after every message and tick.
+func (m *Mode) changed(st *cluster.State) {
+	if m.route.Load() == nil || st.Version != m.built {
+		m.route.Store(buildRoute(st))
+		m.built = st.Version
+	}
+	m.save(st, false)
+}
+
+// save writes nodes.conf when it changed, at most once a second unless now (a CLUSTER command).
+func (m *Mode) save(st *cluster.State, now bool) error {
+	m.saveMu.Lock()
+	defer m.saveMu.Unlock()
+	t := time.Now().UnixMilli()
+	if !now && t-m.lastSave < 1000 {
+		return nil
+	}
+	b := st.SaveConfig()
+	if bytes.Equal(b, m.lastSaved) {
+		return nil
+	}
+	tmp := filepath.Join(filepath.Dir(m.opts.ConfigFile), "temp-"+filepath.Base(m.opts.ConfigFile))
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, m.opts.ConfigFile); err != nil {
+		return err
+	}
+	m.lastSaved, m.lastSave = b, t
+	return nil
+}
+
+func buildRoute(st *cluster.State) *routeTable {
+	rt := &routeTable{self: -1, master: -1, ok: st.OK}
+	idx := map[*cluster.Node]int16{}
+	for slot := range cluster.Slots {
+		o := st.Owner[slot]
+		rt.importing[slot] = st.Importing[slot] != nil
+		if o == nil {
+			rt.owner[slot] = -1
+			continue
+		}
+		i, ok := idx[o]
+		if !ok {
+			i = int16(len(rt.addrs))
+			idx[o] = i
+			rt.addrs = append(rt.addrs, net.JoinHostPort(o.IP, strconv.Itoa(o.Port)))
+		}
+		rt.owner[slot] = i
+	}
+	if i, ok := idx[st.Myself]; ok {
+		rt.self = i
+	}
+	if mm := st.Myself.Master; mm != nil {
+		if i, ok := idx[mm]; ok {
+			rt.master = i
+		}
+	}
+	return rt
+}
+
+// Redirect is route's check (command.ClusterHooks), as Redis's getNodeByQuery without the
+// migrating-slot key lookups (see the package's README entry: ASK and TRYAGAIN are not sent yet).
+func (m *Mode) Redirect(slot int, write, asking, readonly bool) string {
+	rt := m.route.Load()
+	o := rt.owner[slot]
+	switch {
+	case o < 0:
+		return "CLUSTERDOWN Hash slot not served"
+	case !rt.ok && !m.opts.AllowReadsWhenDown:
+		return "CLUSTERDOWN The cluster is down"
+	case !rt.ok && write:
+		return "CLUSTERDOWN The cluster is down and only accepts read commands"
+	case o == rt.self, asking && rt.importing[slot], readonly && !write && o == rt.master:
+		return ""
+	}
+	return "MOVED " + strconv.Itoa(slot) + " " + rt.addrs[o]
+}

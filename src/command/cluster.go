@@ -1,0 +1,191 @@
+package command
+
+// Cluster mode (issue 23 item 5): CLUSTER, ASKING, READONLY, READWRITE, and the redirection check
+// route makes (clusterRefusal) when Hooks.Cluster is set, that is when cluster-enabled is yes. The
+// cluster itself (nodes, slots, the bus) is src/cluster; src/server fills the hook. In standalone
+// mode route pays one nil check and CLUSTER answers ErrNoCluster, as Redis.
+
+import "strconv"
+
+// ClusterHooks is the server's cluster mode.
+type ClusterHooks interface {
+	// Cluster appends the reply to CLUSTER args (args[1] is the subcommand) in protocol proto.
+	Cluster(dst []byte, proto int, args [][]byte) []byte
+	// Redirect is "" when this node serves slot for a command of a client with the given ASKING
+	// and READONLY state, else the error reply (MOVED, ASK, CLUSTERDOWN …) without its '-'.
+	Redirect(slot int, write, asking, readonly bool) string
+}
+
+// clusterClient is a connection's cluster-mode state.
+type clusterClient struct {
+	asking   bool // ASKING: the next command may use an importing slot
+	readonly bool // READONLY: reads may be served by a replica of the slot's master
+}
+
+var clusterSubs = []*Spec{
+	{Name: "cluster|addslots", Arity: -3, Flags: Admin | Stale | NoAsyncLoading},
+	{Name: "cluster|addslotsrange", Arity: -4, Flags: Admin | Stale | NoAsyncLoading},
+	{Name: "cluster|bumpepoch", Arity: 2, Flags: Admin | Stale | NoAsyncLoading},
+	{Name: "cluster|count-failure-reports", Arity: 3, Flags: Admin | Stale},
+	{Name: "cluster|delslots", Arity: -3, Flags: Admin | Stale | NoAsyncLoading},
+	{Name: "cluster|delslotsrange", Arity: -4, Flags: Admin | Stale | NoAsyncLoading},
+	{Name: "cluster|flushslots", Arity: 2, Flags: Admin | Stale | NoAsyncLoading},
+	{Name: "cluster|forget", Arity: 3, Flags: Admin | Stale | NoAsyncLoading},
+	{Name: "cluster|help", Arity: 2, Flags: Loading | Stale},
+	{Name: "cluster|info", Arity: 2, Flags: Stale},
+	{Name: "cluster|keyslot", Arity: 3, Flags: Stale},
+	{Name: "cluster|links", Arity: 2, Flags: Stale},
+	{Name: "cluster|meet", Arity: -4, Flags: Admin | Stale | NoAsyncLoading},
+	{Name: "cluster|myid", Arity: 2, Flags: Stale},
+	{Name: "cluster|nodes", Arity: 2, Flags: Stale},
+	{Name: "cluster|replicas", Arity: 3, Flags: Admin | Stale},
+	{Name: "cluster|replicate", Arity: 3, Flags: Admin | Stale | NoAsyncLoading},
+	{Name: "cluster|reset", Arity: -2, Flags: Admin | NoScript | Stale},
+	{Name: "cluster|saveconfig", Arity: 2, Flags: Admin | Stale | NoAsyncLoading},
+	{Name: "cluster|set-config-epoch", Arity: 3, Flags: Admin | Stale | NoAsyncLoading},
+	{Name: "cluster|setslot", Arity: -4, Flags: Admin | Stale | NoAsyncLoading},
+	{Name: "cluster|shards", Arity: 2, Flags: Stale},
+	{Name: "cluster|slaves", Arity: 3, Flags: Admin | Stale},
+	{Name: "cluster|slots", Arity: 2, Flags: Stale},
+}
+
+var clusterCommands = []*Spec{
+	(&Spec{Name: "cluster", Arity: -2, Scope: ScopeConn}).sub(clusterSubsWithRun()...),
+	{Name: "asking", Arity: 1, Flags: Fast, Scope: ScopeConn, Run: askingCmd},
+	{Name: "readonly", Arity: 1, Flags: Loading | Stale | Fast, Scope: ScopeConn, Run: readonlyCmd},
+	{Name: "readwrite", Arity: 1, Flags: Loading | Stale | Fast, Scope: ScopeConn, Run: readwriteCmd},
+}
+
+func clusterSubsWithRun() []*Spec {
+	for _, s := range clusterSubs {
+		s.Run = clusterCmd
+	}
+	return clusterSubs
+}
+
+// CLUSTER <subcommand> [args]
+func clusterCmd(c *Ctx) {
+	h := c.E.Hooks.Cluster
+	if h == nil {
+		c.Err(ErrNoCluster)
+		return
+	}
+	c.Out = h.Cluster(c.Out, c.Proto, c.Args)
+}
+
+// ASKING
+func askingCmd(c *Ctx) {
+	if c.E.Hooks.Cluster == nil {
+		c.Err(ErrNoCluster)
+		return
+	}
+	c.Client.cluster.asking = true
+	c.OK()
+}
+
+// READONLY
+func readonlyCmd(c *Ctx) {
+	if c.E.Hooks.Cluster == nil {
+		c.Err(ErrNoCluster)
+		return
+	}
+	c.Client.cluster.readonly = true
+	c.OK()
+}
+
+// READWRITE
+func readwriteCmd(c *Ctx) {
+	if c.E.Hooks.Cluster == nil {
+		c.Err(ErrNoCluster)
+		return
+	}
+	c.Client.cluster.readonly = false
+	c.OK()
+}
+
+// clusterSlot is the hash slot of key, as Redis's keyHashSlot (CRC-16/XMODEM of the hash tag).
+// src/cluster.KeySlot is the same function; this copy keeps the route free of that import.
+func clusterSlot(key []byte) int {
+	for i, ch := range key {
+		if ch != '{' {
+			continue
+		}
+		for j := i + 1; j < len(key); j++ {
+			if key[j] == '}' {
+				if j == i+1 {
+					break
+				}
+				return int(crc16(key[i+1:j]) & 16383)
+			}
+		}
+		break
+	}
+	return int(crc16(key) & 16383)
+}
+
+var crc16Table = func() (t [256]uint16) {
+	for i := range t {
+		c := uint16(i) << 8
+		for range 8 {
+			if c&0x8000 != 0 {
+				c = c<<1 ^ 0x1021
+			} else {
+				c <<= 1
+			}
+		}
+		t[i] = c
+	}
+	return t
+}()
+
+func crc16(b []byte) uint16 {
+	var c uint16
+	for _, x := range b {
+		c = c<<8 ^ crc16Table[byte(c>>8)^x]
+	}
+	return c
+}
+
+// clusterRefusal is route's cluster-mode check, as Redis's getNodeByQuery: keys in different slots
+// are CROSSSLOT, a slot this node does not serve is the hook's redirect; SELECT of another db and
+// REPLICAOF are refused. ASKING lasts one command.
+func (e *Engine) clusterRefusal(cl *Client, spec *Spec, args [][]byte) string {
+	h := e.Hooks.Cluster
+	asking := cl.cluster.asking
+	if spec.Name != "asking" {
+		cl.cluster.asking = false
+	}
+	switch spec.Name {
+	case "select":
+		if n, err := strconv.Atoi(string(args[1])); err == nil && n != 0 {
+			return ErrSelectCluster
+		}
+		return ""
+	case "replicaof", "slaveof":
+		return ErrReplicaOfCluster
+	}
+	if spec.Scope != ScopeKeys {
+		return ""
+	}
+	pos := spec.keyIndexes(args, cl.keyPos[:0])
+	cl.keyPos = pos
+	if len(pos) == 0 {
+		return ""
+	}
+	slot := clusterSlot(args[pos[0]])
+	for _, i := range pos[1:] {
+		if clusterSlot(args[i]) != slot {
+			return ErrCrossSlot
+		}
+	}
+	return h.Redirect(slot, spec.Flags&Write != 0, asking, cl.cluster.readonly)
+}
+
+// infoCluster is INFO's cluster section: Redis 7.0 has one field.
+func infoCluster(w *infoWriter, c *Ctx) {
+	if c != nil && c.E.Hooks.Cluster != nil {
+		w.int("cluster_enabled", 1)
+		return
+	}
+	w.int("cluster_enabled", 0)
+}
