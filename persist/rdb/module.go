@@ -52,6 +52,9 @@ func ModuleName(id uint64) (string, uint64) {
 // VectorSetModule is the module id HotKV writes vector sets under.
 var VectorSetModule = ModuleID("hotkv-vec", 0)
 
+// LLMCacheModule is the module id HotKV writes LLM caches under (src/command/llmcache_persist.go).
+var LLMCacheModule = ModuleID("hotkv-llm", 0)
+
 // AgentMemModule is the module id HotKV writes agent memories under (src/command/mem_persist.go).
 var AgentMemModule = ModuleID("hotkv-mem", 0)
 
@@ -73,7 +76,7 @@ func (d *Decoder) module(at int64, v *Value) error {
 	if err != nil {
 		return err
 	}
-	if id != VectorSetModule && id != BudgetModule && id != AgentMemModule {
+	if id != VectorSetModule && id != LLMCacheModule && id != BudgetModule && id != AgentMemModule {
 		name, ver := ModuleName(id)
 		return fmt.Errorf("%w: module %s (encoding version %d) (offset %d)", ErrModuleType, name, ver, at)
 	}

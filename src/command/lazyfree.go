@@ -73,6 +73,8 @@ func freeEffort(e *keyspace.Entry) int64 {
 		return int64(o.Len())
 	case *vsetValue:
 		return int64(o.Len())
+	case *llmValue:
+		return int64(o.Len())
 	case *ipsetValue:
 		return int64(o.Len())
 	case *memValue:

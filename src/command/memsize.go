@@ -53,6 +53,8 @@ func valueSize(e *keyspace.Entry, samples int) int64 {
 		return int64(keyspace.Obj[stream.Stream](e).MemoryBytes())
 	case keyspace.KindVectorSet:
 		return keyspace.Obj[vsetValue](e).memoryEstimate(samples)
+	case keyspace.KindLLMCache:
+		return keyspace.Obj[llmValue](e).c.MemoryUsage()
 	case keyspace.KindIPSet:
 		return keyspace.Obj[ipsetValue](e).set.MemoryUsage()
 	case keyspace.KindAgentMem:

@@ -253,6 +253,9 @@ func (ld *loader) convert(v *rdb.Value, it *loadItem) (int, error) {
 	case rdb.ValStream:
 		return ld.stream(v.Stream, it)
 	case rdb.ValModule: // vset_persist.go: HotKV's vector sets; budget.go: token budgets
+		if v.Module == rdb.LLMCacheModule { // llmcache_persist.go
+			return loadLLMCache(v.Str, it)
+		}
 		if v.Module == rdb.AgentMemModule { // mem_persist.go
 			return loadAgentMem(v.Str, it)
 		}

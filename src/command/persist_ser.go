@@ -170,6 +170,9 @@ func (s *RDBSerializer) value(key []byte, en *keyspace.Entry) {
 	case keyspace.KindVectorSet: // vset_persist.go
 		s.raw = appendVset(s.raw[:0], keyspace.Obj[vsetValue](en))
 		s.enc.ModuleValue(key, rdb.VectorSetModule, s.raw)
+	case keyspace.KindLLMCache: // llmcache_persist.go
+		s.raw = keyspace.Obj[llmValue](en).c.AppendBinary(s.raw[:0])
+		s.enc.ModuleValue(key, rdb.LLMCacheModule, s.raw)
 	case keyspace.KindAgentMem: // mem_persist.go
 		s.raw = keyspace.Obj[memValue](en).s.AppendBinary(s.raw[:0])
 		s.enc.ModuleValue(key, rdb.AgentMemModule, s.raw)

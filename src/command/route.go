@@ -123,7 +123,8 @@ func (e *Engine) mayBlock(cl *Client, args [][]byte) bool {
 	return spec.mayWait(args) || spec.Name == "debug" || spec.Name == "migrate" ||
 		(spec.Name == "exec" && cl.tx.mayWait) ||
 		runsScript(spec) || // a script may run until SCRIPT KILL, which must reach the server
-		walksTags(spec) // TAG.INVALIDATE, MEMBERS, COUNT: many holds (tags.go)
+		walksTags(spec) || // TAG.INVALIDATE, MEMBERS, COUNT: many holds (tags.go)
+		offShard(spec, args) // may wait for an embedding endpoint (embedcall.go)
 }
 
 // routeKeys returns the one shard of the command's keys, or a barrier when they span shards

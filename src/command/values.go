@@ -34,6 +34,8 @@ func objOf(e *keyspace.Entry) any {
 		return keyspace.Obj[stream.Stream](e)
 	case keyspace.KindVectorSet:
 		return keyspace.Obj[vsetValue](e)
+	case keyspace.KindLLMCache:
+		return keyspace.Obj[llmValue](e)
 	case keyspace.KindIPSet:
 		return keyspace.Obj[ipsetValue](e)
 	case keyspace.KindAgentMem:
@@ -58,6 +60,8 @@ func setObjOf(e *keyspace.Entry, k keyspace.Kind, obj any) {
 	case *stream.Stream:
 		keyspace.SetObj(e, k, o)
 	case *vsetValue:
+		keyspace.SetObj(e, k, o)
+	case *llmValue:
 		keyspace.SetObj(e, k, o)
 	case *ipsetValue:
 		keyspace.SetObj(e, k, o)

@@ -376,6 +376,25 @@ func (c *Cache) hit(e *Entry) {
 	c.pushFront(e)
 }
 
+// HasExact reports, changing nothing, whether GET would find an exact hit for prompt in ns
+// (the command layer asks before it pays for an embedding).
+func (c *Cache) HasExact(ns, prompt []byte, tags [][]byte, nowMS int64) bool {
+	n := c.nsOf(ns, false)
+	if n == nil {
+		return false
+	}
+	e := n.exact[string(embed.Normalize(prompt, nil))]
+	return e != nil && c.usable(e, Query{Tags: tags, NowMS: nowMS})
+}
+
+// LastHit is the normalized prompt of entry id's last semantic hit (nil: none).
+func (c *Cache) LastHit(id uint64) []byte {
+	if e := c.byID[id]; e != nil {
+		return e.lastHit
+	}
+	return nil
+}
+
 // Del removes entries by id and returns how many existed.
 func (c *Cache) Del(ids ...uint64) int {
 	n := 0
