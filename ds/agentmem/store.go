@@ -147,7 +147,8 @@ func (s *Store) Len() int { return len(s.byID) }
 // Get returns the record with external id (nil when none); the caller must not change it.
 func (s *Store) Get(id string) *Record { return s.byID[id] }
 
-// NextID returns an id for a new record: the next decimal number no record has.
+// NextID returns an id for a new record: the next decimal number above every decimal id a
+// record has been given, that no record has.
 func (s *Store) NextID() string {
 	for {
 		s.next++
@@ -214,7 +215,25 @@ func (s *Store) Put(r *Record) (bool, error) {
 		return false, err
 	}
 	s.insert(r)
+	if n, ok := parseUint(r.ID); ok && n > s.next {
+		s.next = n // a replica, given the ids its primary generated, numbers on from the same place
+	}
 	return old == nil, nil
+}
+
+// parseUint reads a canonical decimal (no sign, no leading zero).
+func parseUint(id string) (uint64, bool) {
+	if id == "" || len(id) > 19 || id[0] == '0' {
+		return 0, false
+	}
+	var n uint64
+	for i := 0; i < len(id); i++ {
+		if id[i] < '0' || id[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(id[i]-'0')
+	}
+	return n, true
 }
 
 // insert indexes r, whose vector the index holds already under r.ID.

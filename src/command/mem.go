@@ -154,8 +154,11 @@ func readAgentMem(c *Ctx, key []byte) (v *memValue, ok bool) {
 	return keyspace.Obj[memValue](e), true
 }
 
-// writeAgentMem is readMem for a write: the key's expired records are removed first, replicated as
-// MEM.DEL and raising "mem.expired".
+// writeAgentMem is readAgentMem for a write, under the shard's token. Writes whose outcome
+// depends on expiry (ADD, UPDATE, SUPERSEDE, FORGET) then call sweepAgentMem at their time; DEL
+// and the window commands do not, so that a replica replaying the primary's stream later than it
+// ran reaches the same state: it removes expired records only when the stream says so, as the
+// MEM.DELs propagated before those commands, or at the AT time the command carries.
 func writeAgentMem(c *Ctx, key []byte) (v *memValue, ok bool) {
 	e := c.Find(key)
 	if e == nil {
@@ -166,24 +169,29 @@ func writeAgentMem(c *Ctx, key []byte) (v *memValue, ok bool) {
 		c.WrongType()
 		return nil, false
 	}
-	v = keyspace.Obj[memValue](e)
-	if dead := v.s.Expired(memNow(c), 0); len(dead) > 0 {
-		if c.E.Feed.Active() {
-			args := append(make([][]byte, 0, 2+len(dead)), memDelArg, key)
-			for _, id := range dead {
-				args = append(args, []byte(id))
-			}
-			c.fx.pre = binary.AppendUvarint(c.fx.pre, uint64(c.DB))
-			c.fx.pre = appendCommand(c.fx.pre, args)
-			c.fx.npre++
-		}
-		c.Changed(NotifyModule, "mem.expired", key)
-		c.Dirty(len(dead))
-		// every MEM.* write propagates its own form explicitly, so that one that fails after
-		// this is not replicated as itself
-		c.PropagateNothing()
+	return keyspace.Obj[memValue](e), true
+}
+
+// sweepAgentMem removes v's records expired at ms, replicated as one MEM.DEL before the command
+// and raising "mem.expired". From then on the command propagates only what it gives Propagate,
+// so that one failing after the sweep is not replicated as itself.
+func sweepAgentMem(c *Ctx, key []byte, v *memValue, ms int64) {
+	dead := v.s.Expired(ms, 0)
+	if len(dead) == 0 {
+		return
 	}
-	return v, true
+	if c.E.Feed.Active() {
+		args := append(make([][]byte, 0, 2+len(dead)), memDelArg, key)
+		for _, id := range dead {
+			args = append(args, []byte(id))
+		}
+		c.fx.pre = binary.AppendUvarint(c.fx.pre, uint64(c.DB))
+		c.fx.pre = appendCommand(c.fx.pre, args)
+		c.fx.npre++
+	}
+	c.Changed(NotifyModule, "mem.expired", key)
+	c.Dirty(len(dead))
+	c.PropagateNothing()
 }
 
 var memDelArg = []byte("MEM.DEL")

@@ -164,6 +164,10 @@ func memAdd(c *Ctx) {
 		return
 	}
 	now := memNow(c)
+	if f.hasAt {
+		now = f.at
+	}
+	sweepAgentMem(c, key, v, now)
 	if f.hasDedup && !(f.hasID && s.Get(string(f.id)) != nil) {
 		if hit := memDedup(s, &f, norm, now); hit != "" {
 			c.PropagateNothing()
@@ -176,12 +180,6 @@ func memAdd(c *Ctx) {
 		Importance: f.importance, EventTime: now, Created: now, Updated: now, ExpireAt: f.expireAt, Pinned: f.pinned}
 	if f.hasEvent {
 		r.EventTime = f.eventTime
-	}
-	if f.hasAt {
-		r.Created, r.Updated = f.at, f.at
-		if !f.hasEvent {
-			r.EventTime = f.at
-		}
 	}
 	if f.hasID {
 		r.ID = string(f.id)
@@ -240,7 +238,7 @@ func propagateMemAdd(c *Ctx, key []byte, r *agentmem.Record, raw []float32) {
 	args = appendMemList(args, "TOPICS", r.Topics)
 	args = appendMemList(args, "ENTITIES", r.Entities)
 	args = append(args, []byte("IMPORTANCE"), fmtFloat(r.Importance), []byte("EVENTTIME"), fmtInt(r.EventTime),
-		[]byte("AT"), fmtInt(r.Created))
+		[]byte("AT"), fmtInt(r.Updated)) // the command's time; an upsert keeps its Created on both sides
 	if r.ExpireAt != 0 {
 		args = append(args, []byte("PXAT"), fmtInt(r.ExpireAt))
 	}
@@ -280,8 +278,13 @@ func memUpdate(c *Ctx) {
 		c.Err(ErrSyntax)
 		return
 	}
+	now := memNow(c)
+	if f.hasAt {
+		now = f.at
+	}
+	sweepAgentMem(c, key, v, now)
 	old := s.Get(string(id))
-	if old == nil || old.ExpireAt != 0 && old.ExpireAt <= memNow(c) {
+	if old == nil || old.ExpireAt != 0 && old.ExpireAt <= now {
 		c.PropagateNothing()
 		c.Int(0)
 		return
@@ -296,7 +299,7 @@ func memUpdate(c *Ctx) {
 		}
 		r.Vec = norm
 	}
-	applyMemFields(&r, &f, memNow(c))
+	applyMemFields(&r, &f, now)
 	if _, err := s.Put(&r); err != nil {
 		memErr(c, err)
 		return
@@ -512,6 +515,7 @@ func memSupersede(c *Ctx) {
 	if !ok {
 		return
 	}
+	sweepAgentMem(c, key, v, at)
 	if err := v.s.Supersede(string(c.Args[2]), string(c.Args[3]), at); err != nil {
 		memErr(c, err)
 		return

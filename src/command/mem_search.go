@@ -243,6 +243,9 @@ func memForget(c *Ctx) {
 		c.Err(ErrMemRequireUser)
 		return
 	}
+	if !dry {
+		sweepAgentMem(c, key, v, memNow(c))
+	}
 	var ids []string
 	for _, id := range v.s.Matching(&f, memNow(c)) {
 		if r := v.s.Get(id); !r.Pinned && r.Importance <= maxImp {
