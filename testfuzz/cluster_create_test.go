@@ -187,6 +187,21 @@ func TestClusterCreateMixed(t *testing.T) {
 	t.Logf("3 HotKV + 3 Redis masters: cluster_state:ok on all %v after --cluster create started", took)
 	followKeys(t, 27463, 100)
 	followKeys(t, 27466, 100)
+	// PUBLISH goes over the bus both ways: a subscriber on a Redis node gets a message published on
+	// a HotKV node, and the reverse.
+	for _, c := range [][2]int{{27463, 27466}, {27467, 27464}} {
+		pub, sub := c[0], c[1]
+		rc := dial(t, fmt.Sprintf("127.0.0.1:%d", sub))
+		rc.write(appendCommand(nil, "SUBSCRIBE", "news"))
+		if got := string(rc.reply()); !strings.Contains(got, "subscribe") {
+			t.Fatalf("SUBSCRIBE on %d: %q", sub, got)
+		}
+		msg := fmt.Sprintf("hello from %d", pub)
+		mustCli(t, "-p", fmt.Sprint(pub), "PUBLISH", "news", msg)
+		if got := string(rc.reply()); !strings.Contains(got, msg) {
+			t.Fatalf("subscriber on %d got %q, want the message published on %d", sub, got, pub)
+		}
+	}
 	for _, l := range logs {
 		b, _ := os.ReadFile(l)
 		for _, line := range strings.Split(string(b), "\n") {

@@ -135,3 +135,33 @@ func (s *State) broadcastFail(n *Node, l *Local) []Out {
 	}
 	return out
 }
+
+// PublishMsgs is a PUBLISH (shard false) for every linked node, or a PUBLISHSHARD (shard true) for
+// the linked nodes of this node's shard (its master or itself, and their replicas), as Redis's
+// clusterPropagatePublish and clusterPropagatePublishShard.
+func (s *State) PublishMsgs(shard bool, channel, message []byte, l *Local) []Out {
+	t := wire.Publish
+	var to []*Node
+	if shard {
+		t = wire.PublishShard
+		m := s.Myself
+		if m.Master != nil {
+			m = m.Master
+		}
+		to = append(to, m)
+		to = append(to, m.Replicas...)
+	} else {
+		for _, n := range s.Nodes {
+			to = append(to, n)
+		}
+	}
+	var out []Out
+	for _, n := range to {
+		if n == s.Myself || !n.Linked || n.has(wire.NodeHandshake) {
+			continue
+		}
+		s.SentByType[t]++
+		out = append(out, Out{To: n, Msg: &wire.Msg{Header: s.Header(t, l), Channel: channel, Message: message}})
+	}
+	return out
+}

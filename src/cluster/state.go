@@ -40,6 +40,7 @@ type State struct {
 	// changes: what a routing table built from the state depends on (Touch marks other changes).
 	Version uint64
 
+	firstUpdate int64   // ms of the first UpdateState (the writable delay counts from it)
 	pendingFail []*Node // flagged FAIL since the last Tick; Tick broadcasts them
 	ticks       int
 }
@@ -49,7 +50,7 @@ func New(name string, cfg Config) *State {
 	if name == "" {
 		name = RandomName()
 	}
-	s := &State{Cfg: cfg, Nodes: map[string]*Node{}, Forgotten: map[string]int64{}}
+	s := &State{Cfg: cfg, Nodes: map[string]*Node{}, Forgotten: map[string]int64{}, Size: 1}
 	s.Myself = &Node{Name: name, Flags: wire.NodeMyself | wire.NodeMaster}
 	s.Nodes[name] = s.Myself
 	return s
@@ -159,7 +160,7 @@ var ErrCorruptConfig = errors.New("Unrecoverable error: corrupted cluster config
 // (ms), as Redis does, so a loaded node is not taken as unreachable at once. An empty file gives
 // (nil, nil): the caller starts a fresh node and saves it.
 func LoadConfig(text []byte, cfg Config, now int64) (*State, error) {
-	s := &State{Cfg: cfg, Nodes: map[string]*Node{}, Forgotten: map[string]int64{}}
+	s := &State{Cfg: cfg, Nodes: map[string]*Node{}, Forgotten: map[string]int64{}, Size: 1}
 	lines := strings.Split(string(text), "\n")
 	empty := true
 	for _, line := range lines {
@@ -330,8 +331,16 @@ func (s *State) loadSlots(n *Node, r string) error {
 // UpdateState recomputes cluster_state and the cluster size as Redis's clusterUpdateState: the state
 // is fail when full coverage is required and a slot is unassigned or its owner is FAIL, or when this
 // master cannot reach a majority of the masters serving slots. (Redis also waits 2 s after a master
-// rejoins before going ok; that delay is the caller's, see RejoinDelay.)
+// rejoins before going ok; that rule is not implemented.) As Redis's, a master whose cluster is
+// failing leaves state and size as they are for WritableDelay after the first call, so a node
+// restarting does not serve before it has heard from the others (Redis starts with size 1).
 func (s *State) UpdateState(now int64) {
+	if s.firstUpdate == 0 {
+		s.firstUpdate = now
+	}
+	if s.Myself.IsMaster() && !s.OK && now-s.firstUpdate < WritableDelay {
+		return
+	}
 	ok := true
 	if s.Cfg.RequireFullCoverage {
 		for slot := range Slots {
@@ -359,6 +368,9 @@ func (s *State) UpdateState(now int64) {
 	}
 	s.OK = ok
 }
+
+// WritableDelay is Redis's CLUSTER_WRITABLE_DELAY (ms).
+const WritableDelay = 2000
 
 // SlotCounts returns (assigned, ok, pfail, fail) slot counts for CLUSTER INFO.
 func (s *State) SlotCounts() (assigned, ok, pfail, fail int) {

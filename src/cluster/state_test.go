@@ -51,6 +51,7 @@ func TestNodesConfFromRedis(t *testing.T) {
 		}
 	}
 	s, _ := LoadConfig(mustRead(t, "testdata/nodes-n0.conf"), Config{NodeTimeout: 3000}, 5000)
+	s.UpdateState(5000 + WritableDelay)
 	if s.Myself.Name != "c0c734b5ae4c4ac730426a93f6781dfde43f45a5" || s.CurrentEpoch != 2 || s.Size != 2 {
 		t.Fatalf("myself %s epoch %d size %d", s.Myself.Name, s.CurrentEpoch, s.Size)
 	}

@@ -5,7 +5,11 @@ package command
 // cluster itself (nodes, slots, the bus) is src/cluster; src/server fills the hook. In standalone
 // mode route pays one nil check and CLUSTER answers ErrNoCluster, as Redis.
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/hotkv/hotkv/src/pubsub"
+)
 
 // ClusterHooks is the server's cluster mode.
 type ClusterHooks interface {
@@ -14,7 +18,27 @@ type ClusterHooks interface {
 	// Redirect is "" when this node serves slot for a command of a client with the given ASKING
 	// and READONLY state, else the error reply (MOVED, ASK, CLUSTERDOWN …) without its '-'.
 	Redirect(slot int, write, asking, readonly bool) string
+	// Publish sends a PUBLISH (shard false: to every node) or SPUBLISH (shard true: to the nodes of
+	// this node's shard) over the bus.
+	Publish(shard bool, channel, message []byte)
 }
+
+// PublishFromBus delivers a message that arrived on the cluster bus to this node's subscribers,
+// without sending it on again. Safe from any goroutine.
+func (e *Engine) PublishFromBus(shard bool, channel, message []byte) {
+	kind := pubsub.Channel
+	if shard {
+		kind = pubsub.ShardChannel
+	}
+	var woken []*pubsub.Subscriber
+	e.PubSub.Publish(kind, channel, message, &woken)
+	for _, s := range woken {
+		s.Wake()
+	}
+}
+
+// errSlotNotServed is the redirect of a slot no node serves (ClusterHooks.Redirect's text).
+const errSlotNotServed = "CLUSTERDOWN Hash slot not served"
 
 // clusterClient is a connection's cluster-mode state.
 type clusterClient struct {
@@ -44,6 +68,7 @@ var clusterSubs = []*Spec{
 	{Name: "cluster|saveconfig", Arity: 2, Flags: Admin | Stale | NoAsyncLoading},
 	{Name: "cluster|set-config-epoch", Arity: 3, Flags: Admin | Stale | NoAsyncLoading},
 	{Name: "cluster|setslot", Arity: -4, Flags: Admin | Stale | NoAsyncLoading},
+	{Name: "cluster|shards", Arity: 2, Flags: Stale},
 	{Name: "cluster|shards", Arity: 2, Flags: Stale},
 	{Name: "cluster|slaves", Arity: 3, Flags: Admin | Stale},
 	{Name: "cluster|slots", Arity: 2, Flags: Stale},
@@ -172,13 +197,18 @@ func (e *Engine) clusterRefusal(cl *Client, spec *Spec, args [][]byte) string {
 	if len(pos) == 0 {
 		return ""
 	}
+	// As getNodeByQuery: an unserved first slot is reported before keys of other slots.
 	slot := clusterSlot(args[pos[0]])
+	r := h.Redirect(slot, spec.Flags&Write != 0, asking, cl.cluster.readonly)
+	if r == errSlotNotServed {
+		return r
+	}
 	for _, i := range pos[1:] {
 		if clusterSlot(args[i]) != slot {
 			return ErrCrossSlot
 		}
 	}
-	return h.Redirect(slot, spec.Flags&Write != 0, asking, cl.cluster.readonly)
+	return r
 }
 
 // infoCluster is INFO's cluster section: Redis 7.0 has one field.

@@ -176,6 +176,9 @@ func spublish(c *Ctx) { publishGeneric(c, pubsub.ShardChannel) }
 
 func publishGeneric(c *Ctx, kind pubsub.Kind) {
 	n := c.E.PubSub.Publish(kind, c.Args[1], c.Args[2], &c.Client.toWake)
+	if h := c.E.Hooks.Cluster; h != nil { // to the other nodes over the bus (cluster.go)
+		h.Publish(kind == pubsub.ShardChannel, c.Args[1], c.Args[2])
+	}
 	c.takeOwnPushes()
 	c.Int(int64(n))
 }

@@ -39,6 +39,7 @@ func (s *Server) startCluster() error {
 		Hostname: s.cfg.String("cluster-announce-hostname"), NodeTimeout: s.cfg.Int("cluster-node-timeout"),
 		FullCoverage:       s.cfg.Bool("cluster-require-full-coverage"),
 		AllowReadsWhenDown: s.cfg.Bool("cluster-allow-reads-when-down"),
+		OnPublish:          s.Engine.PublishFromBus,
 	})
 	if err != nil {
 		return err

@@ -67,6 +67,9 @@ func Start(addr string, st *cluster.State, loc cluster.Local) (*Bus, error) {
 	return b, nil
 }
 
+// Local is the node's own header fields (read it under Do only).
+func (b *Bus) Local() *cluster.Local { return &b.loc }
+
 // Addr is the address the bus listens on.
 func (b *Bus) Addr() net.Addr { return b.ln.Addr() }
 

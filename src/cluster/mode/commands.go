@@ -41,6 +41,8 @@ func (m *Mode) run(dst []byte, proto int, sub string, a [][]byte, st *cluster.St
 		return resp.AppendBulkString(dst, st.Myself.Name)
 	case "slots":
 		return m.appendSlots(dst, proto, st)
+	case "shards":
+		return m.appendShards(dst, proto, st)
 	case "addslots", "delslots":
 		slots, err := parseSlots(a)
 		if err == nil {
@@ -324,4 +326,80 @@ func appendSlotsNode(dst []byte, proto int, n *cluster.Node) []byte {
 	dst = resp.AppendMapLen(dst, proto, 1)
 	dst = resp.AppendBulkString(dst, "hostname")
 	return resp.AppendBulkString(dst, n.Hostname)
+}
+
+// appendShards is CLUSTER SHARDS: one map per master (with or without slots) holding its slot
+// ranges as a flat start/end list and its nodes, the master first, each with Redis 7.0's fields.
+func (m *Mode) appendShards(dst []byte, proto int, st *cluster.State) []byte {
+	var masters []*cluster.Node
+	for _, n := range st.Nodes {
+		if n.IsMaster() && n.Flags&wire.NodeHandshake == 0 {
+			masters = append(masters, n)
+		}
+	}
+	slices.SortFunc(masters, func(a, b *cluster.Node) int { return strings.Compare(a.Name, b.Name) })
+	dst = resp.AppendArrayLen(dst, len(masters))
+	for _, ms := range masters {
+		dst = resp.AppendMapLen(dst, proto, 2)
+		dst = resp.AppendBulkString(dst, "slots")
+		var rs []int
+		for s := 0; s < cluster.Slots; s++ {
+			if !ms.HasSlot(s) {
+				continue
+			}
+			e := s
+			for e+1 < cluster.Slots && ms.HasSlot(e+1) {
+				e++
+			}
+			rs = append(rs, s, e)
+			s = e
+		}
+		dst = resp.AppendArrayLen(dst, len(rs))
+		for _, v := range rs {
+			dst = resp.AppendInt(dst, int64(v))
+		}
+		dst = resp.AppendBulkString(dst, "nodes")
+		nodes := append([]*cluster.Node{ms}, ms.Replicas...)
+		dst = resp.AppendArrayLen(dst, len(nodes))
+		for _, n := range nodes {
+			dst = m.appendShardNode(dst, proto, st, n)
+		}
+	}
+	return dst
+}
+
+func (m *Mode) appendShardNode(dst []byte, proto int, st *cluster.State, n *cluster.Node) []byte {
+	fields := 7
+	if n.Hostname != "" {
+		fields++
+	}
+	dst = resp.AppendMapLen(dst, proto, fields)
+	dst = resp.AppendBulkString(dst, "id")
+	dst = resp.AppendBulkString(dst, n.Name)
+	dst = resp.AppendBulkString(dst, "port")
+	dst = resp.AppendInt(dst, int64(n.Port))
+	dst = resp.AppendBulkString(dst, "ip")
+	dst = resp.AppendBulkString(dst, n.IP)
+	dst = resp.AppendBulkString(dst, "endpoint")
+	dst = resp.AppendBulkString(dst, n.IP)
+	if n.Hostname != "" {
+		dst = resp.AppendBulkString(dst, "hostname")
+		dst = resp.AppendBulkString(dst, n.Hostname)
+	}
+	role, health := "master", "online"
+	if !n.IsMaster() {
+		role = "replica"
+	}
+	switch {
+	case n.Failed():
+		health = "failed"
+	case !n.IsMaster() && n.ReplOffset == 0:
+		health = "loading"
+	}
+	dst = resp.AppendBulkString(dst, "role")
+	dst = resp.AppendBulkString(dst, role)
+	dst = resp.AppendBulkString(dst, "replication-offset")
+	dst = resp.AppendInt(dst, int64(n.ReplOffset))
+	dst = resp.AppendBulkString(dst, "health")
+	return resp.AppendBulkString(dst, health)
 }

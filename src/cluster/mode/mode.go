@@ -30,6 +30,8 @@ type Options struct {
 	NodeTimeout        int64
 	FullCoverage       bool
 	AllowReadsWhenDown bool
+	// OnPublish delivers a PUBLISH or SPUBLISH that arrived on the bus to local subscribers.
+	OnPublish func(shard bool, channel, message []byte)
 }
 
 // Mode is a running cluster mode.
@@ -83,6 +85,7 @@ func Open(o Options) (*Mode, error) {
 		return nil, err
 	}
 	m.bus = bus
+	bus.OnPublish = o.OnPublish
 	bus.OnChange = m.changed
 	bus.Do(func(st *cluster.State, now int64) []cluster.Out {
 		m.changed(st)
@@ -159,6 +162,13 @@ func buildRoute(st *cluster.State) *routeTable {
 		}
 	}
 	return rt
+}
+
+// Publish sends PUBLISH (or SPUBLISH, shard true) to the other nodes (command.ClusterHooks).
+func (m *Mode) Publish(shard bool, channel, message []byte) {
+	m.bus.Do(func(st *cluster.State, now int64) []cluster.Out {
+		return st.PublishMsgs(shard, channel, message, m.bus.Local())
+	})
 }
 
 // Redirect is route's check (command.ClusterHooks), as Redis's getNodeByQuery without the

@@ -1,0 +1,82 @@
+package testfuzz
+
+import (
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestClusterCommandsAgainstRedis sends the same CLUSTER subcommands, redirections and refusals to a
+// fresh one-node HotKV cluster (port 27469) and a fresh redis-server 7.0.15 cluster node (port 27479)
+// and compares every reply, with each node's own id written as <me>, its ports as <port> and <bus>,
+// and CLUSTER NODES's times blanked. (REPLICAOF's refusal needs src/repl's REPLICAOF: not compared.)
+func TestClusterCommandsAgainstRedis(t *testing.T) {
+	if !haveRedis() {
+		t.Skip("redis-server not on PATH")
+	}
+	startClusterHotKV(t, 27469)
+	dir := t.TempDir()
+	cmd := exec.Command("redis-server", "--port", "27479", "--bind", "127.0.0.1", "--dir", dir,
+		"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
+		"--cluster-node-timeout", "3000", "--save", "", "--appendonly", "no")
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if out, err := cli(t, "-p", "27479", "PING"); err == nil && strings.TrimSpace(out) == "PONG" {
+			break
+		} else if time.Now().After(end) {
+			t.Fatal("redis-server did not start")
+		}
+	}
+	ids := map[string]string{"27469": mustCli(t, "-p", "27469", "CLUSTER", "MYID"),
+		"27479": mustCli(t, "-p", "27479", "CLUSTER", "MYID")}
+	times := regexp.MustCompile(`(myself,master - )\d+ \d+`)
+	cmds := []string{
+		"CLUSTER KEYSLOT foo", "CLUSTER KEYSLOT {user1000}.following", "CLUSTER KEYSLOT {}x",
+		"CLUSTER INFO", "CLUSTER SLOTS",
+		"CLUSTER ADDSLOTS 1 1", "CLUSTER ADDSLOTS 16384", "CLUSTER ADDSLOTS abc", "CLUSTER ADDSLOTS -1",
+		"CLUSTER ADDSLOTS 1 2", "CLUSTER ADDSLOTS 2 3", "CLUSTER ADDSLOTSRANGE 5 3",
+		"CLUSTER ADDSLOTSRANGE 10 20 30", "CLUSTER ADDSLOTSRANGE 10 20 30 40", "CLUSTER ADDSLOTSRANGE 35 36",
+		"CLUSTER DELSLOTS 9", "CLUSTER DELSLOTS 1", "CLUSTER DELSLOTSRANGE 10 12", "CLUSTER DELSLOTSRANGE 12 12",
+		"CLUSTER NODES", "CLUSTER SLOTS", "CLUSTER SHARDS", "CLUSTER INFO",
+		"CLUSTER SET-CONFIG-EPOCH -1", "CLUSTER SET-CONFIG-EPOCH abc", "CLUSTER SET-CONFIG-EPOCH 5",
+		"CLUSTER SET-CONFIG-EPOCH 6", "CLUSTER BUMPEPOCH", "CLUSTER INFO",
+		"CLUSTER FORGET <me>", "CLUSTER FORGET nobody", "CLUSTER COUNT-FAILURE-REPORTS nobody",
+		"CLUSTER COUNT-FAILURE-REPORTS <me>", "CLUSTER REPLICATE nobody", "CLUSTER REPLICATE <me>",
+		"CLUSTER REPLICAS nobody", "CLUSTER REPLICAS <me>", "CLUSTER SLAVES <me>",
+		"CLUSTER SETSLOT 5 NODE nobody", "CLUSTER SETSLOT 5 MIGRATING nobody", "CLUSTER SETSLOT 2 MIGRATING <me>",
+		"CLUSTER SETSLOT 100 IMPORTING <me>", "CLUSTER SETSLOT 2 IMPORTING <me>", "CLUSTER SETSLOT 2 STABLE",
+		"CLUSTER SETSLOT 2 BLAH", "CLUSTER SETSLOT 2 STABLE extra", "CLUSTER SETSLOT 99999 STABLE",
+		"CLUSTER SETSLOT 100 NODE <me>", "CLUSTER NODES", "CLUSTER SHARDS",
+		"CLUSTER MEET 127.0.0.1 abc", "CLUSTER MEET 127.0.0.1 1234 abc", "CLUSTER MEET nohost 1234",
+		"CLUSTER NOSUCH", "CLUSTER",
+		"SELECT 1", "SELECT 0", "SELECT x", "MSET a 1 b 2", "GET foo", "SET {t}a 1", "MGET {t}a {t}b",
+		"GET 3560", "READONLY", "READWRITE", "ASKING",
+		"INFO cluster",
+		"CLUSTER FLUSHSLOTS", "CLUSTER INFO", "CLUSTER SAVECONFIG", "CLUSTER RESET foo",
+	}
+	norm := func(port, out string) string {
+		out = strings.ReplaceAll(out, ids[port], "<me>")
+		p, _ := strconv.Atoi(port)
+		out = strings.ReplaceAll(strings.ReplaceAll(out, strconv.Itoa(p+10000), "<bus>"), port, "<port>")
+		return times.ReplaceAllString(out, "${1}T T")
+	}
+	for _, c := range cmds {
+		var got [2]string
+		for i, port := range []string{"27469", "27479"} {
+			args := strings.Fields(strings.ReplaceAll(c, "<me>", ids[port]))
+			out, _ := cli(t, append([]string{"-p", port}, args...)...)
+			got[i] = norm(port, out)
+		}
+		if got[0] != got[1] {
+			t.Errorf("%s:\nHotKV: %q\nRedis: %q", c, got[0], got[1])
+		}
+	}
+}
