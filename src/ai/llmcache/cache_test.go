@@ -27,6 +27,8 @@ func TestGuards(t *testing.T) {
 	f("route 007", "route 7", GuardNumbers, true)
 	f("two apples", "three apples", GuardNumbers, false)
 	f("two apples", "2 apples", GuardNumbers, false) // words and digits are not unified
+	f("one plus one", "one plus two", GuardNumbers, false)
+	f("one of the best films", "among the best films", GuardNumbers, true)
 	f("What is 1+1?", "What is 21+1?", GuardNegation, true)
 	f("How do I enable 2FA?", "How do I disable 2FA?", both, false)
 	f("How do I enable 2FA?", "how can i enable 2fa", both, true)
@@ -38,6 +40,8 @@ func TestGuards(t *testing.T) {
 	f("how to start the service", "how to stop the service", GuardNegation, false)
 	f("how to start the service", "how to stop the service", GuardNumbers, true)
 	f("how to start the service", "how to stop the service", 0, true)
+	f("how to add a column quickly", "how to insert a column fast", GuardNegation, true) // one side only
+	f("turn the light on", "switch the light off", GuardNegation, false)
 }
 
 // TestNoCrossNamespace is the property test: random SETs and GETs over few prompts, vectors and

@@ -11,13 +11,16 @@ import (
 type Guard uint8
 
 const (
-	// GuardNumbers: the multisets of numbers in the two prompts must be equal. A number is a
-	// maximal run of digits with single '.' or ',' between digits ("1,000" is 1000; "3.14" stays),
-	// with leading zeros dropped, or a number word (numberWords).
+	// GuardNumbers: the multisets of digit numbers in the two prompts must be equal. A number
+	// is a maximal run of digits with single '.' or ',' between digits ("1,000" is 1000; "3.14"
+	// stays), with leading zeros dropped. Number words (numberWords) are compared as a second
+	// multiset only when both prompts have some: "one plus one" against "one plus two" differs,
+	// "one of the best" against "among the best" (a paraphrase dropping the word) does not.
 	GuardNumbers Guard = 1 << iota
 	// GuardNegation: the parity of negations (negationWords; "don't" counts as "dont") must be
-	// equal, and for every antonym pair (antonyms) the two prompts must lean the same way:
-	// sign(count(a) - count(b)) equal, counting inflections (enable, enables, enabled, enabling).
+	// equal, and for no antonym pair (antonyms) may the two prompts lean opposite ways:
+	// sign(count(a) - count(b)) of +1 against -1, counting inflections (enable, enables, enabled,
+	// enabling). A word one prompt has and the other lacks (a paraphrase) does not reject.
 	GuardNegation
 )
 
@@ -25,8 +28,7 @@ const (
 var numberWords = set("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
 	"ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
 	"nineteen", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
-	"hundred", "thousand", "million", "billion", "trillion", "half", "double", "twice", "first",
-	"second", "third", "fourth", "fifth")
+	"hundred", "thousand", "million", "billion", "trillion")
 
 // negationWords flip a prompt's polarity.
 var negationWords = set("not", "no", "never", "none", "nothing", "nobody", "nowhere", "neither",
@@ -62,7 +64,8 @@ func set(ws ...string) map[string]struct{} {
 
 // Features are what the guards compare, computed once per prompt.
 type Features struct {
-	Numbers []string // sorted
+	Numbers []string // digit numbers, sorted
+	Words   []string // number words, sorted
 	Neg     bool     // odd number of negations
 	Lean    []int8   // per antonym pair: -1, 0, +1
 }
@@ -75,7 +78,7 @@ func Extract(norm []byte) Features {
 	lean := make([]int, len(antonyms))
 	for _, w := range words(norm) {
 		if _, ok := numberWords[w]; ok {
-			f.Numbers = append(f.Numbers, w)
+			f.Words = append(f.Words, w)
 		}
 		if _, ok := negationWords[w]; ok {
 			neg++
@@ -89,6 +92,7 @@ func Extract(norm []byte) Features {
 		}
 	}
 	slices.Sort(f.Numbers)
+	slices.Sort(f.Words)
 	f.Neg = neg%2 == 1
 	for i, l := range lean {
 		if l != 0 {
@@ -103,7 +107,8 @@ func Extract(norm []byte) Features {
 
 // Pass reports whether a semantic hit between prompts of features a and b passes guards g.
 func Pass(g Guard, a, b *Features) bool {
-	if g&GuardNumbers != 0 && !slices.Equal(a.Numbers, b.Numbers) {
+	if g&GuardNumbers != 0 && (!slices.Equal(a.Numbers, b.Numbers) ||
+		len(a.Words) > 0 && len(b.Words) > 0 && !slices.Equal(a.Words, b.Words)) {
 		return false
 	}
 	if g&GuardNegation != 0 {
@@ -111,7 +116,7 @@ func Pass(g Guard, a, b *Features) bool {
 			return false
 		}
 		for i := range antonyms {
-			if leanAt(a, i) != leanAt(b, i) {
+			if leanAt(a, i)*leanAt(b, i) < 0 {
 				return false
 			}
 		}
