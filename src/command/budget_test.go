@@ -344,3 +344,37 @@ func TestBudgetCommandInfo(t *testing.T) {
 		}
 	}
 }
+
+// A script and a transaction may settle a reservation: COMMIT names no key, so EXEC and the
+// script run hold every shard when it runs (multi.go, scripting.go).
+func TestBudgetCommitInScriptAndExec(t *testing.T) {
+	e := newTestEngine()
+	tc := newTestConn(t, e)
+	tc.do("BUDGET.SET", "t", "LIMIT", "100", "PER", "1h")
+	tc.do("BUDGET.SET", "u", "LIMIT", "100", "PER", "1h")
+	r1, _ := resptest.Parse([]byte(tc.do("BUDGET.RESERVE", "40", "t", "u")))
+	r2, _ := resptest.Parse([]byte(tc.do("BUDGET.RESERVE", "40", "t", "u")))
+	if got := tc.do("EVAL", "return redis.call('BUDGET.COMMIT', ARGV[1], 10)", "0", r1.Str); got != ":1\r\n" {
+		t.Errorf("EVAL BUDGET.COMMIT = %q", got)
+	}
+	tc.do("MULTI")
+	tc.do("BUDGET.RELEASE", r2.Str)
+	tc.do("BUDGET.TAKE", "5", "t", "u")
+	if got := tc.do("EXEC"); got != "*2\r\n:1\r\n*3\r\n:1\r\n:85\r\n:-1\r\n" {
+		t.Errorf("EXEC = %q", got)
+	}
+}
+
+// DEBUG DIGEST covers budgets (their serialized state) and changes with it.
+func TestBudgetDigest(t *testing.T) {
+	tc := newTestConn(t, newTestEngine())
+	tc.do("BUDGET.SET", "b", "LIMIT", "10", "PER", "1s")
+	d := tc.do("DEBUG", "DIGEST-VALUE", "b")
+	if len(d) != 4+1+40+2 || strings.Contains(d, "0000000000000000000000000000000000000000") {
+		t.Errorf("DEBUG DIGEST-VALUE of a budget = %q", d)
+	}
+	tc.do("BUDGET.TAKE", "1", "b")
+	if d2 := tc.do("DEBUG", "DIGEST-VALUE", "b"); d2 == d {
+		t.Errorf("DEBUG DIGEST-VALUE did not change after a TAKE: %q", d2)
+	}
+}
