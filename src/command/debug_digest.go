@@ -11,53 +11,91 @@ import (
 	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/ds/list"
 	dset "github.com/hotkv/hotkv/ds/set"
+	"github.com/hotkv/hotkv/ds/stream"
 	"github.com/hotkv/hotkv/ds/zset"
 )
 
-// DEBUG DIGEST and DIGEST-VALUE: a digest of HotKV's own with Redis's contract (debug.c's
-// computeDatasetDigest): equal data give equal digests, whatever order keys, set members and
-// hash fields were added in or sit in. Each key's digest mixes its name, its type, its value
-// and its expiry; a database's keys are XORed together, so their order does not count, and the
-// database number is mixed in before them. Ordered values (lists, sorted sets, streams) are
-// chained in order; sets and hashes XOR their members' digests. An empty dataset, and a key
-// that does not exist, digest to 40 zeros, as in Redis. The bytes differ from Redis's: only
-// equality means anything.
+// DEBUG DIGEST and DIGEST-VALUE, as Redis 7.0.15's computeDatasetDigest and xorObjectDigest
+// (debug.c), byte for byte, so a HotKV replica and a Redis primary (or the reverse) compare
+// their data sets with one command:
+//
+//   - mix(d, p) is d ^= sha1(p) then d = sha1(d) (mixDigest); xor(d, p) is d ^= sha1(p).
+//   - A key: d = 0, mix(name), mix(htonl(type)) with Redis's type numbers, then the value:
+//     a string mixes its bytes; a list mixes each element in order; a set xors each member;
+//     a sorted set xors, per member, the sha1 of mix(mix(0, member), "%.17g" of its score);
+//     a hash the sha1 of mix(mix(0, field), value) per field (xorDigest hashes what it is
+//     given, element digests included); a stream mixes each entry's "ms.seq" id, then each
+//     field and value (its consumer groups are not in the digest). A key with a TTL xors
+//     "!!expire!!" (the time is not mixed in). The data set xors the sha1 of its keys' digests, after
+//     mixing in htonl(db) for each non-empty database. An empty data set is 40 zeros.
+//   - HotKV's own types (vector sets, IP sets, …) are module values to Redis (type 5): their
+//     serialized form is mixed in, which only HotKV compares.
+//   - Logically expired keys: Redis digests what its dict still holds; HotKV digests live keys
+//     (a key past its TTL that neither side reclaimed yet is the one case that can differ).
 
 type digest [sha1.Size]byte
 
 func (d *digest) hex() string { return hex.EncodeToString(d[:]) }
 
-// mix replaces d with sha1(d || b), as Redis's mixDigest.
-func (d *digest) mix(b []byte) {
-	h := sha1.New()
-	h.Write(d[:])
-	h.Write(b)
-	h.Sum(d[:0])
+// xorIn is Redis's xorDigest: d ^= sha1(b).
+func (d *digest) xorIn(b []byte) {
+	h := sha1.Sum(b)
+	for i := range d {
+		d[i] ^= h[i]
+	}
 }
 
-// xor folds another digest in, order-independently.
+// mix is Redis's mixDigest: d ^= sha1(b), then d = sha1(d).
+func (d *digest) mix(b []byte) {
+	d.xorIn(b)
+	*d = sha1.Sum(d[:])
+}
+
+// xor folds another digest in, order-independently (xorDigest of a digest's bytes is not
+// this: Redis xors the element digests themselves into the key's).
 func (d *digest) xor(o *digest) {
 	for i := range d {
 		d[i] ^= o[i]
 	}
 }
 
-func sha1Of(parts ...[]byte) digest {
-	h := sha1.New()
-	for _, p := range parts {
-		var n [4]byte
-		binary.BigEndian.PutUint32(n[:], uint32(len(p)))
-		h.Write(n[:]) // length-prefixed: ("ab","c") and ("a","bc") differ
-		h.Write(p)
+// redisType is the object type number Redis mixes in (server.h's OBJ_*).
+func redisType(k keyspace.Kind) uint32 {
+	switch k {
+	case keyspace.KindString:
+		return 0
+	case keyspace.KindList:
+		return 1
+	case keyspace.KindSet:
+		return 2
+	case keyspace.KindZSet:
+		return 3
+	case keyspace.KindHash:
+		return 4
+	case keyspace.KindStream:
+		return 6
 	}
-	var d digest
-	h.Sum(d[:0])
-	return d
+	return 5 // OBJ_MODULE
 }
 
-// valueDigest digests e's value (not its key or expiry).
-func (e *Engine) valueDigest(en *keyspace.Entry, now int64) digest {
-	d := sha1Of([]byte(en.Kind.String()))
+// appendScore formats a score as C's "%.17g".
+func appendScore(dst []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(dst, "inf"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-inf"...)
+	case math.IsNaN(f):
+		return append(dst, "nan"...)
+	}
+	return strconv.AppendFloat(dst, f, 'g', 17, 64)
+}
+
+// objectDigest is Redis's xorObjectDigest: it mixes en's type, value and TTL marker into d.
+func (e *Engine) objectDigest(d *digest, en *keyspace.Entry, now int64) {
+	var t [4]byte
+	binary.BigEndian.PutUint32(t[:], redisType(en.Kind))
+	d.mix(t[:])
 	switch en.Kind {
 	case keyspace.KindString:
 		v := en.Bytes()
@@ -69,54 +107,64 @@ func (e *Engine) valueDigest(en *keyspace.Entry, now int64) digest {
 		l := keyspace.Obj[list.List](en)
 		it := l.IterAt(0, false)
 		for v, ok := it.Next(); ok; v, ok = it.Next() {
-			x := sha1Of(v)
-			d.mix(x[:])
+			d.mix(v)
 		}
 	case keyspace.KindSet:
-		var acc digest
 		keyspace.Obj[dset.Set](en).Each(func(m []byte) bool {
-			x := sha1Of(m)
-			acc.xor(&x)
+			d.xorIn(m)
 			return true
 		})
-		d.mix(acc[:])
 	case keyspace.KindHash:
-		var acc digest
 		nowMs := now / 1e6
 		for it := keyspace.Obj[hash.Hash](en).Iter(); it.Next(); {
 			if t := it.TTL(); t != 0 && t <= nowMs {
 				continue
 			}
-			ttl := []byte(nil)
-			if t := it.TTL(); t != 0 {
-				ttl = strconv.AppendInt(nil, t, 10)
-			}
-			x := sha1Of(it.Field(), it.Value(), ttl)
-			acc.xor(&x)
+			var el digest
+			el.mix(it.Field())
+			el.mix(it.Value())
+			d.xorIn(el[:])
 		}
-		d.mix(acc[:])
 	case keyspace.KindZSet:
+		var buf [32]byte
 		keyspace.Obj[zset.ZSet](en).Walk(0, false, func(m []byte, score float64) bool {
-			var s [8]byte
-			binary.BigEndian.PutUint64(s[:], math.Float64bits(score+0)) // -0 and 0 alike
-			x := sha1Of(m, s[:])
-			d.mix(x[:])
+			var el digest
+			el.mix(m)
+			el.mix(appendScore(buf[:0], score))
+			d.xorIn(el[:])
 			return true
 		})
-	default: // streams: their serialized form is ordered (entries, groups, consumers by name)
+	case keyspace.KindStream:
+		var buf [48]byte
+		it := keyspace.Obj[stream.Stream](en).Range(stream.ID{}, stream.ID{Ms: math.MaxUint64, Seq: math.MaxUint64}, false)
+		for id, fv, ok := it.Next(); ok; id, fv, ok = it.Next() {
+			b := strconv.AppendUint(buf[:0], id.Ms, 10)
+			b = append(b, '.')
+			d.mix(strconv.AppendUint(b, id.Seq, 10))
+			for _, x := range fv {
+				d.mix(x)
+			}
+		}
+	default: // HotKV's own types, module values to Redis
 		d.mix(e.dumpObject(en, now))
 	}
+	if en.ExpireAt() > 0 {
+		d.xorIn([]byte("!!expire!!"))
+	}
+}
+
+// valueDigest is DEBUG DIGEST-VALUE's digest of en (no key name).
+func (e *Engine) valueDigest(en *keyspace.Entry, now int64) digest {
+	var d digest
+	e.objectDigest(&d, en, now)
 	return d
 }
 
-// keyDigest digests one key: name, value and expiry.
-func (e *Engine) keyDigest(ks *keyspace.Keyspace, en *keyspace.Entry, now int64) digest {
-	d := sha1Of([]byte(en.Key()))
-	v := e.valueDigest(en, now)
-	d.mix(v[:])
-	if en.ExpireAt() > 0 {
-		d.mix([]byte("!!expire!!" + strconv.FormatInt(ks.ExpireMs(en), 10)))
-	}
+// keyDigest digests one key: name, type, value and TTL marker.
+func (e *Engine) keyDigest(_ *keyspace.Keyspace, en *keyspace.Entry, now int64) digest {
+	var d digest
+	d.mix([]byte(en.Key()))
+	e.objectDigest(&d, en, now)
 	return d
 }
 
@@ -133,7 +181,8 @@ func (e *Engine) datasetDigestLocked(now int64) digest {
 						return
 					}
 					x := e.keyDigest(ks, en, now)
-					keys.xor(&x)
+					keys.xorIn(x[:]) // xorDigest: the sha1 of the key's digest
+
 					n++
 				})
 				if cursor == 0 {

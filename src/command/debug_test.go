@@ -135,10 +135,22 @@ func TestDebugDigestProperty(t *testing.T) {
 		k := fmt.Sprintf("k%d", rng.IntN(30))
 		for _, change := range []op{{"APPEND", "k0", "!"}, {"RPUSH", "k1", "c"}, {"SADD", "k2", "w"},
 			{"HSET", "k3", "f1", "other"}, {"ZADD", "k4", "3", "a"}, {"XADD", "k5", "2-1", "f", "v"},
-			{"PEXPIREAT", k, "99999999999998"}, {"MOVE", k, "1"}, {"RENAME", k, k + "x"}} {
+			{"MOVE", k, "1"}, {"RENAME", k, k + "x"}} {
 			if got := digestOf(append(append([]op(nil), ops...), change)); got == base {
 				t.Fatalf("round %d: %q leaves the digest unchanged", round, change)
 			}
+		}
+	}
+	// A TTL counts by its presence only, as in Redis's xorObjectDigest ("!!expire!!").
+	{
+		tc := newTestConn(t, newTestEngine())
+		tc.do("SET", "a", "v")
+		plain := tc.do("DEBUG", "DIGEST")
+		tc.do("PEXPIREAT", "a", "99999999999998")
+		withTTL := tc.do("DEBUG", "DIGEST")
+		tc.do("PEXPIREAT", "a", "99999999999990")
+		if withTTL == plain || tc.do("DEBUG", "DIGEST") != withTTL {
+			t.Errorf("TTL digests: plain %q, with TTL %q, another TTL %q", plain, withTTL, tc.do("DEBUG", "DIGEST"))
 		}
 	}
 	tc := newTestConn(t, newTestEngine())

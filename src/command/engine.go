@@ -108,6 +108,8 @@ type Hooks struct {
 	LastSave     func() int64                                    // LASTSAVE: unix seconds of the last successful save
 	BGRewriteAOF func() (scheduled bool, err error)              // BGREWRITEAOF
 	DebugReload  func(merge, noflush, nosave bool) error         // DEBUG RELOAD
+	// Repl is the server's replication (repl.go); nil answers as a lone primary.
+	Repl ReplHooks
 }
 
 // shardData is one shard's databases.
@@ -163,6 +165,7 @@ type Engine struct {
 	pause    pauseState
 	rng      atomic.Uint64
 	info     infoState     // INFO's ids, peak memory and ops sampler (info_metrics.go)
+	repl     replGate      // the replica gates' master client (repl.go)
 	net      netState      // closed clients' network bytes (stats_net.go)
 	reclaim  reclaimState  // collection after mass deletion (reclaim.go)
 	readers  []readerState // per P, for shared work (shared.go)

@@ -316,7 +316,14 @@ func infoStats(w *infoWriter, c *Ctx) {
 		w.str(k, "0.00")
 	}
 	w.int("rejected_connections", st.rejectedConns.Load())
-	w.zeros("sync_full", "sync_partial_ok", "sync_partial_err")
+	if h := c.E.Hooks.Repl; h != nil { // src/server/repl_info.go
+		full, ok, failed := h.SyncStats()
+		w.int("sync_full", full)
+		w.int("sync_partial_ok", ok)
+		w.int("sync_partial_err", failed)
+	} else {
+		w.zeros("sync_full", "sync_partial_ok", "sync_partial_err")
+	}
 	w.int("expired_keys", st.expiredKeys.Load())
 	w.str("expired_stale_perc", "0.00")
 	w.zeros("expired_time_cap_reached_count")
@@ -352,6 +359,10 @@ func infoStats(w *infoWriter, c *Ctx) {
 // infoReplication describes a master without replicas; the server's hook replaces it once
 // replication exists.
 func infoReplication(w *infoWriter, c *Ctx) {
+	if h := c.E.Hooks.Repl; h != nil { // the server's replication (src/server/repl.go)
+		w.b = h.Info(w.b)
+		return
+	}
 	_, replID := c.E.info.ids()
 	w.str("role", "master")
 	w.int("connected_slaves", 0)

@@ -93,6 +93,9 @@ func (e *Engine) persistRefusal(cl *Client, spec *Spec, g uint32) string {
 			return *m
 		}
 	}
+	if msg := e.replRefusal(cl, spec, g); msg != "" { // READONLY, MASTERDOWN, NOREPLICAS (repl.go)
+		return msg
+	}
 	if g&gateLoading != 0 && spec.Flags&Loading == 0 && cl.ID != e.persist.exempt.Load() {
 		return ErrLoading
 	}

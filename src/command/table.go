@@ -33,6 +33,7 @@ var families = [][]*Spec{
 	tagCommands,
 	ipsetCommands,
 	vsetCommands, // vector sets: Redis 8's V* and HotKV's VSIM.* (vset.go)
+	replCommands, // REPLCONF, PSYNC, SYNC, REPLICAOF, ROLE, WAIT (repl.go)
 	llmcacheCommands,
 	throttleCommands,
 	memCommands, // agent memory: MEM.* (mem.go)

@@ -56,6 +56,7 @@ type Server struct {
 
 	metrics metricsState // the Prometheus endpoint (metrics.go)
 	tls     tlsState     // the TLS context (tls.go)
+	repl    replState    // PSYNC replication (repl*.go)
 	cluster *mode.Mode   // cluster mode, nil when cluster-enabled is no (cluster.go)
 }
 
@@ -109,6 +110,7 @@ func New(cfg *config.Store) (*Server, error) {
 	s.env.Durable = s.durable
 	s.env.MayBlock = s.mayBlock(s.env.MayBlock)
 	s.persistenceHooks()
+	s.initRepl() // after env: it wraps Durable and MayBlock (repl.go)
 	s.initMetrics()
 	s.initTLS()
 	return s, nil
@@ -278,6 +280,7 @@ func (s *Server) Start() {
 		}
 	}()
 	s.startLoad()
+	s.startRepl() // replicaof in the config (repl_replica.go)
 	if err := s.startCluster(); err != nil { // cluster mode (cluster.go)
 		s.log.Error("cannot start cluster mode", "err", err)
 		go s.Stop()
@@ -348,6 +351,7 @@ func (s *Server) background() {
 			s.tick("metrics", s.Engine.TrackMetrics)
 		case <-gcCheck.C:
 			s.tick("idle collection", s.gc.check)
+			s.tick("replication", s.repl.cron)
 		case <-cron.C:
 			s.tick("active expire", func() { s.Engine.ActiveExpire(time.Millisecond) })
 			s.tick("evict", s.evictCron)

@@ -1,0 +1,258 @@
+package command
+
+// Replication commands (issue 23): REPLCONF, PSYNC, SYNC, REPLICAOF/SLAVEOF, ROLE and WAIT, over
+// Hooks.Repl that src/server fills (repl*.go); without it they answer as a primary with no
+// replicas. The replica gates (-READONLY, -MASTERDOWN, -NOREPLICAS) are route's (replGate).
+
+import (
+	"strconv"
+	"sync/atomic"
+
+	"github.com/hotkv/hotkv/ds/strs"
+)
+
+// ReplHooks is the server's replication, which the commands call.
+type ReplHooks interface {
+	// Replconf answers REPLCONF (args without the command name); silent: no reply (ACK, GETACK).
+	Replconf(cl *Client, args [][]byte) (reply []byte, silent bool)
+	// Sync takes cl over as a replica: PSYNC replid offset (psync true) or SYNC. It writes its
+	// own replies to cl's outbox; an error reply is returned instead.
+	Sync(cl *Client, psync bool, replid string, offset int64) (errReply string)
+	// ReplicaOf is REPLICAOF host port, or NO ONE when host is empty; the reply is returned.
+	ReplicaOf(cl *Client, host string, port int) []byte
+	// Role appends ROLE's reply.
+	Role(dst []byte, proto int) []byte
+	// Wait is WAIT numreplicas timeout-ms (0 = forever): the number of replicas that acknowledged
+	// the writes made before it, or an error reply.
+	Wait(cl *Client, n int64, timeoutMs int64) (acked int64, errReply string)
+	// Info appends INFO's replication section's fields.
+	Info(dst []byte) []byte
+	// SyncStats are INFO stats' sync_full, sync_partial_ok and sync_partial_err.
+	SyncStats() (full, ok, failed int64)
+}
+
+var replCommands = []*Spec{
+	{Name: "replconf", Arity: -1, Flags: Admin | NoScript | Loading | Stale | AllowBusy, Scope: ScopeConn, Run: replconfCmd},
+	{Name: "psync", Arity: -3, Flags: Admin | NoMulti | NoScript | NoAsyncLoading, Scope: ScopeConn, Run: psyncCmd},
+	{Name: "sync", Arity: 1, Flags: Admin | NoMulti | NoScript | NoAsyncLoading, Scope: ScopeConn, Run: syncCmd},
+	{Name: "replicaof", Arity: 3, Flags: Admin | NoScript | Stale | NoAsyncLoading, Scope: ScopeConn, Run: replicaofCmd},
+	{Name: "slaveof", Arity: 3, Flags: Admin | NoScript | Stale | NoAsyncLoading, Scope: ScopeConn, Run: replicaofCmd},
+	{Name: "role", Arity: 1, Flags: NoScript | Loading | Stale | Fast, Scope: ScopeConn, Run: roleCmd},
+	{Name: "wait", Arity: 3, Flags: NoScript, Scope: ScopeConn, Run: waitCmd},
+}
+
+// Silence suppresses the reply of the running command (REPLCONF ACK, PSYNC: the server writes
+// to the connection itself).
+func (c *Ctx) Silence() {
+	if c.slot != nil {
+		c.slot.Silent = true
+	}
+}
+
+// REPLCONF <option> <value> [<option> <value> ...]
+func replconfCmd(c *Ctx) {
+	if len(c.Args)%2 == 0 {
+		c.Err(ErrSyntax)
+		return
+	}
+	h := c.E.Hooks.Repl
+	if h == nil {
+		c.OK()
+		return
+	}
+	reply, silent := h.Replconf(c.Client, c.Args[1:])
+	if silent {
+		c.Silence()
+		return
+	}
+	c.Out = append(c.Out, reply...)
+}
+
+// PSYNC replicationid offset
+func psyncCmd(c *Ctx) {
+	off, err := strconv.ParseInt(string(c.Args[2]), 10, 64)
+	if err != nil {
+		c.Err(ErrNotInt)
+		return
+	}
+	syncGeneric(c, true, string(c.Args[1]), off)
+}
+
+// SYNC
+func syncCmd(c *Ctx) { syncGeneric(c, false, "", 0) }
+
+func syncGeneric(c *Ctx, psync bool, replid string, off int64) {
+	if c.Client.tx.on {
+		c.Err("ERR Replica can't sync while in a MULTI") // not reached: NoMulti
+		return
+	}
+	h := c.E.Hooks.Repl
+	if h == nil {
+		c.Err("ERR replication is not available")
+		return
+	}
+	if msg := h.Sync(c.Client, psync, replid, off); msg != "" {
+		c.Err(msg)
+		return
+	}
+	c.Silence()
+}
+
+// REPLICAOF host port | NO ONE
+func replicaofCmd(c *Ctx) {
+	h := c.E.Hooks.Repl
+	if h == nil {
+		c.Err("ERR replication is not available")
+		return
+	}
+	if strs.EqualFold(c.Args[1], "no") && strs.EqualFold(c.Args[2], "one") {
+		c.Out = append(c.Out, h.ReplicaOf(c.Client, "", 0)...)
+		return
+	}
+	port, err := strconv.ParseInt(string(c.Args[2]), 10, 64)
+	if err != nil {
+		c.Err(ErrNotInt)
+		return
+	}
+	c.Out = append(c.Out, h.ReplicaOf(c.Client, string(c.Args[1]), int(port))...)
+}
+
+// ROLE
+func roleCmd(c *Ctx) {
+	if h := c.E.Hooks.Repl; h != nil {
+		c.Out = h.Role(c.Out, c.Proto)
+		return
+	}
+	c.ArrayLen(3)
+	c.BulkString("master")
+	c.Int(0)
+	c.ArrayLen(0)
+}
+
+// WAIT numreplicas timeout
+func waitCmd(c *Ctx) {
+	n, err := strconv.ParseInt(string(c.Args[1]), 10, 64)
+	if err != nil {
+		c.Err(ErrNotInt)
+		return
+	}
+	t, err := strconv.ParseInt(string(c.Args[2]), 10, 64)
+	if err != nil {
+		c.Err(ErrTimeout)
+		return
+	}
+	if t < 0 {
+		c.Err(ErrTimeoutNeg)
+		return
+	}
+	h := c.E.Hooks.Repl
+	if h == nil {
+		c.Int(0)
+		return
+	}
+	acked, msg := h.Wait(c.Client, n, t)
+	if msg != "" {
+		c.Err(msg)
+		return
+	}
+	c.Int(acked)
+}
+
+// The replica gates' texts, as Redis 7.0.15's shared objects.
+const (
+	ErrReadOnlyReplica = "READONLY You can't write against a read only replica."
+	ErrMasterDown      = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+	ErrNoReplicas      = "NOREPLICAS Not enough good replicas to write."
+)
+
+// replGate is route's replication state: the gate bits (in persist.gate, so route pays nothing
+// more while none is set) and the master link's client, which the gates let through.
+type replGate struct {
+	master atomic.Uint64 // the client applying the primary's stream
+}
+
+const (
+	gateReadOnly   uint32 = 1 << 8  // a replica with replica-read-only yes
+	gateStale      uint32 = 1 << 9  // a replica whose link is down, replica-serve-stale-data no
+	gateNoReplicas uint32 = 1 << 10 // min-replicas-to-write not met
+)
+
+// SetReplGates sets the replica gates: readOnly refuses writes (-READONLY), stale refuses
+// commands without the Stale flag (-MASTERDOWN), noReplicas refuses writes (-NOREPLICAS).
+func (e *Engine) SetReplGates(readOnly, stale, noReplicas bool) {
+	e.persist.set(gateReadOnly, readOnly)
+	e.persist.set(gateStale, stale)
+	e.persist.set(gateNoReplicas, noReplicas)
+}
+
+// SetMasterClient marks cl as the client applying the primary's stream (nil: none).
+func (e *Engine) SetMasterClient(cl *Client) {
+	if cl == nil {
+		e.repl.master.Store(0)
+		return
+	}
+	e.repl.master.Store(cl.ID)
+}
+
+// replRefusal is the replica gates' reply for spec, or "", in processCommand's order.
+func (e *Engine) replRefusal(cl *Client, spec *Spec, g uint32) string {
+	if g&(gateReadOnly|gateStale|gateNoReplicas) == 0 || cl.ID == e.repl.master.Load() {
+		return ""
+	}
+	write := spec.Flags&Write != 0 || spec.Name == "exec" && txWrites(cl)
+	if g&gateNoReplicas != 0 && write {
+		return ErrNoReplicas
+	}
+	if g&gateReadOnly != 0 && write {
+		return ErrReadOnlyReplica
+	}
+	if g&gateStale != 0 && spec.Flags&Stale == 0 {
+		return ErrMasterDown
+	}
+	return ""
+}
+
+// ReplIDs returns the run id and the replication id (INFO's run_id and master_replid).
+func (e *Engine) ReplIDs() (runID, replID string) { return e.info.ids() }
+
+// SetReplID replaces the replication id (a replica takes its primary's; a promotion a new one).
+func (e *Engine) SetReplID(id string) {
+	e.info.ids()
+	e.info.mu.Lock()
+	e.info.replID = id
+	e.info.mu.Unlock()
+}
+
+// NewReplID returns a fresh random replication id.
+func NewReplID() string { return randomHexID(20) }
+
+// PushRaw queues p on cl's outbox, as it is, and wakes its connection (the primary's stream to
+// a replica). It returns the outbox's size after, for the caller's own backpressure; false when
+// the client is closing.
+func (cl *Client) PushRaw(p []byte) (int64, bool) {
+	b := &cl.push
+	b.mu.Lock()
+	if b.closed || cl.killed.Load() {
+		b.mu.Unlock()
+		return 0, false
+	}
+	b.buf = append(b.buf, p...)
+	n := int64(len(b.buf))
+	b.size.Store(n)
+	b.mu.Unlock()
+	cl.wake()
+	return n, true
+}
+
+// Outbox returns the bytes waiting in cl's outbox and what its transport has not sent yet.
+func (cl *Client) Outbox() int64 {
+	n := cl.push.size.Load()
+	if f := cl.pending.Load(); f != nil {
+		_, out := (*f)()
+		n += out
+	}
+	return n
+}
+
+// Killed reports whether cl was killed or is closing.
+func (cl *Client) Killed() bool { return cl.killed.Load() }
