@@ -10,6 +10,7 @@ import (
 
 	"github.com/hotkv/hotkv/ds/budget"
 	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/pipeline"
 	"github.com/hotkv/hotkv/src/ai/tokens"
 )
 
@@ -77,10 +78,11 @@ func budgetOption(a []byte) bool {
 
 // budgetRegistry maps pending reservation ids to their keys, per engine.
 type budgetRegistry struct {
-	mu   sync.Mutex
-	seq  uint64
-	refs map[uint64]budgetRef
-	made int
+	mu       sync.Mutex
+	seq      uint64
+	refs     map[uint64]budgetRef
+	made     int
+	sweeping bool // a sweeper goroutine runs (sweep)
 }
 
 type budgetRef struct {
@@ -101,7 +103,7 @@ func budgetReg(e *Engine) *budgetRegistry {
 
 // add records a new reservation and returns its id; every 256 reservations it sweeps out the
 // ids whose deadline has passed (their keys refund them lazily).
-func (r *budgetRegistry) add(db int, keys [][]byte, deadline, now int64) uint64 {
+func (r *budgetRegistry) add(e *Engine, db int, keys [][]byte, deadline, now int64) uint64 {
 	ks := make([]string, len(keys))
 	for i, k := range keys {
 		ks[i] = string(k)
@@ -110,6 +112,7 @@ func (r *budgetRegistry) add(db int, keys [][]byte, deadline, now int64) uint64 
 	defer r.mu.Unlock()
 	r.seq++
 	id := r.seq
+	r.startSweep(e)
 	r.refs[id] = budgetRef{db: db, keys: ks, deadline: deadline}
 	if r.made++; r.made%256 == 0 {
 		for k, v := range r.refs {
@@ -121,10 +124,64 @@ func (r *budgetRegistry) add(db int, keys [][]byte, deadline, now int64) uint64 
 	return id
 }
 
+// budgetSweepEvery is how often the sweeper looks for reservations past their deadline.
+var budgetSweepEvery = 250 * time.Millisecond
+
+// startSweep starts the sweeper of e's reservations unless one runs; the caller holds r.mu.
+func (r *budgetRegistry) startSweep(e *Engine) {
+	if !r.sweeping {
+		r.sweeping = true
+		go r.sweep(e)
+	}
+}
+
+// sweep is the active expiry of reservations: while any is pending, it takes those past their
+// deadline out of the index and, holding each of their keys' shards in turn (Group.Do, as the
+// snapshot walk), brings the key's budget up to date, which refunds them and drops their
+// records. Every read already counts an expired reservation as refunded, so this changes no
+// reply and replicates nothing (a replica's state holds the same deadlines); it frees the
+// records of keys nobody touches. It ends when no reservation is pending.
+func (r *budgetRegistry) sweep(e *Engine) {
+	for {
+		time.Sleep(budgetSweepEvery)
+		now := time.Now().UnixNano()
+		r.mu.Lock()
+		var due []budgetRef
+		for id, ref := range r.refs {
+			if ref.deadline <= now {
+				due = append(due, ref)
+				delete(r.refs, id)
+			}
+		}
+		if len(due) == 0 && len(r.refs) == 0 {
+			r.sweeping = false
+			r.mu.Unlock()
+			return
+		}
+		r.mu.Unlock()
+		for _, ref := range due {
+			for _, k := range ref.keys {
+				key := []byte(k)
+				sh := e.shardOf(key)
+				e.Group.Do(int(sh), func(*pipeline.Shard) {
+					d := e.data(sh)
+					if ref.db >= len(d.dbs) {
+						return
+					}
+					if ent := d.dbs[ref.db].Peek(key, now); ent != nil && ent.Kind == keyspace.KindBudget {
+						keyspace.Obj[budget.Budget](ent).Advance(now)
+					}
+				})
+			}
+		}
+	}
+}
+
 // note records that key of db holds reservation res (BUDGET.STATE, loading).
-func (r *budgetRegistry) note(db int, key []byte, res budget.Resv) {
+func (r *budgetRegistry) note(e *Engine, db int, key []byte, res budget.Resv) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.startSweep(e)
 	r.seq = max(r.seq, res.ID)
 	ref, ok := r.refs[res.ID]
 	if !ok {
@@ -469,7 +526,7 @@ func budgetReserve(c *Ctx) {
 		return
 	}
 	deadline := c.Now + ch.timeout
-	id := budgetReg(c.E).add(c.DB, ch.keys, deadline, c.Now)
+	id := budgetReg(c.E).add(c.E, c.DB, ch.keys, deadline, c.Now)
 	for i, b := range bs {
 		b.Reserve(id, ch.n, deadline)
 		c.Changed(NotifyModule, "budget.reserve", ch.keys[i])
@@ -582,7 +639,7 @@ func budgetState(c *Ctx) {
 	keyspace.SetObj(e, keyspace.KindBudget, b)
 	reg := budgetReg(c.E)
 	for _, r := range b.Reservations() {
-		reg.note(c.DB, key, r)
+		reg.note(c.E, c.DB, key, r)
 	}
 	c.Changed(NotifyModule, "budget.set", key)
 	c.Dirty(1)
@@ -600,7 +657,7 @@ func loadBudget(e *Engine, db int, key []byte, p []byte) (*budget.Budget, error)
 	}
 	reg := budgetReg(e)
 	for _, r := range b.Reservations() {
-		reg.note(db, key, r)
+		reg.note(e, db, key, r)
 	}
 	return b, nil
 }

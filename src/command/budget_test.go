@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hotkv/hotkv/ds/budget"
+	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/net/resp/resptest"
+	"github.com/hotkv/hotkv/pipeline"
 )
 
 // seedBudgetIDs makes e's reservation ids start after base, so that transcripts are stable.
@@ -376,5 +379,38 @@ func TestBudgetDigest(t *testing.T) {
 	tc.do("BUDGET.TAKE", "1", "b")
 	if d2 := tc.do("DEBUG", "DIGEST-VALUE", "b"); d2 == d {
 		t.Errorf("DEBUG DIGEST-VALUE did not change after a TAKE: %q", d2)
+	}
+}
+
+// Active expiry of reservations: a reservation nobody settles leaves its keys' state within a
+// few sweeps of its deadline, although no command touches them, and the id index forgets it.
+func TestBudgetActiveExpiry(t *testing.T) {
+	e := newTestEngine()
+	tc := newTestConn(t, e)
+	tc.do("BUDGET.SET", "t", "LIMIT", "100", "PER", "1h")
+	tc.do("BUDGET.SET", "u", "LIMIT", "100", "PER", "1h")
+	id := tc.do("BUDGET.RESERVE", "30", "t", "u", "TIMEOUT", "50")
+	pending := func(key string) (n int) {
+		e.Group.Do(int(e.shardOf([]byte(key))), func(*pipeline.Shard) {
+			ent := e.keyspace(0, []byte(key)).Peek([]byte(key), time.Now().UnixNano())
+			n = len(keyspace.Obj[budget.Budget](ent).Reservations())
+		})
+		return n
+	}
+	if pending("t") != 1 || pending("u") != 1 {
+		t.Fatalf("reservation %q not recorded", id)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for (pending("t") != 0 || pending("u") != 0) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if pending("t") != 0 || pending("u") != 0 {
+		t.Fatalf("expired reservation still held after 5 s: t %d, u %d", pending("t"), pending("u"))
+	}
+	if _, ok := budgetReg(e).get(1); len(budgetReg(e).refs) != 0 || ok {
+		t.Errorf("the id index still holds %d reservations", len(budgetReg(e).refs))
+	}
+	if got := tc.do("BUDGET.GET", "t"); !strings.Contains(got, "available\r\n:100\r\n") {
+		t.Errorf("GET after expiry = %q", got)
 	}
 }
