@@ -77,7 +77,9 @@ out() { if [ -n "${OUT:-}" ]; then echo "$@" | tee -a "$OUT"; else echo "$@"; fi
 start redis "$RP"
 start hotkv "$HP"
 out "Machine: $(nproc) CPUs ($(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)); load at start $(cut -d' ' -f1-3 /proc/loadavg);"
-out "redis-server $(redis-server --version | sed -n 's/.*v=\([0-9.]*\).*/\1/p'), HotKV $(cd "$root" && git rev-parse --short HEAD) (+ working tree); RUNS=$RUNS DURATION=$DURATION PIPELINE=$PIPELINE CLIENTS=$CLIENTS"
+hk="HotKV built from the working tree at $(cd "$root" && git rev-parse --short HEAD)"
+[ -z "${HOTKV_BIN:-}" ] || hk="HotKV $HOTKV_BIN"
+out "redis-server $(redis-server --version | sed -n 's/.*v=\([0-9.]*\).*/\1/p'), $hk; RUNS=$RUNS DURATION=$DURATION PIPELINE=$PIPELINE CLIENTS=$CLIENTS"
 out ""
 
 # pipe NAME PORT FILE KEY: loads FILE through redis-cli --pipe into a fresh KEY, prints the seconds
