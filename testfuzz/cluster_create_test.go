@@ -38,10 +38,10 @@ func mustCli(t *testing.T, args ...string) string {
 
 // createCluster runs redis-cli --cluster create over ports (all masters) and waits until every node
 // reports cluster_state:ok and --cluster check passes from each; it returns the time taken.
-func createCluster(t *testing.T, ports []int) time.Duration {
+func createCluster(t *testing.T, ports []int, extra ...string) time.Duration {
 	t.Helper()
 	start := time.Now()
-	args := []string{"--cluster", "create"}
+	args := append([]string{"--cluster", "create"}, extra...)
 	for _, p := range ports {
 		args = append(args, fmt.Sprintf("127.0.0.1:%d", p))
 	}
@@ -211,5 +211,56 @@ func TestClusterCreateMixed(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestClusterCreateReplicas: redis-cli --cluster create --cluster-replicas 1 of 6 HotKV nodes
+// converges with 3 masters and 3 replicas, --cluster check passes everywhere, and keys written
+// through redis-cli -c reach each master's replica (HotKV to HotKV PSYNC, src/server/repl*.go),
+// read there after READONLY. Ports 27480-27485 (buses 37480-37485).
+func TestClusterCreateReplicas(t *testing.T) {
+	if !haveRedis() {
+		t.Skip("redis-cli not on PATH")
+	}
+	ports := []int{27480, 27481, 27482, 27483, 27484, 27485}
+	for _, p := range ports {
+		startClusterHotKV(t, p)
+	}
+	took := createCluster(t, ports, "--cluster-replicas", "1")
+	t.Logf("3 HotKV masters + 3 HotKV replicas: cluster_state:ok on all %v after --cluster create started", took)
+	followKeys(t, ports[0], 100)
+	replicas := 0
+	for _, p := range ports {
+		role := mustCli(t, "-p", fmt.Sprint(p), "ROLE")
+		if !strings.HasPrefix(role, "slave") {
+			continue
+		}
+		replicas++
+		// Any key of this replica's master's slots must arrive; ask CLUSTER NODES which those are.
+		var master string
+		for _, l := range strings.Split(mustCli(t, "-p", fmt.Sprint(p), "CLUSTER", "NODES"), "\n") {
+			if f := strings.Fields(l); len(f) > 3 && strings.Contains(f[2], "myself") {
+				master = f[3]
+			}
+		}
+		found := false
+		for end := time.Now().Add(20 * time.Second); !found && time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+			for i := range 100 {
+				rc := dial(t, fmt.Sprintf("127.0.0.1:%d", p))
+				rc.do("READONLY")
+				if got := rc.do("GET", fmt.Sprintf("key:%d", i)); got == fmt.Sprintf("$%d\r\nv%d\r\n", len(fmt.Sprint(i))+1, i) {
+					found = true
+					rc.c.Close()
+					break
+				}
+				rc.c.Close()
+			}
+		}
+		if !found {
+			t.Fatalf("replica %d (of %s): no key of its master readable after READONLY", p, master)
+		}
+	}
+	if replicas != 3 {
+		t.Fatalf("%d replicas, want 3", replicas)
 	}
 }

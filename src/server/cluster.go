@@ -40,6 +40,7 @@ func (s *Server) startCluster() error {
 		FullCoverage:       s.cfg.Bool("cluster-require-full-coverage"),
 		AllowReadsWhenDown: s.cfg.Bool("cluster-allow-reads-when-down"),
 		OnPublish:          s.Engine.PublishFromBus,
+		OnReplicate:        func(host string, port int) { s.repl.setMaster(host, port) },
 	})
 	if err != nil {
 		return err

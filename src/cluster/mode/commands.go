@@ -20,12 +20,20 @@ func (m *Mode) Cluster(dst []byte, proto int, args [][]byte) []byte {
 		return resp.AppendInt(dst, int64(cluster.KeySlot(args[2])))
 	}
 	var reply []byte
+	var master *cluster.Node
 	m.bus.Do(func(st *cluster.State, now int64) []cluster.Out {
+		n := len(dst)
 		reply = m.run(dst, proto, sub, args[2:], st, now)
+		if sub == "replicate" && reply[n] == '+' {
+			master = st.Myself.Master
+		}
 		st.Touch() // a command may change what Version does not track (importing marks, addresses)
 		m.changed(st)
 		return nil
 	})
+	if master != nil && m.opts.OnReplicate != nil { // outside the bus lock: it starts a link
+		m.opts.OnReplicate(master.IP, master.Port)
+	}
 	return reply
 }
 
@@ -66,7 +74,7 @@ func (m *Mode) run(dst []byte, proto int, sub string, a [][]byte, st *cluster.St
 	case "forget":
 		return okOrErr(dst, st.Forget(string(a[0]), now))
 	case "replicate":
-		// The state change only: the data replication itself is src/repl's (not wired yet).
+		// The state change here; Cluster then starts the data replication (Options.OnReplicate).
 		return okOrErr(dst, st.Replicate(string(a[0]), true, now))
 	case "set-config-epoch":
 		e, err := strconv.ParseInt(string(a[0]), 10, 64)

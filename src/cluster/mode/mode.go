@@ -32,6 +32,9 @@ type Options struct {
 	AllowReadsWhenDown bool
 	// OnPublish delivers a PUBLISH or SPUBLISH that arrived on the bus to local subscribers.
 	OnPublish func(shard bool, channel, message []byte)
+	// OnReplicate makes the server a replica of host:port (CLUSTER REPLICATE, or a nodes.conf that
+	// says myself is a replica); the data replication is the server's (src/server/repl*.go).
+	OnReplicate func(host string, port int)
 }
 
 // Mode is a running cluster mode.
@@ -87,10 +90,15 @@ func Open(o Options) (*Mode, error) {
 	m.bus = bus
 	bus.OnPublish = o.OnPublish
 	bus.OnChange = m.changed
+	var master *cluster.Node
 	bus.Do(func(st *cluster.State, now int64) []cluster.Out {
 		m.changed(st)
+		master = st.Myself.Master
 		return nil
 	})
+	if master != nil && o.OnReplicate != nil {
+		o.OnReplicate(master.IP, master.Port)
+	}
 	return m, nil
 }
 
