@@ -102,6 +102,10 @@ func writeIPSet(c *Ctx, key []byte) (e *keyspace.Entry, v *ipsetValue, ok bool) 
 			return nil, nil, true
 		}
 	}
+	if next := v.set.NextExpiry(); next != 0 && (v.queuedAt == 0 || v.queuedKS != c.KS(key) || v.queuedKey != string(key)) {
+		v.queuedAt = 0 // loaded, renamed, moved or copied: not queued under this name yet
+		trackIPSetExpiry(c, key, v, next)
+	}
 	return e, v, true
 }
 
