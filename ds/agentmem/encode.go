@@ -13,7 +13,8 @@ import (
 // does not rebuild the graph, then the records and the windows. The bitmaps are rebuilt.
 //
 //	byte    format version (1)
-//	uvarint dim; byte quant; byte flags (1: require user); uvarint window budget; byte encoding
+//	uvarint dim; byte quant; byte flags (1: require user); uvarint window budget; byte encoding;
+//	string embedder
 //	uvarint next generated id
 //	uvarint index length, index
 //	uvarint records, each: id, text, dim float32 (LE), user, session, ns, byte type,
@@ -44,6 +45,7 @@ func (s *Store) AppendBinary(dst []byte) []byte {
 	dst = append(dst, byte(s.cfg.Quant), flags)
 	dst = binary.AppendUvarint(dst, uint64(s.cfg.Window))
 	dst = append(dst, s.cfg.Encoding)
+	dst = appendStr(dst, s.cfg.Embedder)
 	dst = binary.AppendUvarint(dst, s.next)
 	idx := s.idx.AppendBinary(nil)
 	dst = binary.AppendUvarint(dst, uint64(len(idx)))
@@ -177,6 +179,7 @@ func Decode(b []byte) (*Store, error) {
 	cfg.RequireUser = d.byte1()&1 != 0
 	cfg.Window = int(min(d.uvarint(), math.MaxInt32))
 	cfg.Encoding = d.byte1()
+	cfg.Embedder = d.str()
 	next := d.uvarint()
 	idxBytes := d.raw(d.uvarint())
 	if d.err != nil || dim < 1 || dim > vector.MaxDim {

@@ -88,6 +88,9 @@ type Config struct {
 	RequireUser bool         // searches and forgets must name a user
 	Window      int          // a session window's default token budget
 	Encoding    uint8        // the token encoding windows count with (the caller's numbering)
+	// Embedder names the embedder the caller embeds TEXT with when no vector is given ("" none;
+	// the caller's spelling, kept in the encoding).
+	Embedder string
 	// EF is the index's build EF (0: ds/vector's default); not part of the encoding, which
 	// holds the index as built.
 	EF int

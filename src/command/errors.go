@@ -327,4 +327,5 @@ const (
 	ErrMemForgetFilter = "ERR FORGET needs a filter or ALL"
 	ErrMemTokens       = "ERR invalid TOKENS"
 	ErrMemTextLarge    = "ERR text too long to count tokens of: give TOKENS"
+	ErrMemEmbedder     = "ERR MEM.* supports EMBEDDER lexical only: send VECTOR for other embeddings"
 )

@@ -10,6 +10,7 @@ import (
 	"github.com/hotkv/hotkv/ds/agentmem"
 	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/ds/vector"
+	"github.com/hotkv/hotkv/src/ai/embed"
 	"github.com/hotkv/hotkv/src/ai/tokens"
 )
 
@@ -43,14 +44,43 @@ var memCommands = []*Spec{
 	{Name: "mem.window.clear", Arity: 3, Flags: Write, FirstKey: 1, LastKey: 1, Step: 1, Run: memWindowClear},
 }
 
-// memValue is an agent memory key's value.
-type memValue struct{ s *agentmem.Store }
+// memValue is an agent memory key's value: the store, and its embedder when MEM.CREATE named
+// one (only the lexical embedder, which does no I/O and so runs holding the shard's token).
+type memValue struct {
+	s   *agentmem.Store
+	emb *embed.Lexical
+}
+
+// newMemValue wraps s, rebuilding the embedder its configuration names.
+func newMemValue(s *agentmem.Store) (*memValue, error) {
+	v := &memValue{s: s}
+	if s.Config().Embedder == "lexical" {
+		l, err := embed.NewLexical(s.Config().Dim)
+		if err != nil {
+			return nil, err
+		}
+		v.emb = l
+	} else if s.Config().Embedder != "" {
+		return nil, errors.New("unknown agent memory embedder " + s.Config().Embedder)
+	}
+	return v, nil
+}
 
 // Encoding is OBJECT ENCODING's answer: a module value's, "raw".
 func (v *memValue) Encoding() string { return "raw" }
 
 // Clone is COPY's.
-func (v *memValue) Clone() any { return &memValue{s: v.s.Clone()} }
+func (v *memValue) Clone() any { return &memValue{s: v.s.Clone(), emb: v.emb} }
+
+// embedText returns the vector for text from v's embedder; ok is false when it replied (no
+// embedder, or an empty text's zero vector).
+func (v *memValue) embedText(c *Ctx, text []byte) ([]float32, bool) {
+	if v.emb == nil {
+		c.Err(ErrMemNeedVector)
+		return nil, false
+	}
+	return v.emb.Vector(text, make([]float32, v.emb.Dim())), true
+}
 
 // Len is the number of records (lazyfree's effort).
 func (v *memValue) Len() int { return v.s.Len() }
@@ -59,7 +89,8 @@ func (v *memValue) Len() int { return v.s.Len() }
 const memDefaultWindow = 4096
 
 // MEM.CREATE key DIM n [REQUIREUSER] [QUANT NOQUANT|Q8|BIN] [WINDOW tokens]
-// [ENCODING cl100k_base|o200k_base]: +OK.
+// [ENCODING cl100k_base|o200k_base] [EMBEDDER lexical]: +OK. With EMBEDDER lexical, DIM defaults to
+// 256 and ADD/UPDATE embed TEXT, SEARCH QUERY text, when no VECTOR is given.
 func memCreate(c *Ctx) {
 	key := c.Args[1]
 	cfg := agentmem.Config{Quant: vector.Q8, Window: memDefaultWindow, Encoding: uint8(tokens.Default)}
@@ -102,6 +133,12 @@ func memCreate(c *Ctx) {
 				return
 			}
 			cfg.Window = int(n)
+		case eqFold(a, "embedder"):
+			if !eqFold(val, "lexical") {
+				c.Err(ErrMemEmbedder)
+				return
+			}
+			cfg.Embedder = "lexical"
 		case eqFold(a, "encoding"):
 			enc, ok := tokens.Parse(val)
 			if !ok {
@@ -114,7 +151,10 @@ func memCreate(c *Ctx) {
 			return
 		}
 	}
-	if cfg.Dim == 0 {
+	if cfg.Dim == 0 && cfg.Embedder != "" {
+		cfg.Dim = embed.LexicalDefaultDim
+	}
+	if cfg.Dim == 0 || cfg.Embedder != "" && cfg.Dim > embed.LexicalMaxDim {
 		c.Err(ErrVsimDim)
 		return
 	}
@@ -131,8 +171,13 @@ func memCreate(c *Ctx) {
 		c.Err("ERR " + err.Error())
 		return
 	}
+	v, err := newMemValue(s)
+	if err != nil {
+		c.Err("ERR " + err.Error())
+		return
+	}
 	e := c.KS(key).Add(key)
-	keyspace.SetObj(e, keyspace.KindAgentMem, &memValue{s: s})
+	keyspace.SetObj(e, keyspace.KindAgentMem, v)
 	e.Access = uint32(c.Now / int64(time.Second))
 	c.Changed(NotifyModule, "mem.create", key)
 	c.Dirty(1)

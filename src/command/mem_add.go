@@ -155,8 +155,9 @@ func memAdd(c *Ctx) {
 		return
 	}
 	if !f.hasVec {
-		c.Err(ErrMemNeedVector)
-		return
+		if f.vec, ok = v.embedText(c, f.text); !ok {
+			return
+		}
 	}
 	norm, err := s.Normalize(f.vec)
 	if err != nil {
@@ -291,6 +292,10 @@ func memUpdate(c *Ctx) {
 	}
 	r := *old
 	r.Vec = old.Vec
+	if f.hasText && !f.hasVec && v.emb != nil {
+		f.vec, _ = v.embedText(c, f.text)
+		f.hasVec = true
+	}
 	if f.hasVec {
 		norm, err := s.Normalize(f.vec)
 		if err != nil {
@@ -534,7 +539,7 @@ func memInfo(c *Ctx) {
 	}
 	cfg := v.s.Config()
 	all, cur, users := v.s.Counts()
-	c.MapLen(9)
+	c.MapLen(10)
 	c.BulkString("dim")
 	c.Int(int64(cfg.Dim))
 	c.BulkString("quant")
@@ -545,6 +550,8 @@ func memInfo(c *Ctx) {
 	c.Int(int64(cfg.Window))
 	c.BulkString("encoding")
 	c.BulkString(memEncoding(cfg).String())
+	c.BulkString("embedder")
+	c.BulkString(cmpOr(cfg.Embedder, "none"))
 	c.BulkString("memories")
 	c.Int(int64(all))
 	c.BulkString("current")
@@ -553,4 +560,11 @@ func memInfo(c *Ctx) {
 	c.Int(int64(users))
 	c.BulkString("windows")
 	c.Int(int64(len(v.s.Sessions())))
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

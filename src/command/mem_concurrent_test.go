@@ -74,7 +74,7 @@ func TestMemConcurrent(t *testing.T) {
 				case op == 15:
 					args, ok = []string{"MEM.WINDOW.GET", k, "s"}, isErrOr("*")
 				case op == 16:
-					args, ok = []string{"MEM.INFO", k}, isErrOr("*18\r\n")
+					args, ok = []string{"MEM.INFO", k}, isErrOr("*20\r\n")
 				case op == 17:
 					args, ok = []string{"MEM.DEL", k, id()}, isErrOr(":")
 				case op == 18:

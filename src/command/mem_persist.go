@@ -16,6 +16,10 @@ func loadAgentMem(b []byte, it *loadItem) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	it.kind, it.obj = keyspace.KindAgentMem, &memValue{s: s}
+	v, err := newMemValue(s)
+	if err != nil {
+		return 0, err
+	}
+	it.kind, it.obj = keyspace.KindAgentMem, v
 	return int(s.MemoryUsage()), nil
 }

@@ -60,7 +60,7 @@ func parseMemFilter(c *Ctx, args [][]byte, j int, f *agentmem.Filter) int {
 	return 2
 }
 
-// MEM.SEARCH key VECTOR (FP32 blob | VALUES n v…) [K k] [filters…] [ASOF ms] [MINSIM cosine]
+// MEM.SEARCH key (VECTOR (FP32 blob | VALUES n v…) | QUERY text) [K k] [filters…] [ASOF ms] [MINSIM cosine]
 // [WEIGHTS sim recency importance] [HALFLIFE ms] [WITHMETA]: an array of results, best first,
 // each [id, score, similarity, text] (WITHMETA: then user, session, type, eventtime).
 // Similarity is cosine in [-1, 1]; score = sim·w1 + 0.5^(age/halflife)·w2 + importance·w3, age
@@ -103,6 +103,12 @@ func memSearch(c *Ctx) {
 			vec = x
 			j += 1 + n
 			continue
+		case eqFold(a, "query"):
+			x, ok := v.embedText(c, val)
+			if !ok {
+				return
+			}
+			vec = x
 		case eqFold(a, "k"):
 			n, ok := ParseInt(val)
 			if !ok || n < 1 || n > memMaxK {
