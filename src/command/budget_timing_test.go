@@ -35,3 +35,22 @@ func BenchmarkBudgetTake(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkThrottle serves pipelined batches of 32 CL.THROTTLE (allowed, so each writes its
+// key) through the pipeline, with ReportAllocs; allocs/op is per batch of 32.
+func BenchmarkThrottle(b *testing.B) {
+	e := newTestEngine()
+	tc := newTestConn(b, e)
+	var req []byte
+	for i := 0; i < 32; i++ {
+		req = append(req, encodeCommand([]string{"CL.THROTTLE", fmt.Sprint("lim:", i), "1000000", "1000000000", "1"})...)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := tc.serveRaw(req); err != nil {
+			b.Fatal(err)
+		}
+		tc.stream.out.Reset()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*32), "ns/cmd")
+}

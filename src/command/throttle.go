@@ -203,15 +203,21 @@ func throttleStore(c *Ctx, ks *keyspace.Keyspace, e *keyspace.Entry, key []byte,
 	if e == nil {
 		e = addString(c, ks, key)
 	}
-	var buf [20]byte
-	v := strconv.AppendInt(buf[:0], tat, 10)
-	storeString(c, ks, e, v)
+	// Rewritten in place in the entry's buffer, as INCR does: no allocation once the key exists.
+	ks.Unpacked(e)
+	b := e.Bytes()
+	if cap(b) < 20 {
+		b = make([]byte, 0, 20)
+	}
+	e.SetBytes(strconv.AppendInt(b[:0], tat, 10))
+	e.Enc = EncInt
 	ks.SetExpire(e, satMul(expMs, 1e6))
 	c.Changed(NotifyString, "set", key)
 	c.Notify(NotifyGeneric, "expire", key)
 	c.Dirty(1)
-	if c.E.Feed.Active() {
-		var mb [20]byte
-		c.Propagate([]byte("SET"), key, v, []byte("PXAT"), strconv.AppendInt(mb[:0], expMs, 10))
+	if c.E.Feed.Active() { // the entry's own copy of the value: buf stays on the stack
+		c.Propagate([]byte("SET"), key, e.Bytes(), []byte("PXAT"), strconv.AppendInt(nil, expMs, 10))
+	} else {
+		c.PropagateNothing()
 	}
 }
