@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/hotkv/hotkv/ds/vector"
 )
 
 // ExactLimit is the largest candidate set (after the bitmap pre-filters) a search scores
@@ -143,20 +145,7 @@ func (s *Store) Matching(f *Filter, now int64) []string {
 }
 
 // Cosine is the dot product of two normalized vectors.
-func Cosine(a, b []float32) float64 {
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return float64(s0 + s1 + s2 + s3)
-}
+func Cosine(a, b []float32) float64 { return float64(vector.Dot(a, b)) }
 
 // Score is r's score for a query of similarity sim at now.
 func Score(r *Record, sim float64, w *Weights, now int64) float64 {
@@ -185,12 +174,25 @@ func (s *Store) Search(q *Query, now int64) []Hit {
 	if n == 0 {
 		return nil
 	}
-	var hits []Hit
+	// hits keeps the best q.K so far, best first: a candidate set of thousands costs K slots.
+	hits := make([]Hit, 0, min(q.K, int(n)))
 	offer := func(r *Record, sim float64) {
 		if sim < q.MinSim {
 			return
 		}
-		hits = append(hits, Hit{Rec: r, Sim: sim, Score: Score(r, sim, &q.Weights, now)})
+		h := Hit{Rec: r, Sim: sim, Score: Score(r, sim, &q.Weights, now)}
+		if len(hits) == q.K {
+			if !better(h, hits[len(hits)-1]) {
+				return
+			}
+			hits = hits[:len(hits)-1]
+		}
+		i := len(hits)
+		hits = append(hits, h)
+		for ; i > 0 && better(h, hits[i-1]); i-- {
+			hits[i] = hits[i-1]
+		}
+		hits[i] = h
 	}
 	if n <= ExactLimit {
 		it := cand.Iterator()
@@ -217,25 +219,10 @@ func (s *Store) Search(q *Query, now int64) []Hit {
 			offer(r, Cosine(q.Vec, r.Vec))
 		}
 	}
-	sortHits(hits)
-	if len(hits) > q.K {
-		hits = hits[:q.K]
-	}
 	return hits
 }
 
-func sortHits(h []Hit) {
-	slices.SortFunc(h, func(a, b Hit) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
-		case a.Rec.id < b.Rec.id:
-			return -1
-		case a.Rec.id > b.Rec.id:
-			return 1
-		}
-		return 0
-	})
+// better orders hits: higher score first, then lower index id.
+func better(a, b Hit) bool {
+	return a.Score > b.Score || a.Score == b.Score && a.Rec.id < b.Rec.id
 }
