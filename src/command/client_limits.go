@@ -87,8 +87,13 @@ func (cl *Client) memory() int64 {
 // limitFor returns the output limit of the client's class.
 func (e *Engine) limitFor(cl *Client) OutputLimit {
 	st := e.Settings()
-	if clientKindOf(cl) == kindPubSub {
+	switch clientKindOf(cl) {
+	case kindPubSub:
 		return st.PubSubOutputLimit
+	case kindReplica:
+		return st.ReplicaOutputLimit
+	case kindMaster:
+		return OutputLimit{}
 	}
 	return st.NormalOutputLimit
 }

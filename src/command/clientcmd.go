@@ -144,9 +144,11 @@ func parseClientKind(b []byte) (clientKind, bool) {
 	return 0, false
 }
 
-// clientKindOf classifies a client; HotKV has no replication links yet, so every client is a
-// normal or a pub/sub one.
+// clientKindOf classifies a client: the replication links first (repl.go), then pub/sub.
 func clientKindOf(cl *Client) clientKind {
+	if k, ok := cl.replKind(); ok {
+		return k
+	}
 	if cl.inPubSub() {
 		return kindPubSub
 	}

@@ -6,6 +6,7 @@ package command
 
 import (
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/hotkv/hotkv/ds/strs"
@@ -169,6 +170,36 @@ const (
 // more while none is set) and the master link's client, which the gates let through.
 type replGate struct {
 	master atomic.Uint64 // the client applying the primary's stream
+	nrep   atomic.Int32  // clients marked as replicas
+	reps   sync.Map      // client ID -> struct{}: replicas (CLIENT LIST/KILL TYPE replica)
+}
+
+// SetReplicaClient marks cl as a replica (on) or not, for CLIENT KILL TYPE and the output class.
+func (e *Engine) SetReplicaClient(cl *Client, on bool) {
+	if on {
+		if _, loaded := e.repl.reps.LoadOrStore(cl.ID, struct{}{}); !loaded {
+			e.repl.nrep.Add(1)
+		}
+	} else if _, ok := e.repl.reps.LoadAndDelete(cl.ID); ok {
+		e.repl.nrep.Add(-1)
+	}
+}
+
+// replKind is cl's kind when it is a replication link: the master client or a replica.
+func (cl *Client) replKind() (clientKind, bool) {
+	e := cl.e
+	if e == nil {
+		return 0, false
+	}
+	if m := e.repl.master.Load(); m != 0 && m == cl.ID {
+		return kindMaster, true
+	}
+	if e.repl.nrep.Load() > 0 {
+		if _, ok := e.repl.reps.Load(cl.ID); ok {
+			return kindReplica, true
+		}
+	}
+	return 0, false
 }
 
 const (

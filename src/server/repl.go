@@ -392,6 +392,7 @@ func (h *replHooks) Sync(cl *command.Client, psync bool, replid string, off int6
 			if rp.capaPsync2 {
 				reply = "+CONTINUE " + myID + "\r\n"
 			}
+			r.s.Engine.SetReplicaClient(cl, true)
 			rp.state = rsOnline
 			rp.ackTime.Store(time.Now().UnixNano())
 			rp.pending, _ = r.bl.ReadFrom(append(rp.pending[:0], reply...), off-1, 1<<62)
@@ -408,6 +409,7 @@ func (h *replHooks) Sync(cl *command.Client, psync bool, replid string, off int6
 			r.partialErr.Add(1)
 		}
 	}
+	r.s.Engine.SetReplicaClient(cl, true)
 	rp.state = rsWaitBgsave
 	rp.cutDone = make(chan struct{})
 	rp.gotAck = make(chan struct{})
@@ -434,6 +436,7 @@ func (r *replState) lookup(cl *command.Client) *replica {
 // drop removes a replica that left.
 func (r *replState) drop(rp *replica) {
 	rp.gone.Store(true)
+	r.s.Engine.SetReplicaClient(rp.cl, false)
 	r.mu.Lock()
 	for i, x := range r.replicas {
 		if x == rp {

@@ -278,6 +278,12 @@ func (l *masterLink) session() error {
 	if l.stopped() {
 		return nil
 	}
+	if l.mc != nil && l.mc.cl.Killed() { // CLIENT KILL TYPE master: the cached master keeps its db
+		db := l.mc.cl.DB
+		l.mc.close(s)
+		l.mc = s.newMasterClient()
+		l.mc.cl.DB = db
+	}
 	l.state.Store(lsHandshake)
 	br := bufio.NewReaderSize(c, 64<<10)
 	timeout := time.Duration(s.cfg.Int("repl-timeout")) * time.Second

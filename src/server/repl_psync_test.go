@@ -1,0 +1,183 @@
+package server
+
+// Partial resynchronization (issue 23): a 3 s cut of the link each way gives sync_partial_ok
+// +1 and no second full sync; after REPLICAOF NO ONE on a HotKV replica, a Redis sibling and the
+// old primary re-point to it and continue (+CONTINUE on replid2).
+
+import (
+	"context"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// cutProxy forwards a port to a target; cut closes every connection through it and refuses new
+// ones for a while (the link is down, both ends see it close).
+type cutProxy struct {
+	l      net.Listener
+	target string
+	mu     sync.Mutex
+	conns  []net.Conn
+	until  time.Time
+}
+
+func startProxy(t *testing.T, port int, target string) *cutProxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{l: l, target: target}
+	t.Cleanup(func() { l.Close(); p.cut(0) })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			down := time.Now().Before(p.until)
+			p.mu.Unlock()
+			if down {
+				c.Close()
+				continue
+			}
+			u, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, u)
+			p.mu.Unlock()
+			go func() { io.Copy(u, c); u.Close(); c.Close() }()
+			go func() { io.Copy(c, u); u.Close(); c.Close() }()
+		}
+	}()
+	return p
+}
+
+// cut closes the connections and refuses new ones for d.
+func (p *cutProxy) cut(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.until = time.Now().Add(d)
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+func (p *cutProxy) port() int { return p.l.Addr().(*net.TCPAddr).Port }
+
+func waitLink(t *testing.T, c *redis.Client, status string, within time.Duration) {
+	t.Helper()
+	for end := time.Now().Add(within); replInfo(t, c, "replication", "master_link_status") != status; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("master_link_status not %s after %v", status, within)
+		}
+	}
+}
+
+// partialCut runs a write load on primary, cuts the replica's link through the proxy for 3 s,
+// and checks that the replica continued with a partial resync.
+func partialCut(t *testing.T, primary, replica *redis.Client, proxy *cutProxy) {
+	t.Helper()
+	waitInSync(t, primary, replica)
+	full := replInfo(t, primary, "stats", "sync_full")
+	ok := replInfo(t, primary, "stats", "sync_partial_ok")
+	stop := make(chan struct{})
+	loadDone := make(chan error, 1)
+	go func() { _, err := writeLoad(primary.Options().Addr, stop); loadDone <- err }()
+	time.Sleep(500 * time.Millisecond)
+	proxy.cut(3 * time.Second)
+	waitLink(t, replica, "down", 5*time.Second)
+	time.Sleep(3 * time.Second)
+	waitLink(t, replica, "up", 10*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	if err := <-loadDone; err != nil {
+		t.Fatal(err)
+	}
+	waitInSync(t, primary, replica)
+	if got := replInfo(t, primary, "stats", "sync_full"); got != full {
+		t.Fatalf("sync_full %s after the cut, %s before", got, full)
+	}
+	want, _ := strconv.Atoi(ok)
+	if got := replInfo(t, primary, "stats", "sync_partial_ok"); got != strconv.Itoa(want+1) {
+		t.Fatalf("sync_partial_ok %s after the cut, %s before", got, ok)
+	}
+}
+
+func TestReplPartialResyncHotKVPrimary(t *testing.T) {
+	hp := replPort(t)
+	_, hk := startHotKVAt(t, hp, "--repl-backlog-size", "64mb")
+	preload(t, hk, 2000)
+	proxy := startProxy(t, replPort(t), "127.0.0.1:"+strconv.Itoa(hp))
+	rc := startRedisAt(t, replPort(t), "--replicaof", "127.0.0.1", strconv.Itoa(proxy.port()), "--repl-backlog-size", "64mb")
+	partialCut(t, hk, rc, proxy)
+}
+
+func TestReplPartialResyncHotKVReplica(t *testing.T) {
+	rp := replPort(t)
+	rc := startRedisAt(t, rp, "--repl-backlog-size", "64mb")
+	preload(t, rc, 2000)
+	proxy := startProxy(t, replPort(t), "127.0.0.1:"+strconv.Itoa(rp))
+	_, hk := startHotKVAt(t, replPort(t), "--repl-backlog-size", "64mb")
+	if err := hk.Do(context.Background(), "REPLICAOF", "127.0.0.1", proxy.port()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	partialCut(t, rc, hk, proxy)
+}
+
+// A Redis primary with a HotKV and a Redis replica; the HotKV one is promoted, and the Redis
+// sibling and the old primary re-point to it: both continue (sync_partial_ok 2, sync_full 0 on
+// the new primary), and writes to it reach both.
+func TestReplPromoteHotKVReplica(t *testing.T) {
+	ctx := context.Background()
+	r0p := replPort(t)
+	r0 := startRedisAt(t, r0p)
+	preload(t, r0, 2000)
+	hp := replPort(t)
+	_, h1 := startHotKVAt(t, hp)
+	if err := h1.Do(ctx, "REPLICAOF", "127.0.0.1", r0p).Err(); err != nil {
+		t.Fatal(err)
+	}
+	r2 := startRedisAt(t, replPort(t), "--replicaof", "127.0.0.1", strconv.Itoa(r0p))
+	stop := make(chan struct{})
+	go func() { time.Sleep(time.Second); close(stop) }()
+	if _, err := writeLoad(r0.Options().Addr, stop); err != nil {
+		t.Fatal(err)
+	}
+	waitInSync(t, r0, h1)
+	waitInSync(t, r0, r2)
+	if err := h1.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if role, _ := h1.Do(ctx, "ROLE").Slice(); len(role) == 0 || role[0] != "master" {
+		t.Fatalf("ROLE after REPLICAOF NO ONE: %v", role)
+	}
+	if got := replInfo(t, h1, "replication", "master_replid2"); got != replInfo(t, r0, "replication", "master_replid") {
+		t.Fatalf("master_replid2 %s, the old primary's replid %s", got, replInfo(t, r0, "replication", "master_replid"))
+	}
+	for _, c := range []*redis.Client{r2, r0} {
+		if err := c.Do(ctx, "REPLICAOF", "127.0.0.1", hp).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h1.Set(ctx, "promoted", "yes", 0)
+	for _, c := range []*redis.Client{r2, r0} {
+		waitInSync(t, h1, c)
+		if v, _ := c.Get(ctx, "promoted").Result(); v != "yes" {
+			t.Fatalf("%s: GET promoted = %q", c.Options().Addr, v)
+		}
+	}
+	if full, ok := replInfo(t, h1, "stats", "sync_full"), replInfo(t, h1, "stats", "sync_partial_ok"); full != "0" || ok != "2" {
+		t.Fatalf("new primary: sync_full %s sync_partial_ok %s, want 0 and 2", full, ok)
+	}
+}
