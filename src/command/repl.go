@@ -5,11 +5,13 @@ package command
 // replicas. The replica gates (-READONLY, -MASTERDOWN, -NOREPLICAS) are route's (replGate).
 
 import (
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"github.com/hotkv/hotkv/ds/strs"
+	"github.com/hotkv/hotkv/src/command/meta"
 )
 
 // ReplHooks is the server's replication, which the commands call.
@@ -206,14 +208,41 @@ const (
 	gateReadOnly   uint32 = 1 << 8  // a replica with replica-read-only yes
 	gateStale      uint32 = 1 << 9  // a replica whose link is down, replica-serve-stale-data no
 	gateNoReplicas uint32 = 1 << 10 // min-replicas-to-write not met
+	gateRedisRepl  uint32 = 1 << 11 // a replica without capa hotkv is attached
 )
 
+// redis70 reports whether Redis 7.0 has the command (its metadata lists it): a replica without
+// capa hotkv can apply only those.
+func redis70(spec *Spec) bool {
+	redis70Once.Do(func() {
+		redis70Set = map[*Spec]bool{}
+		for name, s := range table {
+			redis70Set[s] = meta.Lookup(name) != nil
+			for _, sub := range s.Subs {
+				redis70Set[sub] = meta.Lookup(sub.Name) != nil
+			}
+		}
+	})
+	return redis70Set[spec]
+}
+
+var (
+	redis70Once sync.Once
+	redis70Set  map[*Spec]bool
+)
+
+// ErrRedisReplicaFmt refuses a HotKV-only write while a Redis replica is attached.
+const ErrRedisReplicaFmt = "ERR '%s' cannot be replicated: a replica without capa hotkv (a Redis server) is attached and would diverge"
+
 // SetReplGates sets the replica gates: readOnly refuses writes (-READONLY), stale refuses
-// commands without the Stale flag (-MASTERDOWN), noReplicas refuses writes (-NOREPLICAS).
-func (e *Engine) SetReplGates(readOnly, stale, noReplicas bool) {
+// commands without the Stale flag (-MASTERDOWN), noReplicas refuses writes (-NOREPLICAS),
+// redisReplica refuses writes of commands Redis 7.0 does not have (hash-field TTLs, TAG.*,
+// VSIM.*, V*, …): a Redis replica never diverges silently.
+func (e *Engine) SetReplGates(readOnly, stale, noReplicas, redisReplica bool) {
 	e.persist.set(gateReadOnly, readOnly)
 	e.persist.set(gateStale, stale)
 	e.persist.set(gateNoReplicas, noReplicas)
+	e.persist.set(gateRedisRepl, redisReplica)
 }
 
 // SetMasterClient marks cl as the client applying the primary's stream (nil: none).
@@ -227,12 +256,15 @@ func (e *Engine) SetMasterClient(cl *Client) {
 
 // replRefusal is the replica gates' reply for spec, or "", in processCommand's order.
 func (e *Engine) replRefusal(cl *Client, spec *Spec, g uint32) string {
-	if g&(gateReadOnly|gateStale|gateNoReplicas) == 0 || cl.ID == e.repl.master.Load() {
+	if g&(gateReadOnly|gateStale|gateNoReplicas|gateRedisRepl) == 0 || cl.ID == e.repl.master.Load() {
 		return ""
 	}
 	write := spec.Flags&Write != 0 || spec.Name == "exec" && txWrites(cl)
 	if g&gateNoReplicas != 0 && write {
 		return ErrNoReplicas
+	}
+	if g&gateRedisRepl != 0 && spec.Flags&Write != 0 && !redis70(spec) {
+		return fmt.Sprintf(ErrRedisReplicaFmt, spec.Name)
 	}
 	if g&gateReadOnly != 0 && write {
 		return ErrReadOnlyReplica

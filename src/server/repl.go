@@ -417,6 +417,7 @@ func (h *replHooks) Sync(cl *command.Client, psync bool, replid string, off int6
 	r.replicas = append(r.replicas, rp)
 	r.fullSyncs.Add(1)
 	r.mu.Unlock()
+	r.applyGates()
 	r.s.log.Info("Full resync requested by replica " + cl.Addr)
 	go r.fullSync(rp, psync)
 	return ""
@@ -560,6 +561,10 @@ func (r *replState) fullSync(rp *replica, psync bool) {
 		if !r.push(rp, mark[:]) {
 			return
 		}
+		if rp.rdbOnly { // redis-cli --rdb: the RDB and nothing more
+			r.drop(rp)
+			return
+		}
 		r.s.log.Info("Diskless sync of replica " + rp.cl.Addr + " ended; streaming after its first ACK")
 		// Redis puts a diskless replica online at its first ACK (repl_put_online_on_ack).
 		t := time.NewTicker(100 * time.Millisecond)
@@ -579,6 +584,7 @@ func (r *replState) fullSync(rp *replica, psync bool) {
 		}
 	}
 	if rp.rdbOnly {
+		r.drop(rp)
 		return
 	}
 	r.mu.Lock()
@@ -728,12 +734,16 @@ func (r *replState) applyGates() {
 	r.mu.Lock()
 	link := r.link
 	good := r.goodReplicasLocked()
+	redisReplica := false
+	for _, rp := range r.replicas {
+		redisReplica = redisReplica || !rp.capaHotKV && !rp.gone.Load()
+	}
 	r.mu.Unlock()
 	readOnly := link != nil && cfg.Bool("replica-read-only")
 	stale := link != nil && !cfg.Bool("replica-serve-stale-data") && !link.up.Load()
 	need := cfg.Int("min-replicas-to-write")
 	noRep := link == nil && need > 0 && cfg.Int("min-replicas-max-lag") > 0 && int64(good) < need
-	r.s.Engine.SetReplGates(readOnly, stale, noRep)
+	r.s.Engine.SetReplGates(readOnly, stale, noRep, redisReplica)
 }
 
 // goodReplicasLocked counts online replicas whose last ACK is within min-replicas-max-lag.

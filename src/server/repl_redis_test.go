@@ -331,6 +331,19 @@ func TestReplHotKVToRedis(t *testing.T) {
 			if err := rc.Set(ctx, "x", 1, 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "READONLY") {
 				t.Fatalf("write to the Redis replica: %v", err)
 			}
+			// A write Redis 7.0 cannot apply is refused while it is attached (no capa hotkv).
+			if err := hk.Do(ctx, "HEXPIRE", "h:x", 100, "FIELDS", 1, "f").Err(); err == nil ||
+				!strings.Contains(err.Error(), "cannot be replicated") {
+				t.Fatalf("HEXPIRE with a Redis replica attached: %v", err)
+			}
+			// redis-cli --rdb (REPLCONF rdb-only, SYNC) gives a file redis-check-rdb accepts.
+			file := t.TempDir() + "/cli.rdb"
+			if out, err := exec.Command("redis-cli", "-p", strconv.Itoa(hp), "--rdb", file).CombinedOutput(); err != nil {
+				t.Fatalf("redis-cli --rdb: %v\n%s", err, out)
+			}
+			if out, err := exec.Command("redis-check-rdb", file).CombinedOutput(); err != nil {
+				t.Fatalf("redis-check-rdb: %v\n%s", err, out)
+			}
 			t.Logf("keyspace %s", dbsizes(t, rc))
 		})
 	}
