@@ -15,6 +15,7 @@ type index struct {
 	bounds []U128
 	top    []uint32 // node per segment, noNode: none
 	nodes  []node
+	order  []uint32 // the records' slots by start, then end
 }
 
 type node struct{ slot, parent uint32 }
@@ -77,8 +78,19 @@ func buildIndexAt(recs []rec, v6 bool, now int64) *index {
 	if len(ev) == 0 {
 		return nil
 	}
+	ix := &index{order: make([]uint32, 0, len(ev)/2+1)}
+	for _, e := range ev {
+		if e.add {
+			ix.order = append(ix.order, e.slot)
+		}
+	}
+	slices.SortFunc(ix.order, func(a, b uint32) int {
+		if c := recs[a].r.Lo.Cmp(recs[b].r.Lo); c != 0 {
+			return c
+		}
+		return recs[a].r.Hi.Cmp(recs[b].r.Hi)
+	})
 	sort.Slice(ev, func(i, j int) bool { return ev[i].at.Less(ev[j].at) })
-	ix := &index{}
 	intern := map[uint64]uint32{}
 	var active, nodeAt []uint32
 	pos := func(slot uint32) int {
@@ -132,5 +144,5 @@ func buildIndexAt(recs []rec, v6 bool, now int64) *index {
 }
 
 func (ix *index) memory() int64 {
-	return int64(16*cap(ix.bounds) + 4*cap(ix.top) + 8*cap(ix.nodes))
+	return int64(16*cap(ix.bounds) + 4*cap(ix.top) + 8*cap(ix.nodes) + 4*cap(ix.order))
 }

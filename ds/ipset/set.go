@@ -8,7 +8,8 @@ import (
 // Set is an IP set. The zero value is not usable; make one with New.
 //
 // Plain IPv4 hosts (no label, no expiry, not NOMATCH) are kept in hosts. Every other entry is a
-// record in recs, found by its range in byKey, expiring from a heap, and looked up through a
+// record in recs, found by its range (find: the pending map, else a binary search of the
+// frozen index's order), expiring from a heap, and looked up through a
 // frozen index per family (index.go) built over the records present when it was built, plus the
 // records added since (pending), which lookups probe by prefix length (CIDRs) or scan (other
 // ranges) until a writer rebuilds the index (when the pending part passes max(64, n/8) CIDRs
@@ -18,10 +19,10 @@ import (
 type Set struct {
 	hosts  hosts
 	recs   []rec
-	byKey  map[Range]uint32
-	nrec   int      // live records
-	free   []uint32 // slots reusable now
-	dead   []uint32 // slots removed since the index was built
+	pend   map[Range]uint32 // live records added since the index was built
+	nrec   int              // live records
+	free   []uint32         // slots reusable now
+	dead   []uint32         // slots removed since the index was built
 	idx    [2]*index
 	pendC  []uint32 // CIDR records added since the index was built
 	pendR  []uint32 // other records added since
@@ -53,7 +54,34 @@ type Meta struct {
 }
 
 // New returns an empty set.
-func New() *Set { return &Set{byKey: map[Range]uint32{}} }
+func New() *Set { return &Set{} }
+
+// find returns the slot of the live record of range r.
+func (s *Set) find(r Range) (uint32, bool) {
+	if i, ok := s.pend[r]; ok {
+		return i, true
+	}
+	if ix := s.idx[fam(r.V6)]; ix != nil {
+		o := ix.order
+		lo, hi := 0, len(o)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			x := &s.recs[o[m]].r
+			if x.Lo.Less(r.Lo) || x.Lo == r.Lo && x.Hi.Less(r.Hi) {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if lo < len(o) {
+			x := &s.recs[o[lo]]
+			if x.r == r && x.flags&fDead == 0 {
+				return o[lo], true
+			}
+		}
+	}
+	return 0, false
+}
 
 // Len is the number of entries, expired ones not yet removed included.
 func (s *Set) Len() int { return s.hosts.len() + s.nrec }
@@ -70,7 +98,7 @@ func (s *Set) Has(r Range) bool {
 	if !r.V6 && r.Lo == r.Hi && s.hosts.has(uint32(r.Lo.Lo)) {
 		return true
 	}
-	_, ok := s.byKey[r]
+	_, ok := s.find(r)
 	return ok
 }
 
@@ -82,7 +110,7 @@ func (s *Set) Add(r Range, m Meta, nx, xx bool) (added, changed bool) {
 		return false, false
 	}
 	if plainHost(r, m) {
-		if i, ok := s.byKey[r]; ok {
+		if i, ok := s.find(r); ok {
 			s.kill(i)
 		}
 		s.hosts.insert(uint32(r.Lo.Lo))
@@ -91,7 +119,7 @@ func (s *Set) Add(r Range, m Meta, nx, xx bool) (added, changed bool) {
 	if !r.V6 && r.Lo == r.Hi {
 		s.hosts.remove(uint32(r.Lo.Lo))
 	}
-	if i, ok := s.byKey[r]; ok {
+	if i, ok := s.find(r); ok {
 		x := &s.recs[i]
 		s.labels.release(x.label)
 		x.label = s.labels.intern(m.Label)
@@ -127,7 +155,10 @@ func (s *Set) Add(r Range, m Meta, nx, xx bool) (added, changed bool) {
 		s.pendR = append(s.pendR, i)
 	}
 	s.recs[i] = x
-	s.byKey[r] = i
+	if s.pend == nil {
+		s.pend = map[Range]uint32{}
+	}
+	s.pend[r] = i
 	s.nrec++
 	s.setExpire(i, m.Expire)
 	s.maybeRebuild()
@@ -146,7 +177,7 @@ func (s *Set) Del(r Range) bool {
 	if !r.V6 && r.Lo == r.Hi && s.hosts.remove(uint32(r.Lo.Lo)) {
 		return true
 	}
-	i, ok := s.byKey[r]
+	i, ok := s.find(r)
 	if !ok {
 		return false
 	}
@@ -159,7 +190,7 @@ func (s *Set) kill(i uint32) {
 	x := &s.recs[i]
 	s.setExpire(i, 0)
 	s.labels.release(x.label)
-	delete(s.byKey, x.r)
+	delete(s.pend, x.r)
 	x.label = 0
 	x.flags |= fDead
 	s.nrec--
@@ -182,7 +213,7 @@ func (s *Set) Rebuild() {
 	s.dead = s.dead[:0]
 	s.idx[0] = buildIndex(s.recs, false)
 	s.idx[1] = buildIndex(s.recs, true)
-	s.pendC, s.pendR = s.pendC[:0], s.pendR[:0]
+	s.pendC, s.pendR, s.pend = s.pendC[:0], s.pendR[:0], nil
 	s.lens = [2][3]uint64{}
 }
 
@@ -235,7 +266,7 @@ func (s *Set) decide(a U128, v6 bool, now int64) int64 {
 				continue
 			}
 			lo, hm := mask(a, n, w)
-			if i, ok := s.byKey[Range{lo, U128{lo.Hi | hm.Hi, lo.Lo | hm.Lo}, v6}]; ok && s.recs[i].live(now) {
+			if i, ok := s.pend[Range{lo, U128{lo.Hi | hm.Hi, lo.Lo | hm.Lo}, v6}]; ok && s.recs[i].live(now) {
 				consider(i)
 				break
 			}
@@ -323,7 +354,7 @@ func (s *Set) Get(r Range) (e Entry, ok bool) {
 	if !r.V6 && r.Lo == r.Hi && s.hosts.has(uint32(r.Lo.Lo)) {
 		return Entry{Range: r}, true
 	}
-	i, ok := s.byKey[r]
+	i, ok := s.find(r)
 	if !ok {
 		return e, false
 	}
@@ -404,8 +435,8 @@ func (s *Set) Clone() *Set {
 // MemoryUsage is about the bytes the set holds.
 func (s *Set) MemoryUsage() int64 {
 	n := int64(64) + s.hosts.memory()
-	n += int64(cap(s.recs)) * 64  // records (56 bytes) with slack
-	n += int64(len(s.byKey)) * 64 // a map slot: 33-byte key, 4-byte value, overhead
+	n += int64(cap(s.recs)) * 64 // records (56 bytes) with slack
+	n += int64(len(s.pend)) * 64 // a map slot: 33-byte key, 4-byte value, overhead
 	n += int64(cap(s.free)+cap(s.dead)+cap(s.pendC)+cap(s.pendR)+cap(s.heap)) * 4
 	for f := range s.idx {
 		if ix := s.idx[f]; ix != nil {
