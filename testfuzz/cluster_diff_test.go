@@ -11,16 +11,18 @@ import (
 )
 
 // TestClusterCommandsAgainstRedis sends the same CLUSTER subcommands, redirections and refusals to a
-// fresh one-node HotKV cluster (port 27469) and a fresh redis-server 7.0.15 cluster node (port 27479)
+// fresh one-node HotKV cluster and a fresh redis-server 7.0.15 cluster node (ports from clusterPorts)
 // and compares every reply, with each node's own id written as <me>, its ports as <port> and <bus>,
 // and CLUSTER NODES's times blanked. (REPLICAOF's refusal needs src/repl's REPLICAOF: not compared.)
 func TestClusterCommandsAgainstRedis(t *testing.T) {
 	if !haveRedis() {
 		t.Skip("redis-server not on PATH")
 	}
-	startClusterHotKV(t, 27469)
+	pp := clusterPorts(t, 2)
+	hk, rd := strconv.Itoa(pp[0]), strconv.Itoa(pp[1])
+	startClusterHotKV(t, pp[0])
 	dir := t.TempDir()
-	cmd := exec.Command("redis-server", "--port", "27479", "--bind", "127.0.0.1", "--dir", dir,
+	cmd := exec.Command("redis-server", "--port", rd, "--bind", "127.0.0.1", "--dir", dir,
 		"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
 		"--cluster-node-timeout", "3000", "--save", "", "--appendonly", "no")
 	cmd.Dir = dir
@@ -29,14 +31,13 @@ func TestClusterCommandsAgainstRedis(t *testing.T) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if out, err := cli(t, "-p", "27479", "PING"); err == nil && strings.TrimSpace(out) == "PONG" {
+		if out, err := cli(t, "-p", rd, "PING"); err == nil && strings.TrimSpace(out) == "PONG" {
 			break
 		} else if time.Now().After(end) {
 			t.Fatal("redis-server did not start")
 		}
 	}
-	ids := map[string]string{"27469": mustCli(t, "-p", "27469", "CLUSTER", "MYID"),
-		"27479": mustCli(t, "-p", "27479", "CLUSTER", "MYID")}
+	ids := map[string]string{hk: mustCli(t, "-p", hk, "CLUSTER", "MYID"), rd: mustCli(t, "-p", rd, "CLUSTER", "MYID")}
 	times := regexp.MustCompile(`(myself,master - )\d+ \d+`)
 	cmds := []string{
 		"CLUSTER KEYSLOT foo", "CLUSTER KEYSLOT {user1000}.following", "CLUSTER KEYSLOT {}x",
@@ -70,7 +71,7 @@ func TestClusterCommandsAgainstRedis(t *testing.T) {
 	}
 	for _, c := range cmds {
 		var got [2]string
-		for i, port := range []string{"27469", "27479"} {
+		for i, port := range []string{hk, rd} {
 			args := strings.Fields(strings.ReplaceAll(c, "<me>", ids[port]))
 			out, _ := cli(t, append([]string{"-p", port}, args...)...)
 			got[i] = norm(port, out)

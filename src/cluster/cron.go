@@ -70,6 +70,9 @@ func (s *State) Tick(l *Local, now int64, r *rand.Rand) []Out {
 			changed = true
 		}
 	}
+	if s.Myself.Master != nil {
+		out = append(out, s.handleFailover(l, now, r)...)
+	}
 	for _, n := range s.pendingFail {
 		out = append(out, s.broadcastFail(n, l)...)
 	}

@@ -152,6 +152,14 @@ func (s *State) Receive(linkNode *Node, srcIP string, m *wire.Msg, l *Local, now
 			s.clearFailure(sender, now)
 		}
 		out = s.receiveGossipHeader(sender, linkNode, m, now)
+	case wire.FailoverAuthRequest:
+		if sender != nil {
+			return s.receiveAuthRequest(sender, m, l, now)
+		}
+	case wire.FailoverAuthAck:
+		if sender != nil {
+			s.receiveAuthAck(sender, m)
+		}
 	case wire.Fail:
 		if f := s.Nodes[wire.Name(&m.FailName)]; sender != nil && f != nil && f != s.Myself && !f.Failed() {
 			f.Flags = f.Flags&^wire.NodePFail | wire.NodeFail
@@ -170,7 +178,11 @@ func (s *State) Receive(linkNode *Node, srcIP string, m *wire.Msg, l *Local, now
 			s.setRole(n, nil)
 		}
 		n.ConfigEpoch = m.UpdateEpoch
+		had := MasterOf(s.Myself).NumSlots > 0
 		s.updateSlots(n, m.UpdateEpoch, &m.UpdateSlots)
+		if s.followWinner(n, had, s.Myself.Master) {
+			s.Demoted = true
+		}
 		s.UpdateState(now)
 	}
 	return out
@@ -231,7 +243,12 @@ func (s *State) receiveGossipHeader(sender, linkNode *Node, m *wire.Msg, now int
 	var out []Out
 	if sender.IsMaster() {
 		if sender.Slots != m.MySlots {
+			myMaster := MasterOf(s.Myself)
+			had := myMaster.NumSlots > 0
 			s.updateSlots(sender, m.ConfigEpoch, &m.MySlots)
+			if s.followWinner(sender, had, s.Myself.Master) {
+				s.Demoted = true
+			}
 		}
 		out = s.staleClaims(sender, m)
 	}

@@ -319,3 +319,60 @@ func TestSimSlotMoves(t *testing.T) {
 		return a.Migrating[100] == nil
 	})
 }
+
+// replicate makes node r a replica of node m in every view (what CLUSTER REPLICATE starts).
+func (s *sim) replicate(r, m int) {
+	if err := s.nodes[r].st.Replicate(s.nodes[m].st.Myself.Name, true, s.now); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// TestSimFailover: 3 masters with a replica each; a killed master's replica wins the election
+// within Redis's bounds (node timeout to FAIL, then 0.5-1 s delay and the vote), every live node
+// moves the slots to it and the cluster is ok again; the old master, back, becomes its replica.
+func TestSimFailover(t *testing.T) {
+	s := newSim(t, 6)
+	s.split(3)
+	s.meetAll()
+	s.runUntil(30000, "convergence", func() bool { return s.converged() })
+	for i := range 3 {
+		s.replicate(3+i, i)
+	}
+	s.runUntil(30000, "replicas known and ok", func() bool {
+		for _, n := range s.nodes {
+			for i := range 3 {
+				if k := n.st.Nodes[s.nodes[3+i].st.Myself.Name]; k == nil || k.Master == nil ||
+					k.Master.Name != s.nodes[i].st.Myself.Name {
+					return false
+				}
+			}
+		}
+		return s.allOK()
+	})
+	oldName, newName := s.nodes[0].st.Myself.Name, s.nodes[3].st.Myself.Name
+	s.kill(0)
+	took := s.runUntil(30000, "failover", func() bool {
+		for _, n := range s.nodes[1:] {
+			if o := n.st.Owner[0]; o == nil || o.Name != newName {
+				return false
+			}
+		}
+		return s.allOK()
+	})
+	t.Logf("replica promoted, slots moved everywhere and cluster ok %d ms (simulated) after the kill", took)
+	if took > 10000 {
+		t.Fatalf("failover took %d ms", took)
+	}
+	if !s.nodes[3].st.Promoted || !s.nodes[3].st.Myself.IsMaster() {
+		t.Fatalf("winner not flagged promoted")
+	}
+	s.nodes[0].down = false
+	s.runUntil(30000, "old master rejoins as replica", func() bool {
+		me := s.nodes[0].st.Myself
+		return me.Master != nil && me.Master.Name == newName && me.NumSlots == 0 && s.allOK()
+	})
+	if !s.nodes[0].st.Demoted {
+		t.Fatalf("old master not flagged demoted")
+	}
+	_ = oldName
+}

@@ -64,13 +64,13 @@ func TestKeySlotMatchesReference(t *testing.T) {
 }
 
 // TestKeySlotAgainstRedis asks redis-server's CLUSTER KEYSLOT for 2000 keys (tags, empty tags, nested
-// braces, binary bytes) on port 27470.
+// braces, binary bytes) on port 27450.
 func TestKeySlotAgainstRedis(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server not on PATH")
 	}
 	dir := t.TempDir()
-	srv := exec.Command("redis-server", "--port", "27470", "--bind", "127.0.0.1", "--dir", dir,
+	srv := exec.Command("redis-server", "--port", "27450", "--bind", "127.0.0.1", "--dir", dir,
 		"--cluster-enabled", "yes", "--save", "", "--cluster-config-file", dir+"/nodes.conf")
 	srv.Dir = dir
 	if err := srv.Start(); err != nil {
@@ -89,7 +89,7 @@ func TestKeySlotAgainstRedis(t *testing.T) {
 	var conn net.Conn
 	var err error
 	for range 50 {
-		if conn, err = net.Dial("tcp", "127.0.0.1:27470"); err == nil {
+		if conn, err = net.Dial("tcp", "127.0.0.1:27450"); err == nil {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -40,8 +40,13 @@ type State struct {
 	// changes: what a routing table built from the state depends on (Touch marks other changes).
 	Version uint64
 
-	firstUpdate int64   // ms of the first UpdateState (the writable delay counts from it)
-	pendingFail []*Node // flagged FAIL since the last Tick; Tick broadcasts them
+	// Promoted and Demoted are set when an election made myself a master, or a newer claim made it
+	// a replica (Master says of whom); the caller acts on them (replication) and clears them.
+	Promoted, Demoted bool
+
+	elect       election // myself's election, when a replica of a failed master
+	firstUpdate int64    // ms of the first UpdateState (the writable delay counts from it)
+	pendingFail []*Node  // flagged FAIL since the last Tick; Tick broadcasts them
 	ticks       int
 }
 

@@ -173,12 +173,16 @@ func crc16(b []byte) uint16 {
 
 // clusterRefusal is route's cluster-mode check, as Redis's getNodeByQuery: keys in different slots
 // are CROSSSLOT, a slot this node does not serve is the hook's redirect; SELECT of another db and
-// REPLICAOF are refused. ASKING lasts one command.
+// REPLICAOF are refused. ASKING lasts one command. The replication master client is never
+// redirected.
 func (e *Engine) clusterRefusal(cl *Client, spec *Spec, args [][]byte) string {
 	h := e.Hooks.Cluster
 	asking := cl.cluster.asking
 	if spec.Name != "asking" {
 		cl.cluster.asking = false
+	}
+	if cl.ID == e.repl.master.Load() { // the primary's stream is applied whatever the slots (as Redis)
+		return ""
 	}
 	switch spec.Name {
 	case "select":

@@ -2,6 +2,7 @@ package link
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,18 +50,19 @@ func nodeLine(t *testing.T, port int, name string) string {
 // one bus with three redis-server 7.0.15 masters: it is met by Redis, learns every node and slot, its
 // own slot claim spreads to Redis, Redis logs no warning about its packets, a killed Redis master is
 // flagged FAIL by HotKV together with the other Redis masters, and Redis flags the HotKV node FAIL
-// once its bus stops. Ports 27455-27458, buses 37455-37458, cluster-node-timeout 3000.
+// once its bus stops. Ports from 27460-27469 (buses +10000), cluster-node-timeout 3000.
 func TestBusWithRedis(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server not on PATH")
 	}
 	const nRedis = 3
+	pp := freePairs(t, 27460, 27469, nRedis+1) // the Redis nodes, then HotKV's
 	var procs []*exec.Cmd
 	var logs []string
 	for i := range nRedis {
 		dir := t.TempDir()
 		logs = append(logs, filepath.Join(dir, "log"))
-		cmd := exec.Command("redis-server", "--port", fmt.Sprint(27455+i), "--bind", "127.0.0.1", "--dir", dir,
+		cmd := exec.Command("redis-server", "--port", fmt.Sprint(pp[i]), "--bind", "127.0.0.1", "--dir", dir,
 			"--cluster-enabled", "yes", "--cluster-node-timeout", "3000", "--save", "", "--appendonly", "no",
 			"--logfile", logs[i], "--loglevel", "verbose")
 		cmd.Dir = dir
@@ -77,18 +79,18 @@ func TestBusWithRedis(t *testing.T) {
 	}()
 	for i := range nRedis {
 		waitFor(t, 10*time.Second, "redis-server up", func() bool {
-			out, err := exec.Command("redis-cli", "-p", fmt.Sprint(27455+i), "PING").Output()
+			out, err := exec.Command("redis-cli", "-p", fmt.Sprint(pp[i]), "PING").Output()
 			return err == nil && strings.TrimSpace(string(out)) == "PONG"
 		})
 	}
 	ranges := [][2]int{{0, 5460}, {5461, 10922}, {10923, 15999}}
 	for i, r := range ranges {
-		redisCli(t, 27455+i, "CLUSTER", "SET-CONFIG-EPOCH", fmt.Sprint(i+1))
-		redisCli(t, 27455+i, "CLUSTER", "ADDSLOTSRANGE", fmt.Sprint(r[0]), fmt.Sprint(r[1]))
+		redisCli(t, pp[i], "CLUSTER", "SET-CONFIG-EPOCH", fmt.Sprint(i+1))
+		redisCli(t, pp[i], "CLUSTER", "ADDSLOTSRANGE", fmt.Sprint(r[0]), fmt.Sprint(r[1]))
 	}
 
 	st := cluster.New("", cluster.Config{NodeTimeout: 3000, RequireFullCoverage: true})
-	st.Myself.IP, st.Myself.Port, st.Myself.CPort = "127.0.0.1", 27458, 37458
+	st.Myself.IP, st.Myself.Port, st.Myself.CPort = "127.0.0.1", pp[3], pp[3]+10000
 	if err := st.SetConfigEpoch(4); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func TestBusWithRedis(t *testing.T) {
 	if err := st.AddSlots(slots, time.Now().UnixMilli()); err != nil {
 		t.Fatal(err)
 	}
-	bus, err := Start("127.0.0.1:37458", st, cluster.Local{Port: 27458, CPort: 37458})
+	bus, err := Start(fmt.Sprintf("127.0.0.1:%d", pp[3]+10000), st, cluster.Local{Port: pp[3], CPort: pp[3] + 10000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,19 +113,19 @@ func TestBusWithRedis(t *testing.T) {
 	}()
 	me := st.Myself.Name
 	for i := 1; i < nRedis; i++ {
-		redisCli(t, 27455, "CLUSTER", "MEET", "127.0.0.1", fmt.Sprint(27455+i))
+		redisCli(t, pp[0], "CLUSTER", "MEET", "127.0.0.1", fmt.Sprint(pp[i]))
 	}
-	redisCli(t, 27455, "CLUSTER", "MEET", "127.0.0.1", "27458", "37458")
+	redisCli(t, pp[0], "CLUSTER", "MEET", "127.0.0.1", fmt.Sprint(pp[3]), fmt.Sprint(pp[3]+10000))
 
 	names := make([]string, nRedis)
 	for i := range nRedis {
-		names[i] = redisCli(t, 27455+i, "CLUSTER", "MYID")
+		names[i] = redisCli(t, pp[i], "CLUSTER", "MYID")
 	}
 	took := waitFor(t, 30*time.Second, "one converged cluster", func() bool {
 		for i := range nRedis {
-			l := nodeLine(t, 27455+i, me)
+			l := nodeLine(t, pp[i], me)
 			if !strings.Contains(l, " master - ") || !strings.Contains(l, " connected 16000-16383") ||
-				!strings.Contains(redisCli(t, 27455+i, "CLUSTER", "INFO"), "cluster_state:ok") {
+				!strings.Contains(redisCli(t, pp[i], "CLUSTER", "INFO"), "cluster_state:ok") {
 				return false
 			}
 		}
@@ -150,7 +152,7 @@ func TestBusWithRedis(t *testing.T) {
 			failed = st.Nodes[names[2]].Failed() && !st.OK
 			return nil
 		})
-		return failed && strings.Contains(nodeLine(t, 27455, names[2]), "master,fail ")
+		return failed && strings.Contains(nodeLine(t, pp[0], names[2]), "master,fail ")
 	})
 	t.Logf("killed Redis master flagged FAIL by HotKV and Redis %v after kill -9", took)
 
@@ -159,7 +161,7 @@ func TestBusWithRedis(t *testing.T) {
 	bus.Close()
 	closed = true
 	took = waitFor(t, 30*time.Second, "Redis flags the HotKV node fail?", func() bool {
-		l := nodeLine(t, 27455, me)
+		l := nodeLine(t, pp[0], me)
 		return strings.Contains(l, "master,fail? ") || strings.Contains(l, "master,fail ")
 	})
 	t.Logf("Redis flagged the stopped HotKV node %v later", took)
@@ -180,4 +182,29 @@ func TestBusWithRedis(t *testing.T) {
 		b, _ := os.ReadFile(logs[0])
 		t.Logf("redis 0 log:\n%s", b)
 	}
+}
+
+// freePairs returns n ports of lo..hi whose port and bus port (+10000) can both be bound now: bus
+// ports lie in the kernel's ephemeral range, where a connection's TIME_WAIT end may hold one.
+func freePairs(t *testing.T, lo, hi, n int) []int {
+	t.Helper()
+	var out []int
+	for p := lo; p <= hi && len(out) < n; p++ {
+		free := true
+		for _, q := range []int{p, p + 10000} {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", q))
+			if err != nil {
+				free = false
+				break
+			}
+			l.Close()
+		}
+		if free {
+			out = append(out, p)
+		}
+	}
+	if len(out) < n {
+		t.Skipf("only %d free port pairs in %d-%d", len(out), lo, hi)
+	}
+	return out
 }

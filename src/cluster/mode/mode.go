@@ -35,6 +35,9 @@ type Options struct {
 	// OnReplicate makes the server a replica of host:port (CLUSTER REPLICATE, or a nodes.conf that
 	// says myself is a replica); the data replication is the server's (src/server/repl*.go).
 	OnReplicate func(host string, port int)
+	// OnPromote makes the server a master again (an election won: REPLICAOF NO ONE's replication
+	// side, keeping the history for its siblings' PSYNC).
+	OnPromote func()
 }
 
 // Mode is a running cluster mode.
@@ -43,6 +46,10 @@ type Mode struct {
 	bus   *link.Bus
 	route atomic.Pointer[routeTable]
 	built uint64 // the State.Version route was built at (under the bus lock)
+
+	// actions run the replication changes the state asks for, in order, off the bus lock.
+	actions chan func()
+	done    chan struct{}
 
 	saveMu    sync.Mutex
 	lastSaved []byte
@@ -81,7 +88,8 @@ func Open(o Options) (*Mode, error) {
 	if o.IP != "" {
 		me.IP = o.IP
 	}
-	m := &Mode{opts: o}
+	m := &Mode{opts: o, actions: make(chan func(), 64), done: make(chan struct{})}
+	go m.runActions()
 	bus, err := link.Start(net.JoinHostPort(o.BusBind, strconv.Itoa(cmp.Or(o.BusListen, o.BusPort))), st,
 		cluster.Local{Port: o.Port, CPort: o.BusPort, AnnounceIP: o.IP, Hostname: o.Hostname})
 	if err != nil {
@@ -109,6 +117,15 @@ func (m *Mode) Close() {
 		return nil
 	})
 	m.bus.Close()
+	close(m.actions)
+	<-m.done
+}
+
+func (m *Mode) runActions() {
+	defer close(m.done)
+	for f := range m.actions {
+		f()
+	}
 }
 
 // changed runs under the bus lock after every message and tick.
@@ -116,6 +133,19 @@ func (m *Mode) changed(st *cluster.State) {
 	if m.route.Load() == nil || st.Version != m.built {
 		m.route.Store(buildRoute(st))
 		m.built = st.Version
+	}
+	if st.Promoted {
+		st.Promoted = false
+		if f := m.opts.OnPromote; f != nil {
+			m.actions <- f
+		}
+	}
+	if st.Demoted {
+		st.Demoted = false
+		if f, ms := m.opts.OnReplicate, st.Myself.Master; f != nil && ms != nil {
+			host, port := ms.IP, ms.Port
+			m.actions <- func() { f(host, port) }
+		}
 	}
 	m.save(st, false)
 }

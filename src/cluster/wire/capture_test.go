@@ -87,35 +87,28 @@ func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
 // TestDecodeRedisBus runs four redis-server 7.0.15 nodes (three masters, one replica) whose buses are
 // reached only through capturing proxies (each announces its proxy's port as its bus port), drives
 // MEET, gossip, slot claims, PUBLISH, SPUBLISH, a manual failover and a FAIL, then decodes every
-// captured packet and checks it re-encodes to the same bytes. Ports 27450-27453, buses 37450-37453,
-// proxies 37460-37463 (or +10, +20, +30 when taken).
+// captured packet and checks it re-encodes to the same bytes. Ports 27451-27454 (buses +10000),
+// proxies 27455-27458.
 func TestDecodeRedisBus(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server not on PATH")
 	}
 	const n = 4
 	caps := make([]*capture, n)
-	proxy := make([]int, n)
+	rp := freePairs(t, 27451, 27454, n) // the redis-servers (buses +10000)
+	proxy := []int{27455, 27456, 27457, 27458}
 	for i := range n {
-		// Ports above 32767 may be some connection's ephemeral end: try a few of the range.
-		var ln net.Listener
-		var err error
-		for _, base := range []int{37460, 37470, 37480, 37490} {
-			if ln, err = net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i)); err == nil {
-				proxy[i] = base + i
-				break
-			}
-		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", proxy[i]))
 		if err != nil {
 			t.Fatal(err)
 		}
 		caps[i] = &capture{ln: ln}
-		go caps[i].serve(t, fmt.Sprintf("127.0.0.1:%d", 37450+i))
+		go caps[i].serve(t, fmt.Sprintf("127.0.0.1:%d", rp[i]+10000))
 		defer ln.Close()
 	}
 	for i := range n {
 		dir := t.TempDir()
-		args := []string{"--port", fmt.Sprint(27450 + i), "--bind", "127.0.0.1", "--dir", dir,
+		args := []string{"--port", fmt.Sprint(rp[i]), "--bind", "127.0.0.1", "--dir", dir,
 			"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
 			"--cluster-node-timeout", "1000", "--cluster-announce-bus-port", fmt.Sprint(proxy[i]),
 			"--save", "", "--appendonly", "no", "--enable-debug-command", "yes", "--logfile", filepath.Join(dir, "log")}
@@ -131,42 +124,42 @@ func TestDecodeRedisBus(t *testing.T) {
 	}
 	for i := range n {
 		waitFor(t, 10*time.Second, "redis-server start", func() bool {
-			out, err := exec.Command("redis-cli", "-p", fmt.Sprint(27450+i), "PING").Output()
+			out, err := exec.Command("redis-cli", "-p", fmt.Sprint(rp[i]), "PING").Output()
 			return err == nil && strings.TrimSpace(string(out)) == "PONG"
 		})
 	}
-	redisCmd(t, 27450, "CLUSTER", "ADDSLOTSRANGE", "0", "5460")
-	redisCmd(t, 27451, "CLUSTER", "ADDSLOTSRANGE", "5461", "10922")
-	redisCmd(t, 27452, "CLUSTER", "ADDSLOTSRANGE", "10923", "16383")
+	redisCmd(t, rp[0], "CLUSTER", "ADDSLOTSRANGE", "0", "5460")
+	redisCmd(t, rp[1], "CLUSTER", "ADDSLOTSRANGE", "5461", "10922")
+	redisCmd(t, rp[2], "CLUSTER", "ADDSLOTSRANGE", "10923", "16383")
 	for i := 1; i < n; i++ {
-		redisCmd(t, 27450, "CLUSTER", "MEET", "127.0.0.1", fmt.Sprint(27450+i), fmt.Sprint(proxy[i]))
+		redisCmd(t, rp[0], "CLUSTER", "MEET", "127.0.0.1", fmt.Sprint(rp[i]), fmt.Sprint(proxy[i]))
 	}
 	waitFor(t, 30*time.Second, "cluster_state:ok", func() bool {
 		for i := range n {
-			if !strings.Contains(redisCmd(t, 27450+i, "CLUSTER", "INFO"), "cluster_state:ok") {
+			if !strings.Contains(redisCmd(t, rp[i], "CLUSTER", "INFO"), "cluster_state:ok") {
 				return false
 			}
 		}
 		return true
 	})
-	id0 := redisCmd(t, 27450, "CLUSTER", "MYID")
+	id0 := redisCmd(t, rp[0], "CLUSTER", "MYID")
 	waitFor(t, 10*time.Second, "node 3 to know node 0", func() bool {
-		return strings.Contains(redisCmd(t, 27453, "CLUSTER", "NODES"), id0)
+		return strings.Contains(redisCmd(t, rp[3], "CLUSTER", "NODES"), id0)
 	})
-	redisCmd(t, 27453, "CLUSTER", "REPLICATE", id0)
-	redisCmd(t, 27450, "PUBLISH", "news", "hello world")
+	redisCmd(t, rp[3], "CLUSTER", "REPLICATE", id0)
+	redisCmd(t, rp[0], "PUBLISH", "news", "hello world")
 	waitFor(t, 20*time.Second, "replica in sync", func() bool {
-		return strings.Contains(redisCmd(t, 27453, "INFO", "replication"), "master_link_status:up")
+		return strings.Contains(redisCmd(t, rp[3], "INFO", "replication"), "master_link_status:up")
 	})
-	redisCmd(t, 27450, "SPUBLISH", "bar", "shard hello") // slot 5061: node 0 sends it to its replica
-	redisCmd(t, 27453, "CLUSTER", "FAILOVER")
+	redisCmd(t, rp[0], "SPUBLISH", "bar", "shard hello") // slot 5061: node 0 sends it to its replica
+	redisCmd(t, rp[3], "CLUSTER", "FAILOVER")
 	waitFor(t, 20*time.Second, "manual failover", func() bool {
-		return strings.Contains(redisCmd(t, 27453, "ROLE"), "master")
+		return strings.Contains(redisCmd(t, rp[3], "ROLE"), "master")
 	})
 	// Node 2 stops answering for longer than the node timeout: the others flag it PFAIL, then FAIL.
-	go exec.Command("redis-cli", "-p", "27452", "DEBUG", "SLEEP", "4").Run()
+	go exec.Command("redis-cli", "-p", fmt.Sprint(rp[2]), "DEBUG", "SLEEP", "4").Run()
 	waitFor(t, 20*time.Second, "node 2 marked fail", func() bool {
-		return strings.Contains(redisCmd(t, 27450, "CLUSTER", "NODES"), "master,fail")
+		return strings.Contains(redisCmd(t, rp[0], "CLUSTER", "NODES"), "master,fail")
 	})
 	time.Sleep(500 * time.Millisecond)
 
@@ -204,4 +197,29 @@ func TestDecodeRedisBus(t *testing.T) {
 	if os.Getenv("HOTKV_BUS_DUMP") != "" {
 		os.WriteFile(os.Getenv("HOTKV_BUS_DUMP"), bytes.Join(caps[0].packets, nil), 0o644)
 	}
+}
+
+// freePairs returns n ports of lo..hi whose port and bus port (+10000) can both be bound now: bus
+// ports lie in the kernel's ephemeral range, where a connection's TIME_WAIT end may hold one.
+func freePairs(t *testing.T, lo, hi, n int) []int {
+	t.Helper()
+	var out []int
+	for p := lo; p <= hi && len(out) < n; p++ {
+		free := true
+		for _, q := range []int{p, p + 10000} {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", q))
+			if err != nil {
+				free = false
+				break
+			}
+			l.Close()
+		}
+		if free {
+			out = append(out, p)
+		}
+	}
+	if len(out) < n {
+		t.Skipf("only %d free port pairs in %d-%d", len(out), lo, hi)
+	}
+	return out
 }
