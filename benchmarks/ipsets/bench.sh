@@ -10,8 +10,8 @@
 #   lookups  CONTAINS vs SISMEMBER on 1M hosts (half hits); MATCH vs ZRANGEBYSCORE geo <int> +inf
 #            LIMIT 0 1 on Tor's IPv4 ranges; MCONTAINS of 100 vs SMISMEMBER of 100
 #   loader   1M hosts through redis-cli --pipe (IPSET.ADD into HotKV vs SADD into Redis); libloc's
-#            IPv4 prefixes through hotkv-load (IPSET.ADD LABEL into HotKV vs ZADD into Redis, also
-#            redis-cli --pipe of the ZADDs)
+#            IPv4 prefixes through hotkv-load (IPSET.ADD LABEL into HotKV, one line per command and
+#            --entries 100, vs ZADD into Redis, also redis-cli --pipe of the ZADDs)
 #   probe    a probe client's latency (pipeline 1, one connection) during a 4-connection hotkv-load
 #   memory   used_memory per entry of the loaded keys
 #
@@ -173,7 +173,7 @@ lookups() {
 }
 
 loader() {
-  local i rs=() hs=() rz=() rzp=() hz4=()
+  local i rs=() hs=() rz=() rzp=() hz4=() hz4b=()
   for i in $(seq "$RUNS"); do
     echo "[loader] run $i" >&2
     rs+=("$(pipe redis "$RP" "$data/hosts-sadd.resp" hosts)")
@@ -181,6 +181,7 @@ loader() {
     rz+=("$(hload redis "$RP" libloc4 "$data/libloc4-zadd.resp")")
     rzp+=("$(pipe redis "$RP" "$data/libloc4-zadd.resp" libloc4)")
     hz4+=("$(hload hotkv "$HP" libloc4 --key libloc4 "$data/libloc4.txt")")
+    hz4b+=("$(hload hotkv "$HP" libloc4 --key libloc4 --entries 100 "$data/libloc4.txt")")
   done
   [ "$(redis-cli -p "$HP" ipset.card hosts)" = "$(wc -l <"$data/hosts.txt")" ] || { echo "bench.sh: HotKV hosts incomplete" >&2; exit 1; }
   [ "$(redis-cli -p "$HP" ipset.card libloc4)" = "$(redis-cli -p "$RP" zcard libloc4)" ] || { echo "bench.sh: libloc4 differs" >&2; exit 1; }
@@ -190,6 +191,7 @@ loader() {
   out "|---|---|---|---|---|"
   out "| $(wc -l <"$data/hosts.txt") hosts, redis-cli --pipe: SADD vs IPSET.ADD, 0 errors | $(stats "${rs[@]}") | $(stats "${hs[@]}") | $(ratio "$(median "${hs[@]}")" "$(median "${rs[@]}")") | ≤1.0x |"
   out "| $(wc -l <"$data/libloc4.txt") libloc v4 prefixes, hotkv-load: ZADD vs IPSET.ADD LABEL | $(stats "${rz[@]}") | $(stats "${hz4[@]}") | $(ratio "$(median "${hz4[@]}")" "$(median "${rz[@]}")") | ≤1.0x |"
+  out "| the same, hotkv-load --entries 100 (IPSET.ADD … LABELS of 100 lines) | $(stats "${rz[@]}") | $(stats "${hz4b[@]}") | $(ratio "$(median "${hz4b[@]}")" "$(median "${rz[@]}")") | ≤1.0x |"
   out "| the same ZADDs through redis-cli --pipe | $(stats "${rzp[@]}") | | $(ratio "$(median "${hz4[@]}")" "$(median "${rzp[@]}")") | |"
   out ""
 }

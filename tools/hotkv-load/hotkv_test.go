@@ -43,6 +43,14 @@ func startHotKV(t *testing.T) int {
 // The loader's IP-list form of IPSET.ADD against HotKV: labels, ranges, ipset save's timeout and
 // nomatch; ten bad entries give ten errors with their lines and exit 1.
 func TestLoadIPSetIntoHotKV(t *testing.T) {
+	for _, entries := range []string{"1", "50"} {
+		t.Run("entries="+entries, func(t *testing.T) { loadIPSetIntoHotKV(t, entries) })
+	}
+}
+
+// loadIPSetIntoHotKV: with --entries > 1 a grouped IPSET.ADD holding a bad entry fails whole and its
+// lines go again one per command: the same ten errors at the same lines, the same entries loaded.
+func loadIPSetIntoHotKV(t *testing.T, entries string) {
 	port := startHotKV(t)
 	p := strconv.Itoa(port)
 	var b strings.Builder
@@ -57,7 +65,7 @@ func TestLoadIPSetIntoHotKV(t *testing.T) {
 		fmt.Fprintf(&b, "10.%d.%d.0/24 L%d\n", i/256, i%256, i)
 	}
 	b.WriteString("16777216,16777471,AU\nadd x 192.168.0.0/16 timeout 300 nomatch\n")
-	st, out := runLoad(t, nil, "-p", p, "-c", "2", "--key", "drop", writeFile(t, "drop.txt", b.String()))
+	st, out := runLoad(t, nil, "-p", p, "-c", "2", "--entries", entries, "--key", "drop", writeFile(t, "drop.txt", b.String()))
 	if st != 1 || !strings.Contains(out, "10 errors") || !strings.Contains(out, "at line "+strings.Join(bad, ", ")+"\n") {
 		t.Fatalf("exit %d, want 10 errors at lines %v:\n%s", st, bad, out)
 	}
@@ -85,7 +93,7 @@ func TestLoadIPSetKillAndReplace(t *testing.T) {
 	const n = 200_000
 	file := writeFile(t, "hosts", hostLines(n))
 	d, kills := killer(t, port, 2)
-	st, out := runLoad(t, d, "-p", p, "-c", "2", "--key", "hosts", file)
+	st, out := runLoad(t, d, "-p", p, "-c", "2", "--entries", "20", "--key", "hosts", file)
 	if st != 0 || kills.Load() == 0 {
 		t.Fatalf("exit %d after %d kills: %s", st, kills.Load(), out)
 	}

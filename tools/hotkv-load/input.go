@@ -23,8 +23,18 @@ const (
 )
 
 // A command is one request to send: its arguments and the input line it came from (for the report).
+// A command that carries several input lines (IPSET.ADD of --per entries) has subs: each line's own
+// command, sent instead when the whole one fails, so that the good lines load and each bad one is
+// reported at its line.
 type command struct {
 	args [][]byte
+	line int64
+	subs []subCmd
+}
+
+// subCmd is one encoded single-line command of a grouped one.
+type subCmd struct {
+	enc  []byte
 	line int64
 }
 
@@ -704,9 +714,19 @@ type ipSource struct {
 	hi    netip.Addr
 	bErr  error
 	bDone bool
+
+	per     int // entries per IPSET.ADD (no --cmd); 1: one command per line
+	group   []ipEntry
+	glines  []int64
+	held    *ipEntry // the entry that did not fit the last group
+	heldAt  int64
+	pending error // a bad line or the end met while filling the last group
 }
 
 func (s *ipSource) next() (command, error) {
+	if s.tpl == nil && s.per > 1 {
+		return s.nextGroup()
+	}
 	for {
 		s.line++
 		ln, err := readLine(s.br, s.buf)
@@ -734,6 +754,95 @@ func (s *ipSource) next() (command, error) {
 		s.args = args
 		return command{args: args, line: s.line}, nil
 	}
+}
+
+// nextEntry reads the next line that holds an entry.
+func (s *ipSource) nextEntry() (ipEntry, int64, error) {
+	for {
+		s.line++
+		ln, err := readLine(s.br, s.buf)
+		if err != nil {
+			return ipEntry{}, 0, err
+		}
+		s.buf = ln
+		e, skip, perr := parseIPLine(string(ln))
+		if perr != nil {
+			return ipEntry{}, 0, &lineError{s.line, "ERR " + perr.Error()}
+		}
+		if !skip {
+			return e, s.line, nil
+		}
+	}
+}
+
+// groupable: entries that one IPSET.ADD can carry share its options (TTL, NOMATCH, LABELS or not).
+func groupable(a, b *ipEntry) bool {
+	return a.ttl == b.ttl && a.nomatch == b.nomatch && (a.label == "") == (b.label == "")
+}
+
+// nextGroup returns IPSET.ADD key [TTL s] [NOMATCH] [LABELS] entry [label] … of up to per
+// consecutive entries that share their options.
+func (s *ipSource) nextGroup() (command, error) {
+	if s.pending != nil {
+		err := s.pending
+		if err == io.EOF || !isLineError(err) {
+			return command{}, err // stays: the end is the end
+		}
+		s.pending = nil
+		return command{}, err
+	}
+	s.group, s.glines = s.group[:0], s.glines[:0]
+	if s.held != nil {
+		s.group, s.glines = append(s.group, *s.held), append(s.glines, s.heldAt)
+		s.held = nil
+	}
+	for len(s.group) < s.per {
+		e, line, err := s.nextEntry()
+		if err != nil {
+			if len(s.group) == 0 {
+				return command{}, err
+			}
+			s.pending = err
+			break
+		}
+		if len(s.group) > 0 && !groupable(&s.group[0], &e) {
+			s.held, s.heldAt = &e, line
+			break
+		}
+		s.group, s.glines = append(s.group, e), append(s.glines, line)
+	}
+	if len(s.group) == 1 {
+		args := s.ipsetAdd(s.group[0])
+		s.args = args
+		return command{args: args, line: s.glines[0]}, nil
+	}
+	first := &s.group[0]
+	args := [][]byte{[]byte("IPSET.ADD"), []byte(s.key)}
+	if first.ttl != "" {
+		args = append(args, []byte("TTL"), []byte(first.ttl))
+	}
+	if first.nomatch {
+		args = append(args, []byte("NOMATCH"))
+	}
+	labels := first.label != ""
+	if labels {
+		args = append(args, []byte("LABELS"))
+	}
+	subs := make([]subCmd, len(s.group))
+	for i := range s.group {
+		e := &s.group[i]
+		args = append(args, []byte(e.entry))
+		if labels {
+			args = append(args, []byte(e.label))
+		}
+		subs[i] = subCmd{enc: appendCommand(nil, s.ipsetAdd(*e)), line: s.glines[i]}
+	}
+	return command{args: args, line: s.glines[0], subs: subs}, nil
+}
+
+func isLineError(err error) bool {
+	var le *lineError
+	return errors.As(err, &le)
 }
 
 func (s *ipSource) ipsetAdd(e ipEntry) [][]byte {

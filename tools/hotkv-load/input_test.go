@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net/netip"
 	"slices"
@@ -351,3 +352,53 @@ func FuzzParseIPLine(f *testing.F) {
 }
 
 func bufioReader(s string) *bufio.Reader { return bufio.NewReader(strings.NewReader(s)) }
+
+func TestIPSourceGroups(t *testing.T) {
+	in := "1.1.1.1\n2.2.2.2\n3.3.3.3\n4.4.4.4\n5.0.0.0/8 DE\n6.0.0.0/8 FR\nbad,line,x,y\n7.7.7.7\nadd s 8.8.8.8 timeout 5\n"
+	s := &ipSource{br: bufioReader(in), key: "k", per: 3}
+	var got []string
+	var subs [][]int64
+	var bad []int64
+	for range 100 {
+		c, err := s.next()
+		if err == io.EOF {
+			break
+		}
+		if le, ok := err.(*lineError); ok {
+			bad = append(bad, le.line)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var strs []string
+		for _, a := range c.args {
+			strs = append(strs, string(a))
+		}
+		got = append(got, fmt.Sprintf("%d:%s", c.line, strings.Join(strs, " ")))
+		var ls []int64
+		for _, sc := range c.subs {
+			ls = append(ls, sc.line)
+			if !bytes.HasPrefix(sc.enc, []byte("*3\r\n$9\r\nIPSET.ADD\r\n$1\r\nk\r\n")) && !bytes.Contains(sc.enc, []byte("LABEL")) && !bytes.Contains(sc.enc, []byte("TTL")) {
+				t.Errorf("sub %q", sc.enc)
+			}
+		}
+		subs = append(subs, ls)
+	}
+	want := []string{
+		"1:IPSET.ADD k 1.1.1.1 2.2.2.2 3.3.3.3",
+		"4:IPSET.ADD k 4.4.4.4",
+		"5:IPSET.ADD k LABELS 5.0.0.0/8 DE 6.0.0.0/8 FR",
+		"8:IPSET.ADD k 7.7.7.7",
+		"9:IPSET.ADD k TTL 5 8.8.8.8",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !slices.Equal(bad, []int64{7}) {
+		t.Fatalf("bad lines %v", bad)
+	}
+	if !slices.Equal(subs[0], []int64{1, 2, 3}) || subs[1] != nil || !slices.Equal(subs[2], []int64{5, 6}) {
+		t.Fatalf("subs %v", subs)
+	}
+}

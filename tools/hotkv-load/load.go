@@ -20,16 +20,27 @@ import (
 // inflight/batch batches unanswered at most, so about --inflight commands are in flight.
 type batch struct {
 	buf   []byte
-	ends  []int   // end of each command in buf
-	lines []int64 // its input line
-	retry []bool  // whether it may be sent again after a lost connection
+	ends  []int      // end of each command in buf
+	lines []int64    // its input line
+	retry []bool     // whether it may be sent again after a lost connection
+	subs  [][]subCmd // a grouped command's single-line commands, nil for others
 }
 
-func (b *batch) add(args [][]byte, line int64) {
+func (b *batch) add(args [][]byte, line int64, subs []subCmd) {
 	b.buf = appendCommand(b.buf, args)
 	b.ends = append(b.ends, len(b.buf))
 	b.lines = append(b.lines, line)
 	b.retry = append(b.retry, idempotent(args))
+	b.subs = append(b.subs, subs)
+}
+
+// addEncoded adds an encoded command that may be sent again.
+func (b *batch) addEncoded(enc []byte, line int64) {
+	b.buf = append(b.buf, enc...)
+	b.ends = append(b.ends, len(b.buf))
+	b.lines = append(b.lines, line)
+	b.retry = append(b.retry, true)
+	b.subs = append(b.subs, nil)
 }
 
 func (b *batch) n() int { return len(b.ends) }
@@ -43,7 +54,8 @@ func (b *batch) cmd(i int) []byte {
 }
 
 func (b *batch) reset() {
-	b.buf, b.ends, b.lines, b.retry = b.buf[:0], b.ends[:0], b.lines[:0], b.retry[:0]
+	clear(b.subs)
+	b.buf, b.ends, b.lines, b.retry, b.subs = b.buf[:0], b.ends[:0], b.lines[:0], b.retry[:0], b.subs[:0]
 }
 
 func appendCommand(dst []byte, args [][]byte) []byte {
@@ -110,6 +122,8 @@ type errGroup struct {
 
 type stats struct {
 	sent, replied, retried atomic.Int64
+	split                  []subCmd // single-line commands of failed grouped ones, to send next
+	splits                 int64    // grouped commands that failed
 	mu                     sync.Mutex
 	groups                 map[string]*errGroup
 	errors                 int64
@@ -141,6 +155,14 @@ func (s *stats) fail(msg string, line int64) {
 	if len(g.lines) < s.maxLines {
 		g.lines = append(g.lines, line)
 	}
+}
+
+// splitUp keeps the single-line commands of a grouped command that failed.
+func (s *stats) splitUp(subs []subCmd) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.split = append(s.split, subs...)
+	s.splits++
 }
 
 func (s *stats) errorCount() int64 {
@@ -429,7 +451,11 @@ func (c *conn) session(sock net.Conn, rd *bufio.Reader, retry *[]*batch) (closed
 					return
 				}
 				if msg != "" {
-					c.st.fail(msg, p.b.lines[p.done])
+					if subs := p.b.subs[p.done]; subs != nil {
+						c.st.splitUp(subs)
+					} else {
+						c.st.fail(msg, p.b.lines[p.done])
+					}
 				}
 				p.done++
 				c.st.replied.Add(1)
@@ -516,6 +542,7 @@ func (c *conn) salvage(p pendingBatch) *batch {
 			nb.ends = append(nb.ends, len(nb.buf))
 			nb.lines = append(nb.lines, p.b.lines[i])
 			nb.retry = append(nb.retry, true)
+			nb.subs = append(nb.subs, p.b.subs[i])
 			continue
 		}
 		c.st.fail("connection lost before the reply; not sent again (not idempotent)", p.b.lines[i])

@@ -4,6 +4,7 @@
 //
 //	hotkv-load -p 6379 cmds.resp                       # RESP (what redis-cli --pipe reads) or inline commands
 //	hotkv-load -p 6379 -c 4 --key drop drop.txt         # an IP list: IPSET.ADD drop [TTL s] [NOMATCH] [LABEL l] entry
+//	hotkv-load -p 6379 --key geo --entries 100 geo.txt   # 100 entries per IPSET.ADD (… LABELS e1 l1 e2 l2 …)
 //	hotkv-load --format ip --cmd 'SADD hosts {entry}' hosts.txt.gz   # the same list into a Redis SET
 //	hotkv-load --format csv --cmd 'HSET user:{1} name {2}' users.csv
 //	hotkv-load --format ndjson --cmd 'SET k:{id} {line}' docs.ndjson
@@ -42,6 +43,7 @@ type config struct {
 	port, db         int
 	conns, inflight  int
 	batch            int
+	entries          int
 	format, cmd, key string
 	header           bool
 	replace          string
@@ -69,6 +71,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.conns, "c", 1, "connections")
 	fs.IntVar(&c.inflight, "inflight", 1024, "commands sent ahead of their replies, per connection")
 	fs.IntVar(&c.batch, "batch", 128, "commands per write (at most --inflight)")
+	fs.IntVar(&c.entries, "entries", 1, "IP lists without --cmd: entries per IPSET.ADD (consecutive lines with the same TTL, NOMATCH\n"+
+		"and label-or-not); a failed one is sent again one line per command")
 	fs.StringVar(&c.format, "format", "auto", "input: auto, resp (RESP and inline commands), csv, ndjson or ip (auto: ip with --key, else by file extension, else resp)")
 	fs.StringVar(&c.cmd, "cmd", "", "command template of csv, ndjson and ip input: {1} {2}… (CSV fields), {name} (JSON fields),\n"+
 		"{key} {entry} {label} {ttl} {lo} {hi} {lo_int} {hi_int} (IP lists), {line}; {x?} is dropped when empty")
@@ -98,6 +102,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, errors.New("--inflight must be in 1..1048576")
 	case c.batch < 1 || c.batch > 1<<20:
 		return nil, errors.New("--batch must be in 1..1048576")
+	case c.entries < 1 || c.entries > 100000:
+		return nil, errors.New("--entries must be in 1..100000")
 	case c.retries < 0:
 		return nil, errors.New("--retries must not be negative")
 	case c.timeout <= 0:
@@ -201,7 +207,7 @@ func newSource(cfg *config, r io.Reader, key string) source {
 	case "ndjson":
 		return &ndjsonSource{br: bufio.NewReaderSize(r, 1<<16), tpl: tpl}
 	case "ip":
-		return &ipSource{br: bufio.NewReaderSize(r, 1<<16), tpl: tpl, key: key}
+		return &ipSource{br: bufio.NewReaderSize(r, 1<<16), tpl: tpl, key: key, per: cfg.entries}
 	}
 	return newRESPSource(r)
 }
@@ -246,18 +252,31 @@ func load(cfg *config, stdin io.Reader, stderr io.Writer, d *dialer) int {
 	src := newSource(cfg, in, key)
 	per := min(cfg.batch, cfg.inflight)
 	depth := max(1, cfg.inflight/per)
-	ch := make(chan *batch, cfg.conns*2)
 	free := make(chan *batch, cfg.conns*(depth+3))
-	var wg sync.WaitGroup
-	connErrs := make([]error, cfg.conns)
-	for i := range cfg.conns {
-		wg.Add(1)
-		c := &conn{d: d, st: st, depth: depth, in: ch, free: free}
-		go func() {
-			defer wg.Done()
-			connErrs[i] = c.run()
-		}()
+	// startConns runs the connections on ch; its result waits for them and gives the first error.
+	startConns := func(ch chan *batch) func() error {
+		var wg sync.WaitGroup
+		connErrs := make([]error, cfg.conns)
+		for i := range cfg.conns {
+			wg.Add(1)
+			c := &conn{d: d, st: st, depth: depth, in: ch, free: free}
+			go func() {
+				defer wg.Done()
+				connErrs[i] = c.run()
+			}()
+		}
+		return func() error {
+			wg.Wait()
+			for _, e := range connErrs {
+				if e != nil {
+					return e
+				}
+			}
+			return nil
+		}
 	}
+	ch := make(chan *batch, cfg.conns*2)
+	wait := startConns(ch)
 	stopProgress := startProgress(cfg, stderr, st, counter, size, start)
 	var inputErr error
 	var lineErrs int64
@@ -279,7 +298,7 @@ func load(cfg *config, stdin io.Reader, stderr io.Writer, d *dialer) int {
 		if staging != "" && cfg.format == "resp" && len(cmd.args) > 1 && string(cmd.args[1]) == cfg.replace {
 			cmd.args[1] = []byte(staging)
 		}
-		b.add(cmd.args, cmd.line)
+		b.add(cmd.args, cmd.line, cmd.subs)
 		if b.n() >= per || len(b.buf) >= 1<<20 {
 			ch <- b
 			select {
@@ -293,16 +312,28 @@ func load(cfg *config, stdin io.Reader, stderr io.Writer, d *dialer) int {
 		ch <- b
 	}
 	close(ch)
-	wg.Wait()
+	connErr := wait()
+	// The lines of grouped commands that failed go again one per command: the good ones load and
+	// each bad one is reported at its line.
+	if len(st.split) > 0 && connErr == nil {
+		ch = make(chan *batch, cfg.conns*2)
+		wait = startConns(ch)
+		b = &batch{}
+		for _, sc := range st.split {
+			b.addEncoded(sc.enc, sc.line)
+			if b.n() >= per {
+				ch <- b
+				b = &batch{}
+			}
+		}
+		if b.n() > 0 {
+			ch <- b
+		}
+		close(ch)
+		connErr = wait()
+	}
 	stopProgress()
 	elapsed := time.Since(start)
-	var connErr error
-	for _, e := range connErrs {
-		if e != nil {
-			connErr = e
-			break
-		}
-	}
 	nerr := st.errorCount()
 	status := 0
 	if nerr > 0 {
@@ -333,8 +364,12 @@ func load(cfg *config, stdin io.Reader, stderr io.Writer, d *dialer) int {
 	}
 	replied := st.replied.Load()
 	rate := float64(replied) / elapsed.Seconds()
-	fmt.Fprintf(stderr, "hotkv-load: %d commands in %.3fs (%s/s), %d errors (%d bad input lines), %d sent again after a lost connection%s\n",
-		replied, elapsed.Seconds(), human(rate), nerr, lineErrs, st.retried.Load(), renamed)
+	split := ""
+	if st.splits > 0 {
+		split = fmt.Sprintf(", %d grouped commands failed and went again one line per command", st.splits)
+	}
+	fmt.Fprintf(stderr, "hotkv-load: %d commands in %.3fs (%s/s), %d errors (%d bad input lines), %d sent again after a lost connection%s%s\n",
+		replied, elapsed.Seconds(), human(rate), nerr, lineErrs, st.retried.Load(), split, renamed)
 	st.report(stderr)
 	if inputErr != nil {
 		fmt.Fprintln(stderr, "hotkv-load: input:", inputErr)
