@@ -8,11 +8,20 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hotkv/hotkv/src/server"
 )
+
+// longCluster skips the failover tests (15-40 s each) unless HOTKV_CLUSTER_LONG=1, to keep CI's
+// default run short: HOTKV_CLUSTER_LONG=1 go test ./testfuzz -run TestClusterFailover -v
+func longCluster(t *testing.T) {
+	if os.Getenv("HOTKV_CLUSTER_LONG") == "" {
+		t.Skip("failover test: set HOTKV_CLUSTER_LONG=1")
+	}
+}
 
 // clusterPortNext walks the part of C1's port range the testfuzz cluster tests use (27470-27499,
 // buses 37470-37499; src/cluster's tests use 27450-27469) across the tests.
@@ -309,6 +318,7 @@ func TestClusterFailoverHotKV(t *testing.T) {
 	if !haveRedis() {
 		t.Skip("redis-cli not on PATH")
 	}
+	longCluster(t)
 	ports := clusterPorts(t, 6)
 	srv := map[int]*server.Server{}
 	for _, p := range ports {
@@ -392,5 +402,134 @@ func TestClusterFailoverHotKV(t *testing.T) {
 	}
 	if took > 10*time.Second {
 		t.Errorf("promotion took %v, want under 10 s", took)
+	}
+}
+
+// startClusterRedis starts a redis-server 7.0.15 cluster node on port and returns its process.
+func startClusterRedis(t *testing.T, port int) *exec.Cmd {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command("redis-server", "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", dir,
+		"--cluster-enabled", "yes", "--cluster-node-timeout", "3000", "--save", "", "--appendonly", "no",
+		"--logfile", filepath.Join(dir, "log"), "--repl-diskless-sync-delay", "0")
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if out, err := cli(t, "-p", fmt.Sprint(port), "PING"); err == nil && strings.TrimSpace(out) == "PONG" {
+			return cmd
+		} else if time.Now().After(end) {
+			t.Fatalf("redis-server on %d did not start", port)
+		}
+	}
+}
+
+// TestClusterFailoverMixed: masters of one kind with replicas of the other. Redis masters with
+// HotKV replicas: kill -9 a Redis master, its HotKV replica must win the votes of the Redis
+// masters; HotKV masters with Redis replicas: a HotKV master stops, its Redis replica must win the
+// HotKV masters' votes. Each: promotion under 10 s, cluster_state:ok on the live nodes, acked
+// (WAIT) writes counted on the new master.
+func TestClusterFailoverMixed(t *testing.T) {
+	if !haveRedis() {
+		t.Skip("redis-server not on PATH")
+	}
+	longCluster(t)
+	for _, redisMasters := range []bool{true, false} {
+		name := "HotKVMastersRedisReplicas"
+		if redisMasters {
+			name = "RedisMastersHotKVReplicas"
+		}
+		t.Run(name, func(t *testing.T) {
+			ports := clusterPorts(t, 6)
+			stop := map[int]func(){}
+			for i, p := range ports { // redis-cli makes the first three masters
+				if (i < 3) == redisMasters {
+					cmd := startClusterRedis(t, p)
+					stop[p] = func() { cmd.Process.Signal(syscall.SIGKILL) }
+				} else {
+					s := startClusterHotKV(t, p)
+					stop[p] = s.Stop
+				}
+			}
+			createCluster(t, ports, "--cluster-replicas", "1")
+			failoverOne(t, ports, stop)
+		})
+	}
+}
+
+// failoverOne stops the master of the first replica it finds, after acked writes to its slots, and
+// waits for that replica's promotion.
+func failoverOne(t *testing.T, ports []int, stop map[int]func()) {
+	t.Helper()
+	nodes := ""
+	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if nodes = mustCli(t, "-p", fmt.Sprint(ports[0]), "CLUSTER", "NODES"); strings.Count(nodes, " slave ") == 3 {
+			break
+		}
+	}
+	ids := map[string]int{}
+	for _, l := range strings.Split(nodes, "\n") {
+		f := strings.Fields(l)
+		var p int
+		fmt.Sscanf(f[1][strings.LastIndexByte(f[1][:strings.IndexByte(f[1], '@')], ':')+1:], "%d", &p)
+		ids[f[0]] = p
+	}
+	var victim, heir int
+	for _, l := range strings.Split(nodes, "\n") {
+		if f := strings.Fields(l); strings.Contains(f[2], "slave") {
+			victim, heir = ids[f[3]], ids[f[0]]
+			break
+		}
+	}
+	if victim == 0 {
+		t.Fatalf("no replica in\n%s", nodes)
+	}
+	// Let the replica finish its sync before writing.
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if strings.Contains(mustCli(t, "-p", fmt.Sprint(heir), "INFO", "replication"), "master_link_status:up") {
+			break
+		}
+	}
+	var acked []string
+	for i := 0; i < 3000 && len(acked) < 200; i++ {
+		k := fmt.Sprintf("fo:%d", i)
+		if out, err := cli(t, "-p", fmt.Sprint(victim), "SET", k, "v"); err == nil && strings.TrimSpace(out) == "OK" {
+			acked = append(acked, k)
+		}
+	}
+	waited := mustCli(t, "-p", fmt.Sprint(victim), "WAIT", "1", "2000")
+	start := time.Now()
+	stop[victim]()
+	for {
+		ok := strings.HasPrefix(mustCli(t, "-p", fmt.Sprint(heir), "ROLE"), "master")
+		for _, p := range ports {
+			if p != victim {
+				ok = ok && strings.Contains(mustCli(t, "-p", fmt.Sprint(p), "CLUSTER", "INFO"), "cluster_state:ok")
+			}
+		}
+		if ok {
+			break
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("no failover 30 s after the master stopped:\n%s", mustCli(t, "-p", fmt.Sprint(heir), "CLUSTER", "NODES"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	took := time.Since(start)
+	lost := 0
+	for _, k := range acked {
+		if got := mustCli(t, "-p", fmt.Sprint(heir), "GET", k); got != "v" {
+			lost++
+		}
+	}
+	t.Logf("master on %d stopped: replica on %d promoted, cluster_state:ok on the live nodes %v later; WAIT 1 2000 said %s; %d of %d acked writes lost",
+		victim, heir, took, waited, lost, len(acked))
+	if took > 10*time.Second {
+		t.Errorf("promotion took %v, want under 10 s", took)
+	}
+	if waited == "1" && lost > 0 {
+		t.Errorf("%d writes the replica acknowledged (WAIT) are missing on it after the failover", lost)
 	}
 }
