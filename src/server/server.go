@@ -280,7 +280,7 @@ func (s *Server) Start() {
 		}
 	}()
 	s.startLoad()
-	s.startRepl() // replicaof in the config (repl_replica.go)
+	s.startRepl()                            // replicaof in the config (repl_replica.go)
 	if err := s.startCluster(); err != nil { // cluster mode (cluster.go)
 		s.log.Error("cannot start cluster mode", "err", err)
 		go s.Stop()
