@@ -89,7 +89,8 @@ func (v *memValue) Len() int { return v.s.Len() }
 const memDefaultWindow = 4096
 
 // MEM.CREATE key DIM n [REQUIREUSER] [QUANT NOQUANT|Q8|BIN] [WINDOW tokens]
-// [ENCODING cl100k_base|o200k_base] [EMBEDDER lexical]: +OK. With EMBEDDER lexical, DIM defaults to
+// [ENCODING cl100k_base|o200k_base] [EMBEDDER lexical] [EF build-ef]: +OK. EF is the HNSW
+// index's build EF (default 200): lower loads faster, at some recall of large-filter searches. With EMBEDDER lexical, DIM defaults to
 // 256 and ADD/UPDATE embed TEXT, SEARCH QUERY text, when no VECTOR is given.
 func memCreate(c *Ctx) {
 	key := c.Args[1]
@@ -133,6 +134,12 @@ func memCreate(c *Ctx) {
 				return
 			}
 			cfg.Window = int(n)
+		case eqFold(a, "ef"):
+			if !isInt || n <= 0 || n > 1000000 {
+				c.Err(ErrVsetEF)
+				return
+			}
+			cfg.EF = int(n)
 		case eqFold(a, "embedder"):
 			if !eqFold(val, "lexical") {
 				c.Err(ErrMemEmbedder)
