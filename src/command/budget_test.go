@@ -295,6 +295,10 @@ func TestBudgetTakeText(t *testing.T) {
 	if got := fcCall(e, 2, now, bargs("BUDGET.TAKE", "1", "b", "TEXT", "We know what we are, but know not what we may be.", "ENCODING", "o200k")); got != "*3\r\n:0\r\n:8\r\n:-1\r\n" {
 		t.Errorf("TAKE TEXT o200k (15 > capacity 10) = %q", got)
 	}
+	big := strings.Repeat("x", 1<<20+1)
+	if got := fcCall(e, 2, now, bargs("BUDGET.TAKE", "0", "b", "TEXT", big)); got != "-"+errBudgetText+"\r\n" {
+		t.Errorf("TAKE of a 1 MB+1 TEXT = %.80q", got)
+	}
 	_ = fmt.Sprint
 }
 
