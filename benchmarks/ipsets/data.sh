@@ -3,7 +3,7 @@
 # benchmarks/ipsets/data/ (git-ignored: libloc's database is CC BY-SA 4.0, Tor's geoip is derived from
 # it). Installs the Debian packages it needs when missing (as root, through apt-get).
 #
-#   bash benchmarks/ipsets/data.sh            # ~10 s, 310 MB; HOSTS=1000000 SEED=1 QUERIES=200000 by default
+#   bash benchmarks/ipsets/data.sh            # ~10 s, 310 MB; HOSTS=1000000 SEED=1 QUERIES=200000 DATA=<folder> by default
 #   ONLY=oracles bash benchmarks/ipsets/data.sh   # what testfuzz's oracle test reads (CI): drop, libloc, us4, their queries
 #
 # Files (one entry a line unless said otherwise):
@@ -21,7 +21,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-out=${OUT:-$here/data}
+out=${DATA:-$here/data}
 HOSTS=${HOSTS:-1000000}
 SEED=${SEED:-1}
 QUERIES=${QUERIES:-200000}
