@@ -308,6 +308,28 @@ func TestClusterCreateReplicas(t *testing.T) {
 	if replicas != 3 {
 		t.Fatalf("%d replicas, want 3", replicas)
 	}
+	// CLUSTER FAILOVER TAKEOVER on a replica: it becomes the master of its slots at once, and the
+	// old master its replica; the cluster stays consistent.
+	for _, p := range ports {
+		if !strings.HasPrefix(mustCli(t, "-p", fmt.Sprint(p), "ROLE"), "slave") {
+			continue
+		}
+		if got := mustCli(t, "-p", fmt.Sprint(p), "CLUSTER", "FAILOVER", "TAKEOVER"); got != "OK" {
+			t.Fatalf("CLUSTER FAILOVER TAKEOVER: %q", got)
+		}
+		for end := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			if strings.HasPrefix(mustCli(t, "-p", fmt.Sprint(p), "ROLE"), "master") {
+				if out, err := cli(t, "--cluster", "check", fmt.Sprintf("127.0.0.1:%d", p)); err == nil {
+					break
+				} else if time.Now().After(end) {
+					t.Fatalf("--cluster check after TAKEOVER: %v\n%s", err, out)
+				}
+			} else if time.Now().After(end) {
+				t.Fatalf("TAKEOVER: %d is not a master 15 s later", p)
+			}
+		}
+		break
+	}
 }
 
 // TestClusterFailoverHotKV: in a 3+3 HotKV cluster a master stops (its listeners and bus close, as a

@@ -376,3 +376,46 @@ func TestSimFailover(t *testing.T) {
 	}
 	_ = oldName
 }
+
+// TestSimManualFailover: CLUSTER FAILOVER TAKEOVER and FORCE on a replica whose master is healthy
+// make it the master everywhere, and the old master its replica.
+func TestSimManualFailover(t *testing.T) {
+	for _, mode := range []string{"takeover", "force"} {
+		s := newSim(t, 4)
+		s.split(3)
+		s.meetAll()
+		s.runUntil(30000, "convergence", func() bool { return s.converged() })
+		s.replicate(3, 0)
+		s.runUntil(30000, "replica known and ok", func() bool {
+			for _, n := range s.nodes {
+				if k := n.st.Nodes[s.nodes[3].st.Myself.Name]; k == nil || k.Master == nil {
+					return false
+				}
+			}
+			return s.allOK()
+		})
+		r := s.nodes[3]
+		outs, err := r.st.ManualFailover(mode == "force", mode == "takeover", &r.loc, s.now, s.r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range outs {
+			s.send(3, o)
+		}
+		newName := r.st.Myself.Name
+		took := s.runUntil(10000, mode+" failover", func() bool {
+			for _, n := range s.nodes {
+				if o := n.st.Owner[0]; o == nil || o.Name != newName {
+					return false
+				}
+			}
+			old := s.nodes[0].st.Myself
+			return old.Master != nil && old.Master.Name == newName && s.allOK()
+		})
+		t.Logf("%s: slots moved, old master now a replica, %d ms simulated", mode, took)
+	}
+	st := New("", Config{NodeTimeout: 3000})
+	if _, err := st.ManualFailover(false, false, &Local{}, 0, nil); err == nil || err.Error() != "ERR You should send CLUSTER FAILOVER to a replica" {
+		t.Fatalf("on a master: %v", err)
+	}
+}

@@ -53,6 +53,7 @@ var clusterSubs = []*Spec{
 	{Name: "cluster|count-failure-reports", Arity: 3, Flags: Admin | Stale},
 	{Name: "cluster|delslots", Arity: -3, Flags: Admin | Stale | NoAsyncLoading},
 	{Name: "cluster|delslotsrange", Arity: -4, Flags: Admin | Stale | NoAsyncLoading},
+	{Name: "cluster|failover", Arity: -2, Flags: Admin | Stale | NoAsyncLoading},
 	{Name: "cluster|flushslots", Arity: 2, Flags: Admin | Stale | NoAsyncLoading},
 	{Name: "cluster|forget", Arity: 3, Flags: Admin | Stale | NoAsyncLoading},
 	{Name: "cluster|help", Arity: 2, Flags: Loading | Stale},

@@ -23,6 +23,12 @@ func (m *Mode) Cluster(dst []byte, proto int, args [][]byte) []byte {
 	var master *cluster.Node
 	m.bus.Do(func(st *cluster.State, now int64) []cluster.Out {
 		n := len(dst)
+		if sub == "failover" {
+			var outs []cluster.Out
+			reply, outs = m.failover(dst, args[1], args[2:], st, now)
+			m.changed(st)
+			return outs
+		}
 		reply = m.run(dst, proto, sub, args[2:], st, now)
 		if sub == "replicate" && reply[n] == '+' {
 			master = st.Myself.Master
@@ -410,4 +416,26 @@ func (m *Mode) appendShardNode(dst []byte, proto int, st *cluster.State, n *clus
 	dst = resp.AppendInt(dst, int64(n.ReplOffset))
 	dst = resp.AppendBulkString(dst, "health")
 	return resp.AppendBulkString(dst, health)
+}
+
+// CLUSTER FAILOVER [FORCE|TAKEOVER]
+func (m *Mode) failover(dst, name []byte, a [][]byte, st *cluster.State, now int64) ([]byte, []cluster.Out) {
+	var force, takeover bool
+	if len(a) == 1 {
+		switch strings.ToLower(string(a[0])) {
+		case "force":
+			force = true
+		case "takeover":
+			takeover = true
+		default:
+			return resp.AppendError(dst, "ERR syntax error"), nil
+		}
+	} else if len(a) > 1 {
+		return resp.AppendError(dst, "ERR unknown subcommand or wrong number of arguments for '"+string(name)+"'. Try CLUSTER HELP."), nil
+	}
+	outs, err := st.ManualFailover(force, takeover, m.bus.Local(), now, m.rnd)
+	if err != nil {
+		return errReply(dst, err), nil
+	}
+	return resp.AppendSimple(dst, "OK"), outs
 }

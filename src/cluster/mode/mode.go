@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -45,7 +46,8 @@ type Mode struct {
 	opts  Options
 	bus   *link.Bus
 	route atomic.Pointer[routeTable]
-	built uint64 // the State.Version route was built at (under the bus lock)
+	built uint64     // the State.Version route was built at (under the bus lock)
+	rnd   *rand.Rand // for elections run from commands (under the bus lock)
 
 	// actions run the replication changes the state asks for, in order, off the bus lock.
 	actions chan func()
@@ -88,7 +90,8 @@ func Open(o Options) (*Mode, error) {
 	if o.IP != "" {
 		me.IP = o.IP
 	}
-	m := &Mode{opts: o, actions: make(chan func(), 64), done: make(chan struct{})}
+	m := &Mode{opts: o, actions: make(chan func(), 64), done: make(chan struct{}),
+		rnd: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))}
 	go m.runActions()
 	bus, err := link.Start(net.JoinHostPort(o.BusBind, strconv.Itoa(cmp.Or(o.BusListen, o.BusPort))), st,
 		cluster.Local{Port: o.Port, CPort: o.BusPort, AnnounceIP: o.IP, Hostname: o.Hostname})
