@@ -79,7 +79,7 @@ func TestSlowEmbedderDoesNotHoldShard(t *testing.T) {
 		if got := b.do("LLMCACHE.GET", "c", "NS", "n", "PROMPT", "hi"); !strings.Contains(got, "hello") {
 			t.Fatalf("exact GET while the embedder is slow: %q", got)
 		}
-		if got := b.do("LLMCACHE.SET", "c", "NS", "n", "PROMPT", fmt.Sprint("p", i), "RESPONSE", "r", "VECTOR", "FP32", v); got[0] != ':' {
+		if got := b.do("LLMCACHE.SET", "c", "NS", "n", "PROMPT", "p"+string(rune('a'+i)), "RESPONSE", "r", "VECTOR", "FP32", v); got[0] != ':' {
 			t.Fatalf("SET while the embedder is slow: %q", got)
 		}
 		b.do("SET", "c{x}", "1")

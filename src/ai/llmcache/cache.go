@@ -109,6 +109,7 @@ type Cache struct {
 	bad        map[badKey]struct{}
 	Stats      Stats
 	bytes      int64 // entries' own bytes, for MemoryUsage
+	expiring   int   // entries with an expiry
 }
 
 // Errors of the cache's operations (the command layer maps them to replies).
@@ -210,6 +211,9 @@ func (c *Cache) Set(a SetArgs, nowMS int64) (uint64, []uint64, error) {
 	ns.n++
 	c.byID[id] = e
 	c.bytes += e.size()
+	if e.Expire != 0 {
+		c.expiring++
+	}
 	c.pushFront(e)
 	return id, evicted, nil
 }
@@ -257,10 +261,11 @@ type Hit struct {
 }
 
 // searchK and searchEF bound the semantic lookup: the best searchK candidates of the namespace
-// are checked in order of similarity against the threshold and the guards.
+// are taken in order of similarity; those a FEEDBACK pair excludes are skipped, the first other
+// one above the threshold is the hit if it passes the guards, and a miss if it does not.
 const (
 	searchK  = 8
-	searchEF = 128
+	searchEF = 64
 )
 
 // Get looks a prompt up and updates the statistics. A semantic lookup needs q.Vector unless the
@@ -292,17 +297,23 @@ func (c *Cache) Get(q Query) (Hit, bool, error) {
 	if q.HasThreshold {
 		thr = q.Threshold
 	}
-	feat := Extract(norm)
+	var feat *Features // computed for the first candidate above the threshold
 	paraHash := fnvHash(norm)
 	var expired []*Entry
-	res := ns.set.Search(q.Vector, searchK, searchEF, func(id uint32) bool {
-		e := c.byID[nameID(ns.set.Name(id))]
-		if e.Expire != 0 && e.Expire <= q.NowMS {
-			expired = append(expired, e)
-			return false
+	// The filter costs a map lookup per visited node: it runs only when entries can be excluded
+	// (TAGS asked, or some entry expires); expired ones found after the search are skipped too.
+	var keep func(id uint32) bool
+	if len(q.Tags) > 0 || c.expiring > 0 {
+		keep = func(id uint32) bool {
+			e := c.byID[nameID(ns.set.Name(id))]
+			if e.Expire != 0 && e.Expire <= q.NowMS {
+				expired = append(expired, e)
+				return false
+			}
+			return c.usable(e, q)
 		}
-		return c.usable(e, q)
-	}, 0)
+	}
+	res := ns.set.Search(q.Vector, searchK, searchEF, keep, 0)
 	defer c.drop(expired)
 	best := float32(math.Inf(-1))
 	for _, r := range res {
@@ -317,9 +328,15 @@ func (c *Cache) Get(q Query) (Hit, bool, error) {
 				continue
 			}
 		}
-		if !Pass(c.cfg.Guard, &feat, &e.feat) {
+		if feat == nil && c.cfg.Guard != 0 {
+			f := Extract(norm)
+			feat = &f
+		}
+		if c.cfg.Guard != 0 && !Pass(c.cfg.Guard, feat, &e.feat) {
+			// A miss, not the next candidate: on GPTCache's paraphrases the next one was a
+			// different question more often than not (benchmarks/results/2026-12-02-aicache.md).
 			c.Stats.GuardRejects++
-			continue
+			break
 		}
 		c.Stats.SemanticHits++
 		c.Stats.HitScores[bucket(cos)]++
@@ -502,6 +519,9 @@ func (c *Cache) remove(e *Entry) {
 	}
 	delete(c.byID, e.ID)
 	c.bytes -= e.size()
+	if e.Expire != 0 {
+		c.expiring--
+	}
 	c.unlink(e)
 }
 

@@ -36,6 +36,9 @@ func TestGuards(t *testing.T) {
 	f("Is it safe to eat raw eggs?", "Is it not safe to eat raw eggs?", GuardNegation, false)
 	f("I don't like tea", "I do not like tea", GuardNegation, true)
 	f("I don't like tea", "I like tea", GuardNegation, false)
+	f("I don’t like tea", "I do not like tea", GuardNegation, true) // U+2019
+	f("No, it doesn't exist in 2.10", "It does not exist in 2.10", GuardNegation, true)
+	f("no tea for me", "tea for me", GuardNegation, false)
 	f("add a user to the group", "remove a user from the group", GuardNegation, false)
 	f("how to start the service", "how to stop the service", GuardNegation, false)
 	f("how to start the service", "how to stop the service", GuardNumbers, true)

@@ -76,7 +76,11 @@ func Extract(norm []byte) Features {
 	f.Numbers = numbers(norm)
 	neg := 0
 	lean := make([]int, len(antonyms))
-	for _, w := range words(norm) {
+	ws := words(norm)
+	if len(ws) > 0 && ws[0] == "no" && len(norm) > 2 && (norm[2] == ',' || norm[2] == '.' || norm[2] == '!') {
+		ws = ws[1:] // "No, it doesn't …": an answer's interjection, not a negation of the question
+	}
+	for _, w := range ws {
 		if _, ok := numberWords[w]; ok {
 			f.Words = append(f.Words, w)
 		}
@@ -157,8 +161,11 @@ func words(norm []byte) []string {
 			cur = cur[:0]
 		}
 	}
-	for _, b := range norm {
+	for i := 0; i < len(norm); i++ {
+		b := norm[i]
 		switch {
+		case b == 0xE2 && i+2 < len(norm) && norm[i+1] == 0x80 && norm[i+2] == 0x99 && len(cur) > 0:
+			i += 2 // U+2019, the typographic apostrophe: "doesn’t" is "doesnt" too
 		case b >= 'a' && b <= 'z', b >= '0' && b <= '9', b >= 0x80:
 			cur = append(cur, b)
 		case b == '\'' && len(cur) > 0:
