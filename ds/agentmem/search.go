@@ -9,9 +9,16 @@ import (
 	"github.com/hotkv/hotkv/ds/vector"
 )
 
-// ExactLimit is the largest candidate set (after the bitmap pre-filters) a search scores
-// exactly; a larger one is searched through the HNSW index with the candidates as its filter.
-const ExactLimit = 4096
+// ExactLimit is the largest candidate set (after the bitmap pre-filters) a search ranking by
+// similarity alone scores exactly; a larger one is searched through the HNSW index with the
+// candidates as its filter. WeightedExactLimit is the same for a search with recency or
+// importance weights, larger because the graph can only offer candidates by similarity (a set
+// above it is ranked from the graph's 8K most similar, which misses memories whose recency or
+// importance outweighs their similarity).
+const (
+	ExactLimit         = 4096
+	WeightedExactLimit = 16384
+)
 
 // Filter selects records. A field left empty (Has* false, nil slice) does not filter; Topics
 // and Entities match a record holding any of those given; the fields combine with AND.
@@ -194,7 +201,8 @@ func (s *Store) Search(q *Query, now int64) []Hit {
 		}
 		hits[i] = h
 	}
-	if n <= ExactLimit {
+	weighted := q.Weights.Recency != 0 || q.Weights.Importance != 0
+	if n <= ExactLimit || weighted && n <= WeightedExactLimit {
 		it := cand.Iterator()
 		for it.HasNext() {
 			r := s.recs[it.Next()]
@@ -206,8 +214,8 @@ func (s *Store) Search(q *Query, now int64) []Hit {
 		// The graph ranks by (quantized) similarity; fetch more than K when other weights may
 		// reorder, then rescore exactly.
 		k := q.K
-		if q.Weights.Recency != 0 || q.Weights.Importance != 0 {
-			k = max(4*q.K, 64)
+		if weighted {
+			k = max(8*q.K, 200)
 		}
 		total := s.all.GetCardinality()
 		budget := int(min(total, max(uint64(k)*100, uint64(k)*100*total/n)))

@@ -317,24 +317,46 @@ func TestNoCrossUserResults(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
+	rf := &ref{recs: map[string]*Record{}}
+	s.ForEach(func(r *Record) bool { rf.recs[r.ID] = r; return true })
 	hnsw, results := 0, 0
+	var found, wanted [2]int
 	for i := range 10000 {
 		q := randQuery(rng, s, now)
 		q.AsOf, q.Session, q.HasSession = 0, "", false
 		q.User, q.HasUser = names[rng.IntN(len(names))], true
 		if i%10 == 0 {
 			q.User = "big"
-			q.Filter = Filter{User: "big", HasUser: true} // > ExactLimit: the graph
+			q.Filter = Filter{User: "big", HasUser: true} // > ExactLimit: the graph (exact when weighted)
 			hnsw++
 		}
-		for _, h := range s.Search(q, now) {
+		got := s.Search(q, now)
+		for _, h := range got {
 			results++
 			if h.Rec.User != q.User {
 				t.Fatalf("search %d for user %s returned %s's memory %s", i, q.User, h.Rec.User, h.Rec.ID)
 			}
 		}
+		if i%10 == 0 && i%50 == 0 { // the graph path's recall@K against the brute-force reference
+			weighted := q.Weights.Recency != 0 || q.Weights.Importance != 0
+			for _, w := range rf.search(q, now) {
+				hit := slices.ContainsFunc(got, func(h Hit) bool { return h.Rec == w.Rec })
+				if weighted {
+					wanted[1]++
+					found[1] += b2i(hit)
+				} else {
+					wanted[0]++
+					found[0] += b2i(hit)
+				}
+			}
+		}
 	}
-	t.Logf("10000 searches (%d through the graph), %d results, 0 from another user", hnsw, results)
+	recall := float64(found[0]) / float64(wanted[0])
+	t.Logf("10000 searches (%d above ExactLimit), %d results, 0 from another user; graph recall@K %.3f by similarity, %.3f with recency/importance weights (%d and %d expected results)",
+		hnsw, results, recall, float64(found[1])/float64(wanted[1]), wanted[0], wanted[1])
+	if recall < 0.9 {
+		t.Errorf("filtered graph search recall %.3f < 0.9", recall)
+	}
 }
 
 // TestSupersedeChains: 300 memories superseded three times each (four versions, among
@@ -422,4 +444,11 @@ func TestWindow(t *testing.T) {
 	if _, err := s.Append("s", "user", nil, 11, 0); err != ErrWindowLarge {
 		t.Fatalf("oversized message: %v", err)
 	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
