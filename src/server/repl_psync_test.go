@@ -181,3 +181,34 @@ func TestReplPromoteHotKVReplica(t *testing.T) {
 		t.Fatalf("new primary: sync_full %s sync_partial_ok %s, want 0 and 2", full, ok)
 	}
 }
+
+// A chain: Redis primary -> HotKV replica -> Redis sub-replica. The sub-replica gets the
+// primary's bytes verbatim (offsets equal along the chain) after a full sync from HotKV's
+// snapshot cut while HotKV applies the stream; digests equal everywhere.
+func TestReplChainThroughHotKV(t *testing.T) {
+	ctx := context.Background()
+	rp := replPort(t)
+	rc := startRedisAt(t, rp)
+	preload(t, rc, 2000)
+	hp := replPort(t)
+	_, hk := startHotKVAt(t, hp)
+	if err := hk.Do(ctx, "REPLICAOF", "127.0.0.1", rp).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitInSync(t, rc, hk)
+	stop := make(chan struct{})
+	loadDone := make(chan error, 1)
+	go func() { _, err := writeLoad(rc.Options().Addr, stop); loadDone <- err }()
+	time.Sleep(500 * time.Millisecond)
+	sub := startRedisAt(t, replPort(t), "--replicaof", "127.0.0.1", strconv.Itoa(hp))
+	time.Sleep(1500 * time.Millisecond)
+	close(stop)
+	if err := <-loadDone; err != nil {
+		t.Fatal(err)
+	}
+	waitInSync(t, rc, hk)
+	waitInSync(t, hk, sub)
+	if a, b := replInfo(t, rc, "replication", "master_repl_offset"), replInfo(t, sub, "replication", "slave_repl_offset"); a != b {
+		t.Fatalf("offsets along the chain: primary %s, sub-replica %s", a, b)
+	}
+}
