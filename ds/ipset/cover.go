@@ -18,14 +18,15 @@ func (s *Set) covered(v6 bool, now int64) []Range {
 	}
 	matchAt := func(a U128) bool { return false }
 	if ix != nil {
-		for i, b := range ix.bounds {
+		for i := range ix.n() {
+			b := ix.bound(i)
 			t := ix.top[i]
 			if t == noNode || s.recs[ix.nodes[t].slot].flags&fNoMatch != 0 {
 				continue
 			}
 			end := maxA
-			if i+1 < len(ix.bounds) {
-				end = ix.bounds[i+1].Sub(U128{0, 1})
+			if i+1 < ix.n() {
+				end = ix.bound(i + 1).Sub(U128{0, 1})
 			}
 			segs = append(segs, Range{b, end, v6})
 		}

@@ -12,7 +12,8 @@ import (
 // removed walks on to the next cover. Nodes are shared between segments (hash-consed while the
 // table is built), so a nested family of prefixes costs one node per prefix.
 type index struct {
-	bounds []U128
+	bounds []U128   // IPv6; nil for IPv4, whose bounds are b4
+	b4     []uint32 // IPv4 bounds
 	top    []uint32 // node per segment, noNode: none
 	nodes  []node
 	order  []uint32 // the records' slots by start, then end
@@ -24,15 +25,29 @@ const noNode = ^uint32(0)
 
 // lookup returns the slot of the most specific record live at now covering a, or -1.
 func (ix *index) lookup(recs []rec, a U128, now int64) int64 {
-	b := ix.bounds
 	// the last bound <= a
-	lo, hi := 0, len(b)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if !a.Less(b[m]) {
-			lo = m + 1
-		} else {
-			hi = m
+	var lo int
+	if b := ix.b4; b != nil {
+		x := uint32(a.Lo)
+		hi := len(b)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if b[m] <= x {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+	} else {
+		b := ix.bounds
+		hi := len(b)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if !a.Less(b[m]) {
+				lo = m + 1
+			} else {
+				hi = m
+			}
 		}
 	}
 	if lo == 0 {
@@ -71,7 +86,7 @@ func buildIndexAt(recs []rec, v6 bool, now int64) *index {
 			continue
 		}
 		ev = append(ev, event{x.r.Lo, uint32(i), true})
-		if end, over := x.r.Hi.Add1(); !over {
+		if end, over := x.r.Hi.Add1(); !over && (v6 || end.Lo <= 0xffffffff) { // no segment past the family's last address
 			ev = append(ev, event{end, uint32(i), false})
 		}
 	}
@@ -137,6 +152,13 @@ func buildIndexAt(recs []rec, v6 bool, now int64) *index {
 		ix.bounds = append(ix.bounds, at)
 		ix.top = append(ix.top, top)
 	}
+	if !v6 {
+		ix.b4 = make([]uint32, len(ix.bounds))
+		for i, b := range ix.bounds {
+			ix.b4[i] = uint32(b.Lo)
+		}
+		ix.bounds = nil
+	}
 	ix.bounds = slices.Clip(ix.bounds)
 	ix.top = slices.Clip(ix.top)
 	ix.nodes = slices.Clip(ix.nodes)
@@ -144,5 +166,15 @@ func buildIndexAt(recs []rec, v6 bool, now int64) *index {
 }
 
 func (ix *index) memory() int64 {
-	return int64(16*cap(ix.bounds) + 4*cap(ix.top) + 8*cap(ix.nodes) + 4*cap(ix.order))
+	return int64(16*cap(ix.bounds) + 4*cap(ix.b4) + 4*cap(ix.top) + 8*cap(ix.nodes) + 4*cap(ix.order))
+}
+
+// n is the number of segments, bound(i) where segment i starts.
+func (ix *index) n() int { return len(ix.top) }
+
+func (ix *index) bound(i int) U128 {
+	if ix.b4 != nil {
+		return U128{0, uint64(ix.b4[i])}
+	}
+	return ix.bounds[i]
 }
