@@ -1,7 +1,9 @@
 package link
 
 import (
+	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/src/cluster"
+	"github.com/hotkv/hotkv/src/cluster/wire"
 )
 
 func redisCli(t *testing.T, port int, args ...string) string {
@@ -207,4 +210,75 @@ func freePairs(t *testing.T, lo, hi, n int) []int {
 		t.Skipf("only %d free port pairs in %d-%d", len(out), lo, hi)
 	}
 	return out
+}
+
+// TestBusDropsMalformed: a stream that is not the bus is closed; a well-framed packet whose body
+// is wrong for its type is dropped and the connection kept (a PING after it is answered); a frame
+// announcing 1 GB that never comes allocates only what arrives. Port 37469 (no Redis needed).
+func TestBusDropsMalformed(t *testing.T) {
+	pp := freePairs(t, 27469, 27469, 1)
+	st := cluster.New("", cluster.Config{NodeTimeout: 3000})
+	bus, err := Start(fmt.Sprintf("127.0.0.1:%d", pp[0]+10000), st, cluster.Local{Port: pp[0], CPort: pp[0] + 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bus.Close()
+	addr := bus.Addr().String()
+	readPong := func(c net.Conn) error {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		hdr := make([]byte, 8)
+		if _, err := io.ReadFull(c, hdr); err != nil {
+			return err
+		}
+		n, err := wire.Frame(hdr)
+		if err != nil {
+			return err
+		}
+		body := make([]byte, n-8)
+		_, err = io.ReadFull(c, body)
+		var m wire.Msg
+		if err == nil {
+			err = wire.Decode(append(hdr, body...), &m)
+		}
+		if err == nil && m.Type != wire.Pong {
+			err = fmt.Errorf("got %v", m.Type)
+		}
+		return err
+	}
+	ping := &wire.Msg{Header: wire.Header{Type: wire.Ping}}
+	copy(ping.Sender[:], cluster.RandomName())
+
+	// Not the bus: closed.
+	c1, _ := net.Dial("tcp", addr)
+	c1.Write([]byte("*1\r\n$4\r\nPING\r\n"))
+	c1.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c1.Read(make([]byte, 1)); err == nil {
+		t.Fatalf("a non-bus stream was answered")
+	}
+	c1.Close()
+
+	// A FAIL one byte short (totlen says so): dropped, then a PING on the same link is answered.
+	c2, _ := net.Dial("tcp", addr)
+	bad := wire.Encode(nil, &wire.Msg{Header: wire.Header{Type: wire.Fail}})
+	bad = bad[:len(bad)-1]
+	binary.BigEndian.PutUint32(bad[4:], uint32(len(bad)))
+	c2.Write(bad)
+	c2.Write(wire.Encode(nil, ping))
+	if err := readPong(c2); err != nil {
+		t.Fatalf("PING after a malformed FAIL: %v", err)
+	}
+	c2.Close()
+
+	// A header announcing 1 GB, then 4 KB and a hang-up: the node stays up.
+	c3, _ := net.Dial("tcp", addr)
+	big := wire.Encode(nil, ping)
+	binary.BigEndian.PutUint32(big[4:], 1<<30)
+	c3.Write(append(big, make([]byte, 4096)...))
+	c3.Close()
+	c4, _ := net.Dial("tcp", addr)
+	c4.Write(wire.Encode(nil, ping))
+	if err := readPong(c4); err != nil {
+		t.Fatalf("PING after a 1 GB frame was cut: %v", err)
+	}
+	c4.Close()
 }
