@@ -41,6 +41,7 @@ func (s *Server) startCluster() error {
 		AllowReadsWhenDown: s.cfg.Bool("cluster-allow-reads-when-down"),
 		OnPublish:          s.Engine.PublishFromBus,
 		OnReplicate:        func(host string, port int) { s.repl.setMaster(host, port) },
+		OnPromote:          func() { s.repl.promote() },
 	})
 	if err != nil {
 		return err
