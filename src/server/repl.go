@@ -398,9 +398,10 @@ func (h *replHooks) Sync(cl *command.Client, psync bool, replid string, off int6
 			rp.pending, _ = r.bl.ReadFrom(append(rp.pending[:0], reply...), off-1, 1<<62)
 			r.replicas = append(r.replicas, rp)
 			r.partialOK.Add(1)
+			sent := r.bl.Offset() - off + 1
 			r.mu.Unlock()
 			r.s.log.Info(fmt.Sprintf("Partial resynchronization request from %s accepted. Sending %d bytes of backlog starting from offset %d.",
-				cl.Addr, r.bl.Offset()-off+1, off))
+				cl.Addr, sent, off))
 			r.applyGates()
 			go r.send(rp)
 			return ""
@@ -418,7 +419,7 @@ func (h *replHooks) Sync(cl *command.Client, psync bool, replid string, off int6
 	r.fullSyncs.Add(1)
 	r.mu.Unlock()
 	r.applyGates()
-	r.s.log.Info("Full resync requested by replica " + cl.Addr)
+	r.s.log.Info("Full resync requested by replica "+cl.Addr, "listening-port", rp.port, "psync", psync, "replid", replid, "offset", off)
 	go r.fullSync(rp, psync)
 	return ""
 }

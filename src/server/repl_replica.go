@@ -672,7 +672,9 @@ func (s *Server) startRepl() {
 	port, _ := strconv.Atoi(p)
 	go func() {
 		<-s.loaded
+		s.repl.mu.Lock()
 		s.repl.fresh = true
+		s.repl.mu.Unlock()
 		s.repl.setMaster(host, port)
 	}()
 }
