@@ -59,6 +59,10 @@ func clusterPorts(t *testing.T, n int) []int {
 // nodes.conf under a temporary directory (an absolute path: dir would move the whole test process).
 func startClusterHotKV(t *testing.T, port int) *server.Server {
 	t.Helper()
+	// Several in-process servers: netpoll's pollers share global state that the race detector flags
+	// when more than one server starts (cloudwego/netpoll v0.7.2 poll_manager.go Run); the standard
+	// library transport has none.
+	t.Setenv("HOTKV_TRANSPORT", "std")
 	conf := filepath.Join(t.TempDir(), "nodes.conf")
 	_, s := startHotKV(t, "--port", fmt.Sprint(port), "--cluster-enabled", "yes", "--cluster-config-file", conf,
 		"--cluster-node-timeout", "3000")

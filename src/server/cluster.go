@@ -8,7 +8,8 @@ import (
 
 // startCluster runs cluster mode when cluster-enabled is yes: nodes.conf (cluster-config-file, in
 // dir), the bus on cluster-port or port+10000, and the engine's redirection hook. It runs after the
-// listeners are bound, so the announced port is the real one.
+// listeners are bound (the announced port is the real one) and before they serve (route reads the
+// hook without synchronization).
 func (s *Server) startCluster() error {
 	if !s.cfg.Bool("cluster-enabled") {
 		return nil
@@ -49,6 +50,13 @@ func (s *Server) startCluster() error {
 	s.cluster = m
 	s.Engine.Hooks.Cluster = m
 	return nil
+}
+
+// followClusterMaster starts replication when nodes.conf says myself is a replica.
+func (s *Server) followClusterMaster() {
+	if s.cluster != nil {
+		s.cluster.FollowMaster()
+	}
 }
 
 func (s *Server) stopCluster() {

@@ -273,6 +273,10 @@ func (s *Server) applySched() {
 // Start serves connections and runs background work until Stop.
 func (s *Server) Start() {
 	s.applySched()
+	if err := s.startCluster(); err != nil { // cluster mode (cluster.go)
+		s.log.Error("cannot start cluster mode", "err", err)
+		go s.Stop()
+	}
 	go func() {
 		if err := s.tr.Serve(); err != nil && !errors.Is(err, transport.ErrServerClosed) {
 			s.log.Error("transport stopped", "err", err)
@@ -280,11 +284,8 @@ func (s *Server) Start() {
 		}
 	}()
 	s.startLoad()
-	s.startRepl()                            // replicaof in the config (repl_replica.go)
-	if err := s.startCluster(); err != nil { // cluster mode (cluster.go)
-		s.log.Error("cannot start cluster mode", "err", err)
-		go s.Stop()
-	}
+	s.startRepl()           // replicaof in the config (repl_replica.go)
+	s.followClusterMaster() // nodes.conf's myself a replica (cluster.go)
 	go s.background()
 	s.log.Info("ready to accept connections", "addrs", fmt.Sprint(s.Addrs()), "pid", os.Getpid(),
 		"threads", runtime.GOMAXPROCS(0), "shards", len(s.Engine.Group.Shards))

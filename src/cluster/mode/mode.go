@@ -101,16 +101,25 @@ func Open(o Options) (*Mode, error) {
 	m.bus = bus
 	bus.OnPublish = o.OnPublish
 	bus.OnChange = m.changed
-	var master *cluster.Node
 	bus.Do(func(st *cluster.State, now int64) []cluster.Out {
 		m.changed(st)
+		return nil
+	})
+	return m, nil
+}
+
+// FollowMaster starts replication from myself's master when nodes.conf made myself a replica; the
+// server calls it once its start-up load has begun (Open runs before the listeners serve, so the
+// route sees the hook from the first command on).
+func (m *Mode) FollowMaster() {
+	var master *cluster.Node
+	m.bus.Do(func(st *cluster.State, now int64) []cluster.Out {
 		master = st.Myself.Master
 		return nil
 	})
-	if master != nil && o.OnReplicate != nil {
-		o.OnReplicate(master.IP, master.Port)
+	if master != nil && m.opts.OnReplicate != nil {
+		m.opts.OnReplicate(master.IP, master.Port)
 	}
-	return m, nil
 }
 
 // Close stops the bus and saves nodes.conf.
