@@ -397,4 +397,18 @@ func TestGetLatency(t *testing.T) {
 	if q(0.99) > time.Millisecond {
 		t.Errorf("GET p99 %v > 1 ms", q(0.99))
 	}
+	// ANN top-1 against the brute-force top-1 at this size, on 300 of the queries.
+	same := 0
+	for i := range 300 {
+		p := d.pairs[(7*i)%len(d.pairs)]
+		a, sa, _ := c.ANNTop1([]byte("ns"), d.vecs[p[1]])
+		b, sb, _ := c.ExactTop1([]byte("ns"), d.vecs[p[1]])
+		if a == b || sa == sb {
+			same++
+		}
+	}
+	t.Logf("RESULT ANN top-1 = exact top-1 at %d entries: %d of 300 (%.3f)", n, same, float64(same)/300)
+	if same < 297 {
+		t.Errorf("ANN recall@1 %d/300 < 0.99", same)
+	}
 }
