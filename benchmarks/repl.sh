@@ -29,8 +29,8 @@ synced() { # primary replicas...
 	for _ in $(seq 200); do
 		local po; po=$(redis-cli -p "$p" info replication | awk -F: '/^master_repl_offset/{print $2}' | tr -d '\r')
 		local ok=1
-		for r in "$@"; do
-			[ "$(redis-cli -p "$r" info replication | awk -F: '/^slave_repl_offset/{print $2}' | tr -d '\r')" = "$po" ] || ok=0
+		for rp in "$@"; do
+			[ "$(redis-cli -p "$rp" info replication | awk -F: '/^slave_repl_offset/{print $2}' | tr -d '\r')" = "$po" ] || ok=0
 		done
 		[ $ok = 1 ] && return; sleep 0.1
 	done
