@@ -4,7 +4,7 @@ package server
 // as replica of a Redis primary, disk and diskless, during a write load over every type, four
 // databases and TTLs; DEBUG DIGEST and offsets equal after. Ports 27400-27449 (helper R1's).
 //
-// The write load lasts 3 s by default (CI, under -race on 2 cores); HOTKV_REPL_LONG=1 makes it
+// The write load lasts 2 s by default (CI, under -race on 2 cores); HOTKV_REPL_LONG=1 makes it
 // the 30 s with 100k keys preloaded.
 
 import (
@@ -31,14 +31,14 @@ func replLoadTime() time.Duration {
 	if replLong() {
 		return 30 * time.Second
 	}
-	return 3 * time.Second
+	return 2 * time.Second
 }
 
 func replPreload() int {
 	if replLong() {
 		return 100_000
 	}
-	return 5_000
+	return 3_000
 }
 
 // replPort hands out the test ports 27400-27449, skipping ports in use.
