@@ -8,6 +8,7 @@ package command
 import (
 	"strconv"
 
+	"github.com/hotkv/hotkv/src/cluster"
 	"github.com/hotkv/hotkv/src/pubsub"
 )
 
@@ -129,49 +130,6 @@ func readwriteCmd(c *Ctx) {
 	c.OK()
 }
 
-// clusterSlot is the hash slot of key, as Redis's keyHashSlot (CRC-16/XMODEM of the hash tag).
-// src/cluster.KeySlot is the same function; this copy keeps the route free of that import.
-func clusterSlot(key []byte) int {
-	for i, ch := range key {
-		if ch != '{' {
-			continue
-		}
-		for j := i + 1; j < len(key); j++ {
-			if key[j] == '}' {
-				if j == i+1 {
-					break
-				}
-				return int(crc16(key[i+1:j]) & 16383)
-			}
-		}
-		break
-	}
-	return int(crc16(key) & 16383)
-}
-
-var crc16Table = func() (t [256]uint16) {
-	for i := range t {
-		c := uint16(i) << 8
-		for range 8 {
-			if c&0x8000 != 0 {
-				c = c<<1 ^ 0x1021
-			} else {
-				c <<= 1
-			}
-		}
-		t[i] = c
-	}
-	return t
-}()
-
-func crc16(b []byte) uint16 {
-	var c uint16
-	for _, x := range b {
-		c = c<<8 ^ crc16Table[byte(c>>8)^x]
-	}
-	return c
-}
-
 // clusterRefusal is route's cluster-mode check, as Redis's getNodeByQuery: keys in different slots
 // are CROSSSLOT, a slot this node does not serve is the hook's redirect; SELECT of another db and
 // REPLICAOF are refused. ASKING lasts one command. The replication master client is never
@@ -203,13 +161,13 @@ func (e *Engine) clusterRefusal(cl *Client, spec *Spec, args [][]byte) string {
 		return ""
 	}
 	// As getNodeByQuery: an unserved first slot is reported before keys of other slots.
-	slot := clusterSlot(args[pos[0]])
+	slot := cluster.KeySlot(args[pos[0]])
 	r := h.Redirect(slot, spec.Flags&Write != 0, asking, cl.cluster.readonly)
 	if r == errSlotNotServed {
 		return r
 	}
 	for _, i := range pos[1:] {
-		if clusterSlot(args[i]) != slot {
+		if cluster.KeySlot(args[i]) != slot {
 			return ErrCrossSlot
 		}
 	}
