@@ -144,10 +144,21 @@ func (s *Set) searchLayer(sc *scratch, q *query, ep uint32, epd float32, ef, l i
 		if len(sc.res) >= ef && c.d > sc.res.worst() {
 			break
 		}
+		// The unvisited neighbours are gathered first and their vectors asked of memory at
+		// once, so the misses overlap instead of each distance starting with its own.
+		nbs := sc.nbs[:0]
 		for _, nb := range s.links(c.id, l) {
-			if !sc.visit(nb) {
-				continue
+			if sc.visit(nb) {
+				nbs = append(nbs, nb)
 			}
+		}
+		sc.nbs = nbs
+		if prefetchN > 0 {
+			for _, nb := range nbs {
+				s.prefetch(nb)
+			}
+		}
+		for _, nb := range nbs {
 			if budget > 0 && evaluated >= budget {
 				return
 			}

@@ -1,6 +1,10 @@
 package vector
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 //go:noescape
 func dotI8AVX2(a, b *int8, n int) int32
@@ -25,3 +29,8 @@ func (k simdKernel) dotF32I8(a []float32, b []int8) float32 {
 	b = b[:len(a)]
 	return dotF32I8AVX2(&a[0], &b[0], len(a))
 }
+
+// prefetchLines hints the CPU to load n cache lines from p; see store.go's prefetch.
+//
+//go:noescape
+func prefetchLines(p unsafe.Pointer, n int)

@@ -22,6 +22,7 @@ type scratch struct {
 	a, b  []item
 	c, d  []item
 	ids   []uint32
+	nbs   []uint32 // searchLayer's unvisited neighbours of the node it expands
 }
 
 var pool = sync.Pool{New: func() any { return new(scratch) }}

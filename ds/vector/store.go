@@ -3,6 +3,7 @@ package vector
 import (
 	"math"
 	"math/rand/v2"
+	"unsafe"
 )
 
 func randomSeed() uint64 { return rand.Uint64() | 1 }
@@ -110,6 +111,26 @@ func quantizeBin(x []float32, b []uint64) {
 		if v > 0 {
 			b[i>>6] |= 1 << (uint(i) & 63)
 		}
+	}
+}
+
+// prefetchN is how many cache lines of each neighbour's vector searchLayer asks for before it
+// computes the first distance (0: none). BenchmarkSearchLarge on 20k 784-dim FP32 vectors, A/B in one
+// process: 8 lines made searches 10-16% faster than none, more than 4 or 16 lines did, and more than
+// asking for the next neighbour's only while computing one.
+var prefetchN = 8
+
+// prefetch asks for the first prefetchN cache lines of id's stored vector (fewer when it is shorter).
+func (s *Set) prefetch(id uint32) {
+	d := s.cfg.Dim
+	o := int(id) * d
+	switch s.cfg.Quant {
+	case NoQuant:
+		prefetchLines(unsafe.Pointer(&s.f32[o]), min(prefetchN, (4*d+63)/64))
+	case Q8:
+		prefetchLines(unsafe.Pointer(&s.i8[o]), min(prefetchN, (d+63)/64))
+	default:
+		prefetchLines(unsafe.Pointer(&s.bits[int(id)*s.words]), 1)
 	}
 }
 

@@ -114,3 +114,29 @@ func BenchmarkAdd(b *testing.B) {
 		})
 	}
 }
+
+var largeSet struct {
+	s  *Set
+	qs [][]float32
+}
+
+// BenchmarkSearchLarge: searches (k 10, EF 100) on 20k generated 784-dim FP32 vectors
+// (63 MB of arena, past the caches, as Fashion-MNIST's 188 MB is), once per prefetchN (0: off),
+// one after another in each run, so repeated runs interleave the A/B. The set is built once per process.
+func BenchmarkSearchLarge(b *testing.B) {
+	if largeSet.s == nil {
+		largeSet.s, largeSet.qs = benchSet(b, Config{Dim: 784, Quant: NoQuant, Seed: 9}, 20000)
+	}
+	s, qs := largeSet.s, largeSet.qs
+	defer func(n int) { prefetchN = n }(prefetchN)
+	for _, n := range []int{0, 4, 8, 16} {
+		b.Run(fmt.Sprintf("prefetch-lines%d", n), func(b *testing.B) {
+			prefetchN = n
+			b.ReportAllocs()
+			defer cpuPerOp(b)()
+			for i := range b.N {
+				s.Search(qs[i%len(qs)], 10, 100, nil, 0)
+			}
+		})
+	}
+}
