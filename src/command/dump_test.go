@@ -145,6 +145,13 @@ func TestRestoreErrorsAgainstRedis(t *testing.T) {
 			}
 			continue
 		}
+		if c[0] == "OBJECT" && strings.HasPrefix(got, ":") && strings.HasPrefix(want, ":") {
+			// Both idle clocks tick once a second: one tick between RESTORE and OBJECT adds 1.
+			if g, w := atoiReply(t, got), atoiReply(t, want); g != w && g != w+1 {
+				t.Errorf("OBJECT IDLETIME after RESTORE IDLETIME 1000: %d, Redis %d", g, w)
+			}
+			continue
+		}
 		if got != want {
 			t.Errorf("%.80q:\n got %q\nwant %q", c, got, want)
 		}
