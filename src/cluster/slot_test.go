@@ -64,13 +64,31 @@ func TestKeySlotMatchesReference(t *testing.T) {
 }
 
 // TestKeySlotAgainstRedis asks redis-server's CLUSTER KEYSLOT for 2000 keys (tags, empty tags, nested
-// braces, binary bytes) on port 27450.
+// braces, binary bytes) on the first free port of 27450-27469.
 func TestKeySlotAgainstRedis(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server not on PATH")
 	}
 	dir := t.TempDir()
-	srv := exec.Command("redis-server", "--port", "27450", "--bind", "127.0.0.1", "--dir", dir,
+	// The bus port (+10000) lies in Linux's ephemeral range, where a client connection of another
+	// test may hold it (CI once saw redis-server exit for that): take the first pair both free.
+	port := 0
+	for p := 27450; p < 27470 && port == 0; p++ {
+		port = p
+		for _, q := range []int{p, p + 10000} {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", q))
+			if err != nil {
+				port = 0
+				break
+			}
+			l.Close()
+		}
+	}
+	if port == 0 {
+		t.Skip("no free port pair in 27450-27469")
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	srv := exec.Command("redis-server", "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", dir,
 		"--cluster-enabled", "yes", "--save", "", "--cluster-config-file", dir+"/nodes.conf")
 	srv.Dir = dir
 	if err := srv.Start(); err != nil {
@@ -89,7 +107,7 @@ func TestKeySlotAgainstRedis(t *testing.T) {
 	var conn net.Conn
 	var err error
 	for range 50 {
-		if conn, err = net.Dial("tcp", "127.0.0.1:27450"); err == nil {
+		if conn, err = net.Dial("tcp", addr); err == nil {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
