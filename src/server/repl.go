@@ -71,7 +71,7 @@ type replState struct {
 	lastPing  time.Time
 
 	wake    chan struct{}
-	started bool
+	started atomic.Bool // the pump runs; set under mu, read by poke without it
 
 	fullSyncs, partialOK, partialErr atomic.Int64
 
@@ -140,7 +140,7 @@ func (s *Server) initRepl() {
 
 // poke wakes the pump (after a batch that may have written).
 func (r *replState) poke() {
-	if r.started {
+	if r.started.Load() {
 		select {
 		case r.wake <- struct{}{}:
 		default:
@@ -158,8 +158,8 @@ func (r *replState) ensureBacklogLocked() {
 	if r.link == nil && r.rd == nil {
 		r.attachLocked()
 	}
-	if !r.started {
-		r.started = true
+	if !r.started.Load() {
+		r.started.Store(true)
 		go r.pump()
 	}
 }

@@ -172,8 +172,8 @@ func (r *replState) setMaster(host string, port int) {
 	l.off.Store(r.bl.Offset())
 	l.readOff.Store(r.bl.Offset())
 	r.link = l
-	if !r.started {
-		r.started = true
+	if !r.started.Load() {
+		r.started.Store(true)
 		go r.pump()
 	}
 	r.mu.Unlock()
