@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hotkv/hotkv/ds/hash"
 	"github.com/hotkv/hotkv/ds/ipset"
 	"github.com/hotkv/hotkv/ds/keyspace"
 )
@@ -38,9 +37,7 @@ type ipsetValue struct {
 	set *ipset.Set
 	// queuedAt is the time of the set's entry in the expiry queue of keyspace queuedKS under
 	// the name queuedKey, 0 when none is, as vsetValue's (vset_expire.go).
-	queuedAt  int64
-	queuedKS  *keyspace.Keyspace
-	queuedKey string
+	queuedExpiry
 }
 
 // Encoding is OBJECT ENCODING's answer.
@@ -677,21 +674,7 @@ func expireIPSetEntries(c *Ctx, db int, key []byte, v *ipsetValue, ms int64, max
 // trackIPSetExpiry queues key's set in its shard's queue at at (unix ms), unless queued at or
 // before at already.
 func trackIPSetExpiry(c *Ctx, key []byte, v *ipsetValue, at int64) {
-	d := c.E.data(c.E.shardOf(key))
-	ks := d.dbs[c.DB]
-	if at == 0 || v.queuedAt != 0 && v.queuedAt <= at && v.queuedKS == ks && v.queuedKey == string(key) {
-		return
-	}
-	v.queuedAt, v.queuedKS, v.queuedKey = at, ks, string(key)
-	if d.ipexp == nil {
-		d.ipexp = vexpQueues{}
-	}
-	q := d.ipexp[ks]
-	if q == nil {
-		q = &hash.Deadlines{}
-		d.ipexp[ks] = q
-	}
-	q.Push(at, string(key))
+	trackDeadline(c, key, &v.queuedExpiry, at, func(d *shardData) *vexpQueues { return &d.ipexp })
 }
 
 // expireIPSetsLocked is one step of the active cycle in ks, one of the held shard d's keyspaces.

@@ -72,9 +72,7 @@ type vsetValue struct {
 	// queuedAt is the time of the set's entry in the expiry queue of keyspace queuedKS under
 	// the name queuedKey, 0 when none is (vset_expire.go): a set is queued once, at or before its
 	// next expiry; a set renamed, moved or copied is queued again by its next write.
-	queuedAt  int64
-	queuedKS  *keyspace.Keyspace
-	queuedKey string
+	queuedExpiry
 	// memN and memBytes are the last full count of memoryUsage and the length it was taken at:
 	// the estimate the used-memory counter takes after every write scales it, recounting only
 	// when the length has moved by a sixteenth (a full count walks every element).

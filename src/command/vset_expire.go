@@ -40,21 +40,37 @@ func (v *vsetValue) nextExpiry() int64 {
 // trackVexpLocked queues key's set in its shard's queue at at (unix ms), unless an entry at or
 // before at is queued already.
 func trackVexpLocked(c *Ctx, key []byte, v *vsetValue, at int64) {
+	trackDeadline(c, key, &v.queuedExpiry, at, func(d *shardData) *vexpQueues { return &d.vexp })
+}
+
+// queuedExpiry is where a value whose elements expire sits in its shard's expiry queue: at
+// queuedAt in keyspace queuedKS's queue under the name queuedKey, 0 when it is not queued. A value
+// is queued once, at or before its next element expiry (vector sets, IP sets).
+type queuedExpiry struct {
+	queuedAt  int64
+	queuedKS  *keyspace.Keyspace
+	queuedKey string
+}
+
+// trackDeadline queues key in the queue of its shard that queues picks, at at (unix ms), unless q
+// says it is queued at or before at under this name already.
+func trackDeadline(c *Ctx, key []byte, q *queuedExpiry, at int64, queues func(*shardData) *vexpQueues) {
 	d := c.E.data(c.E.shardOf(key))
 	ks := d.dbs[c.DB]
-	if at == 0 || v.queuedAt != 0 && v.queuedAt <= at && v.queuedKS == ks && v.queuedKey == string(key) {
+	if at == 0 || q.queuedAt != 0 && q.queuedAt <= at && q.queuedKS == ks && q.queuedKey == string(key) {
 		return
 	}
-	v.queuedAt, v.queuedKS, v.queuedKey = at, ks, string(key)
-	if d.vexp == nil {
-		d.vexp = vexpQueues{}
+	q.queuedAt, q.queuedKS, q.queuedKey = at, ks, string(key)
+	m := queues(d)
+	if *m == nil {
+		*m = vexpQueues{}
 	}
-	q := d.vexp[ks]
-	if q == nil {
-		q = &hash.Deadlines{}
-		d.vexp[ks] = q
+	dl := (*m)[ks]
+	if dl == nil {
+		dl = &hash.Deadlines{}
+		(*m)[ks] = dl
 	}
-	q.Push(at, string(key))
+	dl.Push(at, string(key))
 }
 
 // expireVsetElements removes v's elements expired at ms (at most max of them, 0: all) and reports
