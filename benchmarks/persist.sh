@@ -19,6 +19,10 @@
 #      (under a second apart: LASTSAVE's second must move on);
 #   then the same for collections: COLL (100,000) each of hashes, lists, sets and sorted sets of 10
 #   elements of 16-64 bytes (generated once with awk, fed with redis-cli --pipe, errors: 0 checked).
+#   Then large keys: one hash, list, set and sorted set of LARGE_N (1,000,000) elements of 16-40
+#   bytes each (bh, bl, bs, bz; fed with redis-cli --pipe, 1,000 elements a command): SAVE,
+#   BGSAVE and the load as above, then GET latency on other keys without and during BGSAVEs, which
+#   is where a snapshot that serializes a big value while holding its shard shows.
 #   After both servers: each loads the other's file (HotKV loading Redis's dump.rdb, Redis HotKV's).
 #   5. SET throughput (pipeline 30, 50 connections, 256-byte values, KEYS keyspace, DURATION) on a
 #      fresh server per mode: appendonly no, then yes with appendfsync no, everysec, always
@@ -27,13 +31,13 @@
 #      children count).
 # Prints progress lines on stderr and, at the end, a Markdown table of medians with the range of
 # HotKV/Redis ratios over the runs; the raw rows go to RAW (default $work/raw.tsv, kept if set).
-# Env: RUNS (3) DURATION (5s) KEYS (1000000) COLL (100000) LAT_CLIENTS (50) LAT_KEYS (10000)
-#      RPORT (7280) HPORT (7281) AOF_MODES ("off no everysec always") SKIP ("": any of strings coll
-#      aof) RAW. 6-10 minutes at RUNS=1 on a loaded 2-CPU VM; about 2 GB of RAM, 2 GB of disk.
+# Env: RUNS (3) DURATION (5s) KEYS (1000000) COLL (100000) LARGE_N (1000000) LAT_CLIENTS (50)
+#      LAT_KEYS (10000) RPORT (7280) HPORT (7281) AOF_MODES ("off no everysec always") SKIP ("": any
+#      of strings coll large aof) RAW. 6-10 minutes at RUNS=1 on a loaded 2-CPU VM; about 2 GB of RAM, 2 GB of disk.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export LC_ALL=C
-RUNS=${RUNS:-3} DURATION=${DURATION:-5s} KEYS=${KEYS:-1000000} COLL=${COLL:-100000}
+RUNS=${RUNS:-3} DURATION=${DURATION:-5s} KEYS=${KEYS:-1000000} COLL=${COLL:-100000} LARGE_N=${LARGE_N:-1000000}
 LAT_CLIENTS=${LAT_CLIENTS:-50} LAT_KEYS=${LAT_KEYS:-10000}
 RPORT=${RPORT:-7280} HPORT=${HPORT:-7281} AOF_MODES=${AOF_MODES:-off no everysec always} SKIP=${SKIP:-}
 for tool in redis-server redis-cli taskset go awk jq; do
@@ -145,9 +149,10 @@ saves() {
   say "$name $set: load at start $s s ($count keys)"
 }
 
-# latency NAME RUN: GET p99/p99.9 at pipeline 1 on lat:N keys, without and with BGSAVEs.
+# latency NAME RUN [SET]: GET p99/p99.9 at pipeline 1 on lat:N keys, without and with BGSAVEs;
+# rows are lat.* (lat.SET.* when SET is given).
 latency() {
-  local name=$1 run=$2 b n=0
+  local name=$1 run=$2 pre=lat${3:+.$3} b n=0
   taskset -c 1 "$work/hkb" --port "$port" --keys "$LAT_KEYS" --prefill --prefill-only --quiet \
     --prefill-command 'SET lat:__key__ __data__' >/dev/null
   for mode in idle bgsave; do
@@ -161,13 +166,13 @@ latency() {
     fi
     wait "$b" || fail "$name GET latency run ($mode)"
     for q in p99 p99.9; do
-      row "lat.$mode.$q.ms" "$run" "$name" "$(jq ".latency_us[\"$q\"]" "$work/lat.json" | awk '{ printf "%.2f", $1 / 1000 }')"
+      row "$pre.$mode.$q.ms" "$run" "$name" "$(jq ".latency_us[\"$q\"]" "$work/lat.json" | awk '{ printf "%.2f", $1 / 1000 }')"
     done
-    row "lat.$mode.ops" "$run" "$name" "$(jq '.ops_per_sec | floor' "$work/lat.json")"
+    row "$pre.$mode.ops" "$run" "$name" "$(jq '.ops_per_sec | floor' "$work/lat.json")"
   done
-  row "lat.bgsaves" "$run" "$name" "$n"
-  say "$name: GET latency idle p99 $(grep -P "^lat.idle.p99.ms\t$run\t$name\t" "$raw" | cut -f4) ms," \
-    "during $n BGSAVEs $(grep -P "^lat.bgsave.p99.ms\t$run\t$name\t" "$raw" | cut -f4) ms"
+  row "$pre.bgsaves" "$run" "$name" "$n"
+  say "$name${3:+ $3}: GET latency idle p99 $(grep -P "^$pre.idle.p99.ms\t$run\t$name\t" "$raw" | cut -f4) ms," \
+    "during $n BGSAVEs $(grep -P "^$pre.bgsave.p99.ms\t$run\t$name\t" "$raw" | cut -f4) ms"
 }
 
 # pss PID: kB of PSS of the process and its children (a forked Redis child).
@@ -227,9 +232,38 @@ make_coll() {
     }' >"$collfile"
 }
 
+# large: the four LARGE_N-element keys as RESP, 1,000 elements a command (srand(2)).
+largefile=$work/large.resp
+make_large() {
+  awk -v n="$LARGE_N" 'function el(i) { return substr(i ":" pool[i % 1024], 1, 16 + i % 25) }
+    BEGIN {
+      srand(2); a = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
+      for (p = 0; p < 1024; p++) { s = ""; for (c = 0; c < 40; c++) s = s substr(a, 1 + int(rand() * 64), 1); pool[p] = s }
+      split("HSET bh RPUSH bl SADD bs ZADD bz", t, " ")
+      for (k = 1; k <= 8; k += 2) {
+        c = t[k]; key = t[k + 1]; per = (c == "HSET" || c == "ZADD") ? 2 : 1
+        for (i = 0; i < n; i += 1000) {
+          m = (n - i < 1000) ? n - i : 1000
+          printf "*%d\r\n$%d\r\n%s\r\n$2\r\n%s\r\n", 2 + per * m, length(c), c, key
+          for (j = i; j < i + m; j++) {
+            if (c == "HSET") { f = "f" j; printf "$%d\r\n%s\r\n", length(f), f }
+            if (c == "ZADD") { sc = sprintf("%.3f", (j * 7919) % 1000003 / 3.0); printf "$%d\r\n%s\r\n", length(sc), sc }
+            e = el(j); printf "$%d\r\n%s\r\n", length(e), e
+          }
+        }
+      }
+    }' >"$largefile"
+}
+
 fill() { # NAME SET
   local out
-  if [ "$2" = strings ]; then
+  if [ "$2" = large ]; then
+    out=$(taskset -c 1 redis-cli -p "$port" --pipe <"$largefile" 2>&1 | tr -d '\r')
+    grep -q 'errors: 0,' <<<"$out" || fail "$1: large fill: $out"
+    dbsize_is 4 "$1 after the large fill"
+    [ "$(cli hlen bh) $(cli llen bl) $(cli scard bs) $(cli zcard bz)" = "$LARGE_N $LARGE_N $LARGE_N $LARGE_N" ] \
+      || fail "$1: a large key does not hold $LARGE_N elements"
+  elif [ "$2" = strings ]; then
     taskset -c 1 "$work/hkb" --port "$port" --keys "$KEYS" --prefill --prefill-only --quiet >/dev/null \
       || fail "$1: string fill"
     dbsize_is "$KEYS" "$1 after the string fill"
@@ -245,9 +279,9 @@ fill() { # NAME SET
 persist_run() { # RUN
   local run=$1 order set name dir count t0 s
   if [ $((run % 2)) = 1 ]; then order="redis hotkv"; else order="hotkv redis"; fi
-  for set in strings coll; do
+  for set in strings coll large; do
     skipped "$set" && continue
-    if [ $set = strings ]; then count=$KEYS; else count=$((4 * COLL)); fi
+    case $set in strings) count=$KEYS ;; coll) count=$((4 * COLL)) ;; large) count=4 ;; esac
     for name in $order; do
       dir=$work/$name-$set
       rm -rf "$dir"
@@ -261,6 +295,7 @@ persist_run() { # RUN
         memory "$name" "$run"
         latency "$name" "$run"
       fi
+      [ $set = large ] && latency "$name" "$run" large
       stop
       rm -rf "$dir"
     done
@@ -314,6 +349,10 @@ aof_run() { # RUN
 if ! skipped coll; then
   say "generating $COLL each of hashes, lists, sets, sorted sets"
   make_coll
+fi
+if ! skipped large; then
+  say "generating four keys of $LARGE_N elements"
+  make_large
 fi
 for run in $(seq "$RUNS"); do
   say "run $run of $RUNS, load average $(cut -d' ' -f1-3 /proc/loadavg)"
