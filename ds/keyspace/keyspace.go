@@ -222,6 +222,8 @@ type Keyspace struct {
 	// evicted, overwritten by a RENAME or a RESTORE), before it is unlinked; Clear calls it for
 	// none. The key tag index drops the key's tags with it.
 	OnRemove func(e *Entry)
+	// Slots, when set (cluster mode), lists the entries by hash slot (slots.go); see Reindex.
+	Slots *SlotIndex
 }
 
 // New returns an empty keyspace.
@@ -363,6 +365,9 @@ func (ks *Keyspace) insert(e *Entry, h uint64) {
 	*b = e
 	ks.count++
 	ks.Account(e.Footprint())
+	if ks.Slots != nil {
+		ks.Slots.add(e)
+	}
 	if ks.OnNew != nil {
 		ks.OnNew(e.Key())
 	}
@@ -410,6 +415,9 @@ func (ks *Keyspace) expireLinked(e *Entry, link **Entry) {
 func (ks *Keyspace) unlink(e *Entry, link **Entry) {
 	if ks.OnRemove != nil {
 		ks.OnRemove(e)
+	}
+	if ks.Slots != nil {
+		ks.Slots.remove(e)
 	}
 	*link = e.next
 	e.next = nil
@@ -478,6 +486,9 @@ func (ks *Keyspace) Clear() {
 	ks.packed = packedStats{}
 	ks.far = nil
 	ks.slab, ks.slabN, ks.free, ks.limbo = nil, 0, nil, nil
+	if ks.Slots != nil {
+		ks.Slots.clear()
+	}
 }
 
 // Scan calls fn for every entry of the bucket at cursor and returns the next cursor (0 when the
