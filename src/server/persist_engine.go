@@ -30,6 +30,7 @@ type rdbOpts struct {
 	// instant, when set, runs once the snapshot's instant is fixed, with the feed sequence number
 	// the image holds (an AOF rewrite registers there); an error aborts the save.
 	instant func(seq uint64) error
+	repl    *command.ReplInfo // the repl-* aux fields, read after instant (a replica's full sync)
 }
 
 func (s *Server) rdbOptions() rdbOpts {
@@ -59,7 +60,7 @@ func (s *Server) writeRDB(w io.Writer, o rdbOpts, st *rdbState) (rdbStats, error
 		}
 	}()
 	opts := command.RDBOptions{Compress: o.compression, Checksum: o.checksum, AOFBase: o.aofBase,
-		Instant: o.instant,
+		Instant: o.instant, Repl: o.repl,
 		Progress: func(p command.RDBProgress) {
 			st.keysTotal.Store(p.Keys)
 		}}
