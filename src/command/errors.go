@@ -39,6 +39,7 @@ const (
 
 	// Cluster mode (cluster.go).
 	ErrCrossSlot        = "CROSSSLOT Keys in request don't hash to the same slot"
+	ErrTryAgain         = "TRYAGAIN Multiple keys request during rehashing of slot"
 	ErrSelectCluster    = "ERR SELECT is not allowed in cluster mode"
 	ErrReplicaOfCluster = "ERR REPLICAOF not allowed in cluster mode."
 
