@@ -29,13 +29,14 @@ const (
 	OnlySentinel
 	NoAsyncLoading
 	TouchesArbitraryKeys
+	Asking // served in an importing slot without ASKING (RESTORE-ASKING)
 )
 
 var flagNames = []string{
 	"write", "readonly", "denyoom", "admin", "pubsub", "noscript", "blocking", "loading", "stale",
 	"skip_monitor", "skip_slowlog", "fast", "no_auth", "may_replicate", "no_multi", "movablekeys",
 	"allow_busy", "no_mandatory_keys", "sentinel", "only_sentinel", "no_async_loading",
-	"touches_arbitrary_keys",
+	"touches_arbitrary_keys", "asking",
 }
 
 // Names returns the flag names in COMMAND INFO's order. may_replicate is left out: Redis 7.0.15
