@@ -541,7 +541,7 @@ func (r *replState) fullSync(rp *replica, psync bool) {
 	for {
 		var err error
 		if diskless {
-			err = r.snapshot(&replicaWriter{r: r, rp: rp}, instant)
+			err = r.snapshot(&replicaWriter{r: r, rp: rp}, rp, instant)
 		} else {
 			err = r.diskSync(rp, instant)
 		}
@@ -597,12 +597,25 @@ func (r *replState) fullSync(rp *replica, psync bool) {
 }
 
 // snapshot writes the RDB to w with instant at its cut; in the replica role the instant is
-// taken holding the link's applyMu.
-func (r *replState) snapshot(w io.Writer, instant func(uint64) error) error {
+// taken holding the link's applyMu. The RDB carries repl-stream-db, repl-id and repl-offset of
+// the cut, as Redis's rdbPopulateSaveInfo: a replica's stream after the cut is its primary's
+// bytes verbatim, which select a database only where the primary's changes, so the sub-replica
+// must start in the master client's database at the cut, not in db 0.
+func (r *replState) snapshot(w io.Writer, rp *replica, instant func(uint64) error) error {
 	o := r.s.rdbOptions()
-	o.instant = instant
-	if r.currentLink() != nil {
+	info := &command.ReplInfo{}
+	o.repl = info
+	o.instant = func(seq uint64) error {
+		if err := instant(seq); err != nil {
+			return err
+		}
+		_, info.ID = r.s.Engine.ReplIDs()
+		info.Offset = rp.cutOff
+		return nil
+	}
+	if l := r.currentLink(); l != nil {
 		r.applyMu.Lock()
+		info.StreamDB = int(l.streamDB.Load())
 		locked := true
 		inner := o.instant
 		o.instant = func(seq uint64) error { locked = false; return inner(seq) }
@@ -647,7 +660,7 @@ func (r *replState) diskSync(rp *replica, instant func(uint64) error) error {
 			}
 		}
 	}()
-	err = r.snapshot(f, func(seq uint64) error {
+	err = r.snapshot(f, rp, func(seq uint64) error {
 		err := instant(seq)
 		close(started)
 		return err

@@ -2,7 +2,7 @@ package server
 
 // Replication against redis-server 7.0.15 (issue 23): HotKV as primary of a Redis replica and
 // as replica of a Redis primary, disk and diskless, during a write load over every type, four
-// databases and TTLs; DEBUG DIGEST and offsets equal after. Ports 27400-27449 (helper R1's).
+// databases and TTLs; DEBUG DIGEST and offsets equal after. Ports 31000-31049 (helper R1's).
 //
 // The write load lasts 2 s by default (CI, under -race on 2 cores); HOTKV_REPL_LONG=1 makes it
 // the issue's 30 s with 100k keys preloaded.
@@ -41,20 +41,20 @@ func replPreload() int {
 	return 3_000
 }
 
-// replPort hands out the test ports 27400-27449, skipping ports in use.
+// replPort hands out the test ports 31000-31049, skipping ports in use.
 var replPortNext atomic.Int32
 
 func replPort(t *testing.T) int {
 	t.Helper()
 	for range 50 {
-		p := 27400 + int(replPortNext.Add(1)-1)%50
+		p := 31000 + int(replPortNext.Add(1)-1)%50
 		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
 		if err == nil {
 			l.Close()
 			return p
 		}
 	}
-	t.Fatal("no free port in 27400-27449")
+	t.Fatal("no free port in 31000-31049")
 	return 0
 }
 

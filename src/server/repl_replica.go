@@ -68,6 +68,15 @@ type masterLink struct {
 	syncRead  atomic.Int64
 
 	mc *masterClient
+	// streamDB is the master client's database after the last applied batch (applyMu): a
+	// sub-replica's RDB names it as repl-stream-db.
+	streamDB atomic.Int32
+	// inMulti: the stream is inside MULTI … EXEC; held are its bytes so far, applied (queued)
+	// but not yet in the offset, the backlog or the sub-replicas' streams, as Redis moves a
+	// master client's reploff only outside a transaction. A cut (a sub-replica's snapshot) never
+	// falls inside one. Both are applyMu's.
+	inMulti bool
+	held    []byte
 }
 
 // masterClient applies the primary's commands through the normal pipeline, as Redis's master
@@ -228,15 +237,29 @@ func (l *masterLink) stopped() bool {
 	select {
 	case <-l.stop:
 		return true
+	case <-l.r.s.stopped:
+		return true
 	default:
 		return false
 	}
 }
 
-// run connects and reconnects until halted.
+// run connects and reconnects until halted or the server stops (the link closes then, as
+// Redis's does at exit: a primary waiting for its replicas at shutdown is not kept waiting).
 func (l *masterLink) run() {
 	defer close(l.done)
 	s := l.r.s
+	go func() {
+		select {
+		case <-s.stopped:
+			l.wmu.Lock()
+			if l.conn != nil {
+				l.conn.Close()
+			}
+			l.wmu.Unlock()
+		case <-l.done:
+		}
+	}()
 	for !l.stopped() {
 		l.state.Store(lsConnecting)
 		err := l.session()
@@ -255,6 +278,8 @@ func (l *masterLink) run() {
 		}
 		select {
 		case <-l.stop:
+			return
+		case <-s.stopped:
 			return
 		case <-time.After(time.Second):
 		}
@@ -376,6 +401,7 @@ func (l *masterLink) session() error {
 		l.r.mu.Unlock()
 		if l.mc == nil {
 			l.mc = s.newMasterClient()
+			l.streamDB.Store(0)
 		}
 	case strings.HasPrefix(reply, "-NOMASTERLINK"), strings.HasPrefix(reply, "-LOADING"):
 		return errors.New("Master is currently unable to PSYNC but should be in the future: " + reply)
@@ -388,7 +414,24 @@ func (l *masterLink) session() error {
 	l.r.applyGates()
 	s.log.Info("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization or finished a full one")
 	l.ackNow()
-	return l.stream(c, br)
+	err = l.stream(c, br)
+	l.discardOpenMulti()
+	return err
+}
+
+// discardOpenMulti ends a transaction the link broke inside: its bytes are not in the offset,
+// so the primary sends the whole of it again after PSYNC (Redis discards the cached master's
+// transaction likewise).
+func (l *masterLink) discardOpenMulti() {
+	l.r.applyMu.Lock()
+	defer l.r.applyMu.Unlock()
+	if !l.inMulti {
+		return
+	}
+	l.inMulti, l.held = false, l.held[:0]
+	l.mc.mem.buf = repl.AppendCommand(l.mc.mem.buf[:0], "DISCARD")
+	l.mc.run()
+	l.streamDB.Store(int32(l.mc.cl.DB))
 }
 
 // killSubsLocked disconnects the sub-replicas: the history they follow changed.
@@ -522,6 +565,14 @@ func (l *masterLink) fullSync(c net.Conn, br *bufio.Reader, id string, off int64
 		st, err = s.Engine.LoadRDB(f, command.LoadOptions{Size: l.syncRead.Load()})
 		s.rdb.loadLoaded.Store(st.Keys)
 		s.rdb.loadExpired.Store(st.Expired)
+		// A primary that is itself a replica forwards its primary's bytes, which select a
+		// database only where that one's changes: the stream starts in repl-stream-db.
+		for _, a := range st.Aux {
+			if db, perr := strconv.Atoi(a[1]); a[0] == "repl-stream-db" && perr == nil && db >= 0 && db < int(s.cfg.Int("databases")) {
+				l.mc.cl.DB = db
+			}
+		}
+		l.streamDB.Store(int32(l.mc.cl.DB))
 	}
 	s.Engine.ExemptFromLoading(nil)
 	s.setLoading(false)
@@ -607,15 +658,25 @@ func (l *masterLink) apply(in []byte, args *[][]byte) (int, error) {
 	defer r.applyMu.Unlock()
 	used, start := 0, 0 // start: the first byte not yet in the stream
 	flush := func() error {
-		if err := mc.run(); err != nil {
+		err := mc.run()
+		l.streamDB.Store(int32(mc.cl.DB))
+		if err != nil {
 			return err
 		}
-		if used > start {
+		if l.inMulti {
+			l.held = append(l.held, in[start:used]...)
+			start = used
+			return nil
+		}
+		if len(l.held) > 0 || used > start {
 			r.mu.Lock()
+			if len(l.held) > 0 {
+				r.writeLocked(l.held)
+			}
 			r.writeLocked(in[start:used])
 			r.mu.Unlock()
-			l.off.Add(int64(used - start))
-			start = used
+			l.off.Add(int64(len(l.held) + used - start))
+			l.held, start = l.held[:0], used
 		}
 		return nil
 	}
@@ -642,6 +703,20 @@ func (l *masterLink) apply(in []byte, args *[][]byte) (int, error) {
 			}
 			continue
 		case len(a) == 1 && strings.EqualFold(string(a[0]), "ping"):
+		case len(a) == 1 && strings.EqualFold(string(a[0]), "multi") && !l.inMulti:
+			if err := flush(); err != nil {
+				return used, err
+			}
+			l.inMulti = true
+			mc.mem.buf = append(mc.mem.buf, in[used:used+n]...)
+		case len(a) == 1 && l.inMulti && (strings.EqualFold(string(a[0]), "exec") || strings.EqualFold(string(a[0]), "discard")):
+			mc.mem.buf = append(mc.mem.buf, in[used:used+n]...)
+			used += n
+			l.inMulti = false
+			if err := flush(); err != nil {
+				return used, err
+			}
+			continue
 		default:
 			mc.mem.buf = append(mc.mem.buf, in[used:used+n]...)
 		}
