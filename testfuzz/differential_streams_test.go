@@ -219,3 +219,53 @@ func (g *streamGen) saw(cmd []string, reply string) {
 	ms, _, _ := strings.Cut(strings.Split(reply, "\r\n")[1], "-")
 	g.last[cmd[1]], _ = strconv.Atoi(ms)
 }
+
+// TestStreamNodeLimitsAgainstRedis sets stream-node-max-bytes and stream-node-max-entries to
+// values other than the defaults (0, no limit, included) on HotKV and redis-server, changes them
+// in the middle of a run of random stream commands, and compares every reply: CONFIG GET, the
+// refused values' errors, and XINFO STREAM's radix-tree-keys and nodes, `~` trims and
+// OBJECT ENCODING, which show where nodes split.
+func TestStreamNodeLimitsAgainstRedis(t *testing.T) {
+	seed := *diffSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	redis := startRedis(t)
+	hotkv, _ := startHotKV(t)
+	pair := [2]*rawConn{dial(t, hotkv), dial(t, redis)}
+	compare := func(cmd ...string) string {
+		t.Helper()
+		got, want := pair[0].do(cmd...), pair[1].do(cmd...)
+		if got != want {
+			t.Fatalf("seed %d: %s\n hotkv: %s\n redis: %s", seed, quoteArgs(cmd), quote(got), quote(want))
+		}
+		return want
+	}
+	for _, bad := range [][]string{{"stream-node-max-bytes", "-1"}, {"stream-node-max-entries", "-5"},
+		{"stream-node-max-entries", "x"}, {"stream-node-max-bytes", "1zb"}} {
+		compare("CONFIG", "SET", bad[0], bad[1])
+	}
+	settings := [][2]string{{"1kb", "10"}, {"0", "7"}, {"300", "0"}, {"2048", "1"}, {"0", "0"}, {"4096", "100"}}
+	g := &streamGen{r: rand.New(rand.NewPCG(seed, 7)), last: map[string]int{}}
+	ops := 600
+	if testing.Short() {
+		ops = 200
+	}
+	for i, s := range settings {
+		compare("CONFIG", "SET", "stream-node-max-bytes", s[0], "stream-node-max-entries", s[1])
+		// One at a time: Redis orders a pattern's matches by its dict, seeded per process.
+		compare("CONFIG", "GET", "stream-node-max-bytes")
+		compare("CONFIG", "GET", "stream-node-max-entries")
+		if i == 2 { // start over: the unlimited settings fill fresh streams
+			compare("DEL", streamKeys[0], streamKeys[1], streamKeys[2])
+		}
+		for range ops {
+			cmd := g.next()
+			g.saw(cmd, compare(cmd...))
+		}
+		for _, k := range streamKeys {
+			compare("XINFO", "STREAM", k)
+			compare("OBJECT", "ENCODING", k)
+		}
+	}
+}

@@ -53,6 +53,10 @@ type Settings struct {
 	// NotifyKeyspaceEvents are notify-keyspace-events' classes (Class bits).
 	NotifyKeyspaceEvents int64
 	HllSparseMaxBytes    int64 // hll-sparse-max-bytes: a larger sparse HLL turns dense
+	// StreamNodeMaxBytes and StreamNodeMaxEntries are stream-node-max-bytes and
+	// stream-node-max-entries (0: no limit), the node limits new stream entries are packed under.
+	StreamNodeMaxBytes   int64
+	StreamNodeMaxEntries int64
 	// ValueCompression is value-compression's algorithm (ds/compress.Algo: 0 no, 1 lz4, 2 zstd);
 	// longer strings than ValueCompressionThreshold bytes are packed (strings_packed.go).
 	ValueCompression          int64
@@ -81,6 +85,7 @@ func DefaultSettings() Settings {
 		PubSubOutputLimit: OutputLimit{Hard: 32 << 20, Soft: 8 << 20, SoftSeconds: 60}, TrackingTableMaxKeys: 1_000_000,
 		ReplicaOutputLimit: OutputLimit{Hard: 256 << 20, Soft: 64 << 20, SoftSeconds: 60},
 		HllSparseMaxBytes:  3000, BusyReplyThreshold: 5000, LuaMaxMemory: 256 << 20,
+		StreamNodeMaxBytes: 4096, StreamNodeMaxEntries: 100,
 		SlowlogLogSlowerThan: 10000, SlowlogMaxLen: 128, LatencyTracking: true,
 		ValueCompressionThreshold: 512}
 }

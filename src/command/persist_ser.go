@@ -85,8 +85,8 @@ func (e *Engine) newRDBSerializer(compress bool, now time.Time) *RDBSerializer {
 		HashMaxListpackValue:   int(st.HashMaxListpackValue),
 		ZSetMaxListpackEntries: int(st.ZSetMaxListpackEntries),
 		ZSetMaxListpackValue:   int(st.ZSetMaxListpackValue),
-		StreamNodeMaxBytes:     int(stream.DefaultLimits.MaxBytes),
-		StreamNodeMaxEntries:   int(stream.DefaultLimits.MaxEntries)}
+		StreamNodeMaxBytes:     int(st.StreamNodeMaxBytes),
+		StreamNodeMaxEntries:   int(st.StreamNodeMaxEntries)}
 	s.general = s.lim
 	s.general.SetMaxIntsetEntries, s.general.HashMaxListpackEntries, s.general.ZSetMaxListpackEntries = -1, -1, -1
 	s.enc.Compress = compress

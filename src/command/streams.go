@@ -79,9 +79,13 @@ func createStream(c *Ctx, key []byte) *stream.Stream {
 	return s
 }
 
-// streamLimits are the node limits new entries are packed under (stream-node-max-bytes and
-// stream-node-max-entries at Redis's defaults: they are not settings yet).
-func streamLimits(*Ctx) stream.Limits { return stream.DefaultLimits }
+// streamLimits are the node limits new entries are packed under: stream-node-max-bytes and
+// stream-node-max-entries as set now. As in Redis, a change applies to the nodes filled from then
+// on; closed nodes keep their split.
+func streamLimits(c *Ctx) stream.Limits {
+	st := c.E.Settings()
+	return stream.Limits{MaxBytes: st.StreamNodeMaxBytes, MaxEntries: st.StreamNodeMaxEntries}
+}
 
 // parseStrictID parses an ID that may not be "-" or "+", replying the error on failure.
 func parseStrictID(c *Ctx, b []byte, missingSeq uint64) (stream.ID, bool) {

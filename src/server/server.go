@@ -142,6 +142,8 @@ func settings(cfg *config.Store) command.Settings {
 		LazyfreeEviction:       cfg.Bool("lazyfree-lazy-eviction"),
 		NotifyKeyspaceEvents:   cfg.Int("notify-keyspace-events"),
 		HllSparseMaxBytes:      cfg.Int("hll-sparse-max-bytes"),
+		StreamNodeMaxBytes:     cfg.Int("stream-node-max-bytes"),
+		StreamNodeMaxEntries:   cfg.Int("stream-node-max-entries"),
 		BusyReplyThreshold:     cfg.Int("busy-reply-threshold"),
 		LuaMaxMemory:           cfg.Int("lua-max-memory"),
 		LuaStrictKeys:          cfg.Bool("lua-strict-keys"),
@@ -185,7 +187,8 @@ var settingNames = []string{"requirepass", "proto-max-bulk-len", "client-query-b
 	"maxmemory-clients", "maxmemory", "lazyfree-lazy-user-del", "lazyfree-lazy-user-flush",
 	"lazyfree-lazy-server-del", "lazyfree-lazy-eviction",
 	"slowlog-log-slower-than", "slowlog-max-len", "latency-monitor-threshold", "latency-tracking",
-	"value-compression", "value-compression-threshold"}
+	"value-compression", "value-compression-threshold",
+	"stream-node-max-bytes", "stream-node-max-entries"}
 
 // Listen binds the configured addresses.
 func (s *Server) Listen() error {
