@@ -18,9 +18,11 @@
 // removed node's neighbours, and the slot is reused. Ids are stable while their element lives.
 //
 // Cosine sets store vectors normalised and remember the norm (Vector multiplies it back, as Redis's
-// VEMB does). Q8 stores int8 components with a per-vector range, the largest absolute component:
-// q = round(x*127/range), as Redis 8's vector sets; queries are quantized the same way. BIN keeps one
-// sign bit a dimension and measures every metric by Hamming distance.
+// VEMB does). Q8 stores int8 components with a per-vector range: Redis 8's q = round(x*127/range),
+// range the largest absolute component, for a vector whose components reach about as far below
+// zero as above, else an offset range [min, max] in 255 levels (store.go's q8meta; non-negative
+// data such as pixels gets twice the levels). BIN keeps one sign bit a dimension and measures
+// every metric by Hamming distance.
 //
 // # Score scale
 //

@@ -6,23 +6,29 @@ import (
 	"slices"
 )
 
-// Encoding (version 1), everything little-endian, u = uvarint:
+// Encoding (version 2), everything little-endian, u = uvarint:
 //
-//	"HKVS" 1 | u dim | metric | quant | u M | u EF | rng u64 | u slots | u count | u entry | maxLevel
+//	"HKVS" 2 | u dim | metric | quant | u M | u EF | rng u64 | u slots | u count | u entry | maxLevel
 //	per element: level | u len name | u len+1 attr (0: none) | norm f32 |
-//	  vector (f32: dim f32; int8: range f32, dim bytes; bin: words u64) | per level 0..level: u n, n × u id
+//	  vector (f32: dim f32; int8: min f32, max f32, dim bytes; bin: words u64) | per level 0..level: u n, n × u id
 //
+// An int8 vector whose min is -max is Redis 8's symmetric scheme, else an offset range (store.go's
+// q8meta). Version 1, still read, had int8: range f32, dim bytes (always symmetric).
 // The graph is stored as it is, so loading does not rebuild it; reverse links are derived. Free ids
 // are not stored: live ids are renumbered densely in id order (a decoded set's ids differ from the
 // encoded one's where ids were free), so every decoded slot is backed by its bytes.
-const encVersion = 1
+const encVersion = 2
 
 var magic = []byte("HKVS")
 
 // AppendBinary appends the whole set: config, graph, vectors, names and attributes.
-func (s *Set) AppendBinary(dst []byte) []byte {
+func (s *Set) AppendBinary(dst []byte) []byte { return s.appendVersion(dst, encVersion) }
+
+// appendVersion writes version 2, or version 1 (tests of the reader; right only while every Q8
+// vector is symmetric).
+func (s *Set) appendVersion(dst []byte, version byte) []byte {
 	dst = append(dst, magic...)
-	dst = append(dst, encVersion)
+	dst = append(dst, version)
 	dst = binary.AppendUvarint(dst, uint64(s.cfg.Dim))
 	dst = append(dst, byte(s.cfg.Metric), byte(s.cfg.Quant))
 	dst = binary.AppendUvarint(dst, uint64(s.cfg.M))
@@ -66,7 +72,10 @@ func (s *Set) AppendBinary(dst []byte) []byte {
 				dst = appendU32(dst, math.Float32bits(v))
 			}
 		case Q8:
-			dst = appendU32(dst, math.Float32bits(nq.r))
+			if version > 1 {
+				dst = appendU32(dst, math.Float32bits(nq.m.lo))
+			}
+			dst = appendU32(dst, math.Float32bits(nq.m.hi))
 			for _, v := range nq.i {
 				dst = append(dst, byte(v))
 			}
@@ -87,8 +96,9 @@ func (s *Set) AppendBinary(dst []byte) []byte {
 }
 
 type decoder struct {
-	b   []byte
-	bad bool
+	b       []byte
+	bad     bool
+	version byte
 }
 
 func (d *decoder) u() uint64 {
@@ -139,7 +149,10 @@ func (d *decoder) f32() float32 {
 // ErrCorrupt, never a panic. Memory grows with the bytes read, not with declared counts.
 func Decode(b []byte) (*Set, error) {
 	d := &decoder{b: b}
-	if string(d.bytes(4)) != string(magic) || d.byte1() != encVersion {
+	if string(d.bytes(4)) != string(magic) {
+		return nil, ErrCorrupt
+	}
+	if d.version = d.byte1(); d.version != 1 && d.version != encVersion {
 		return nil, ErrCorrupt
 	}
 	var c Config
@@ -165,7 +178,10 @@ func Decode(b []byte) (*Set, error) {
 	vb := 4 * c.Dim // the fewest bytes an element's vector takes
 	switch c.Quant {
 	case Q8:
-		vb = 4 + c.Dim
+		vb = 8 + c.Dim
+		if d.version == 1 {
+			vb = 4 + c.Dim
+		}
 	case Bin:
 		vb = 8 * s.words
 	}
@@ -211,18 +227,25 @@ func (d *decoder) slot(s *Set, id uint32, slots uint64) {
 			s.f32[int(id)*dim+j] = f
 		}
 	case Q8:
-		r := d.f32()
+		var m q8meta
+		m.hi = d.f32()
+		m.lo = -m.hi
+		if d.version > 1 {
+			m.lo, m.hi = m.hi, d.f32()
+		}
 		v := d.bytes(uint64(dim))
-		if r < 0 {
+		if m.lo > m.hi {
 			d.bad = true
 		}
-		var sq float64
+		q := s.i8[int(id)*dim : int(id)*dim+len(v)]
 		for j, x := range v {
-			s.i8[int(id)*dim+j] = int8(x)
-			dq := float64(int8(x)) * float64(r) / 127
-			sq += dq * dq
+			q[j] = int8(x)
+			if x == 0x80 && m.symmetric() { // -128: symmetric levels are -127..127
+				d.bad = true
+			}
 		}
-		s.rangeQ[id], s.sq[id] = r, float32(sq)
+		m.setRange(q)
+		s.q8[id] = m
 	default:
 		v := d.bytes(uint64(8 * s.words))
 		for j := 0; j < len(v)/8; j++ {

@@ -2,6 +2,7 @@ package vector
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -316,7 +317,7 @@ func (s *Set) fixOrphans(sc *scratch) {
 		s.orphans = s.orphans[:len(s.orphans)-1]
 		z, l := e&(1<<levelShift-1), int(e>>levelShift)
 		if s.live(z) && int(s.level[z]) >= l && (!s.hasIn(z, l) || len(s.links(z, l)) == 0) {
-			s.adopt(sc, z, l)
+			s.adopt(sc, z, l, n >= 256)
 		}
 	}
 	s.orphans = s.orphans[:0]
@@ -325,7 +326,10 @@ func (s *Set) fixOrphans(sc *scratch) {
 // adopt gives z an in-link at level l: from the nearest of its neighbours whose heuristic keeps it,
 // else forced into the nearest one in place of its farthest link. With no neighbour at all z is
 // first linked like a fresh insert at that level; alone at its level it needs nothing.
-func (s *Set) adopt(sc *scratch, z uint32, l int) {
+//
+// careful (after many adoptions in one write) skips the heuristic re-selection, which can drop
+// another node's only in-link: orphans that displace each other in turn would never settle.
+func (s *Set) adopt(sc *scratch, z uint32, l int, careful bool) {
 	zq := s.node(z)
 	if len(s.links(z, l)) == 0 {
 		ep, ok := s.entry, true
@@ -357,6 +361,9 @@ func (s *Set) adopt(sc *scratch, z uint32, l int) {
 	}
 	sortItems(sc.a)
 	for _, x := range sc.a {
+		if careful {
+			break
+		}
 		s.addLink(sc, x.id, l, z, x.d)
 		if s.hasIn(z, l) {
 			return
@@ -382,6 +389,15 @@ func (s *Set) adopt(sc *scratch, z uint32, l int) {
 			if x.id != z && s.forceLink(x.id, l, z, true) {
 				return
 			}
+		}
+	}
+	// Every node the search met keeps only links that are their target's sole in-link (under IP a
+	// hub can draw all of them). Some node at the level has a free slot or a link whose target has
+	// another in-link while the lists hold at least 2 links; forcing one unsafely instead can cycle,
+	// each orphan displacing the last.
+	for i, lv := range s.level {
+		if x := uint32(i); lv != freeLevel && x != z && int(lv) >= l && s.forceLink(x, l, z, true) {
+			return
 		}
 	}
 	s.forceLink(nearest, l, z, false)
@@ -412,7 +428,7 @@ func (s *Set) forceLink(x uint32, l int, to uint32, safe bool) bool {
 		return true
 	}
 	xq := s.node(x)
-	far, fd := 0, float32(-1)
+	far, fd := 0, float32(math.Inf(-1)) // IP distances (1-dot) go below -1
 	for i := 1; i <= n; i++ {
 		if safe && s.inDegree(b[i], l) < 2 {
 			continue

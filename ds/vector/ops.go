@@ -80,8 +80,7 @@ func (s *Set) slot() uint32 {
 		s.f32 = extend(s.f32, s.cfg.Dim)
 	case Q8:
 		s.i8 = extend(s.i8, s.cfg.Dim)
-		s.rangeQ = append(s.rangeQ, 0)
-		s.sq = append(s.sq, 0)
+		s.q8 = append(s.q8, q8meta{})
 	default:
 		s.bits = extend(s.bits, s.words)
 	}

@@ -92,7 +92,11 @@ type RawVector struct {
 	Quant Quant
 	Data  []byte  // f32: 4 bytes a component little-endian; int8: 1 a component; bin: 8-byte words little-endian
 	Norm  float32 // L2 norm removed by normalisation (cosine); 1 otherwise
-	Range float32 // Q8: the largest absolute component the int8s scale to
+	Range float32 // Q8, symmetric: the largest absolute component the int8s scale to (Redis 8's layout)
+	// Offset: Q8 with an offset range (docs/decisions.md): Data holds uint8 levels u, component
+	// Min + u*(Max-Min)/255. Range is then 0.
+	Offset   bool
+	Min, Max float32
 }
 
 // Info is what VINFO and VSIM.INFO print.
@@ -122,8 +126,7 @@ type Set struct {
 	attrs  [][]byte
 	level  []uint8   // freeLevel for a free slot
 	norm   []float32 // norm removed by normalisation (cosine), else 1
-	rangeQ []float32 // Q8 range
-	sq     []float32 // squared norm of the stored (dequantized) vector: L2 under Q8
+	q8     []q8meta  // Q8: each vector's range and the terms its distances need (store.go)
 	f32    []float32 // NoQuant arena, stride Dim
 	i8     []int8    // Q8 arena, stride Dim
 	bits   []uint64  // Bin arena, stride words
@@ -262,7 +265,7 @@ func (s *Set) Info() Info {
 // estimate of the name map's buckets. O(1): per-element allocations are counted as they change.
 func (s *Set) MemoryUsage() int {
 	n := int(unsafe.Sizeof(*s))
-	n += cap(s.level) + 4*(cap(s.norm)+cap(s.rangeQ)+cap(s.sq)+cap(s.f32)+cap(s.links0)+cap(s.free))
+	n += cap(s.level) + 4*(cap(s.norm)+cap(s.f32)+cap(s.links0)+cap(s.free)) + int(unsafe.Sizeof(q8meta{}))*cap(s.q8)
 	n += cap(s.i8) + 8*cap(s.bits)
 	n += 16*cap(s.names) + 24*(cap(s.attrs)+cap(s.upper)+cap(s.rev)) + 4*cap(s.orphans)
 	n += s.heap

@@ -11,15 +11,49 @@ func randomSeed() uint64 { return rand.Uint64() | 1 }
 // query is a vector in the set's stored form: a prepared query (buffers from the scratch pool) or a
 // view of a node's arena slices.
 type query struct {
-	f  []float32 // NoQuant (normalised under cosine)
-	i  []int8    // Q8
-	r  float32   // Q8 range
-	sq float32   // Q8 under L2: squared norm of the dequantized vector
-	b  []uint64  // Bin
-	// asym: a prepared Q8 query is compared in float32 against the stored int8s (f, fsq), which
-	// removes the query's own quantization error; node views compare int8 to int8.
+	f []float32 // NoQuant (normalised under cosine)
+	i []int8    // Q8
+	m q8meta    // Q8: i's range and distance terms
+	b []uint64  // Bin
+	// asym: a prepared Q8 query is compared in float32 against the stored int8s (f, fsq, fsum),
+	// which removes the query's own quantization error; node views compare int8 to int8.
 	asym bool
 	fsq  float32 // squared norm of f
+	fsum float32 // sum of f's components: the offset term of an offset-range vector's dot product
+}
+
+// q8meta is one Q8 vector's range and what its distances need. Component i is off + sc*q[i]:
+//   - symmetric (Redis 8's scheme, lo == -hi): q = round(x*127/hi), sc = hi/127, off = 0;
+//   - offset range (lo != -hi): level u = round((x-lo)*255/(hi-lo)) in 0..255, q = u-128,
+//     sc = (hi-lo)/255, off = lo + 128*sc.
+//
+// quantizeQ8 picks the offset range only when it makes the steps at least 4/3 finer (a vector whose
+// components do not reach below zero by more than about half its largest, as pixels or counts), so
+// Redis's layout is kept for centred data. qsum is the sum of q, sq the squared norm of the
+// dequantized vector.
+type q8meta struct {
+	lo, hi, sc, off, sq float32
+	qsum                int32
+}
+
+func (m *q8meta) symmetric() bool { return m.lo == -m.hi }
+
+// setRange fills sc and off from lo and hi, and qsum and sq from the int8s.
+func (m *q8meta) setRange(q []int8) {
+	if m.symmetric() {
+		m.sc, m.off = m.hi/127, 0
+	} else {
+		m.sc = (m.hi - m.lo) / 255
+		m.off = m.lo + 128*m.sc
+	}
+	var qs int32
+	var s float64
+	for _, v := range q {
+		qs += int32(v)
+		dq := float64(m.off) + float64(m.sc)*float64(v)
+		s += dq * dq
+	}
+	m.qsum, m.sq = qs, float32(s)
 }
 
 // prepare validates vec and writes its stored form into q's buffers (grown as needed); it returns the
@@ -58,11 +92,12 @@ func (s *Set) prepare(vec []float32, q *query) (float32, error) {
 	switch s.cfg.Quant {
 	case Q8:
 		q.i = grow(q.i, d)
-		q.r, q.sq = quantizeQ8(q.f, q.i)
+		q.m = quantizeQ8(q.f, q.i)
 		q.asym = true
-		q.fsq = 0
+		q.fsq, q.fsum = 0, 0
 		for _, x := range q.f {
 			q.fsq += x * x
+			q.fsum += x
 		}
 	case Bin:
 		q.b = grow(q.b, s.words)
@@ -78,31 +113,40 @@ func grow[T any](b []T, n int) []T {
 	return b[:n]
 }
 
-// quantizeQ8 maps x to int8s scaled by the largest absolute component (the range), as Redis 8:
-// q = round(x*127/range). It returns the range and the squared norm of the dequantized vector.
-func quantizeQ8(x []float32, q []int8) (rng, sq float32) {
-	var m float32
+// quantizeQ8 maps x to int8s (see q8meta): Redis 8's symmetric q = round(x*127/range), range the
+// largest absolute component, unless an offset range [min, max] with 255 levels makes the steps at
+// least 4/3 finer, that is (max-min)/255 <= 0.75*range/127.
+func quantizeQ8(x []float32, q []int8) q8meta {
+	var lo, hi float32
+	if len(x) > 0 {
+		lo, hi = x[0], x[0]
+	}
 	for _, v := range x {
-		if v > m {
-			m = v
-		} else if -v > m {
-			m = -v
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	m := max(hi, -lo)
+	var qm q8meta
+	switch {
+	case m == 0:
+		clear(q)
+	case float64(hi-lo)*127 > 0.75*255*float64(m):
+		qm.lo, qm.hi = -m, m
+		scale := 127 / float64(m)
+		for i, v := range x {
+			q[i] = int8(max(-127, min(127, math.Round(float64(v)*scale))))
+		}
+	default:
+		qm.lo, qm.hi = lo, hi
+		scale := 0.0
+		if hi > lo {
+			scale = 255 / (float64(hi) - float64(lo))
+		}
+		for i, v := range x {
+			q[i] = int8(max(0, min(255, math.Round((float64(v)-float64(lo))*scale))) - 128)
 		}
 	}
-	if m == 0 {
-		clear(q)
-		return 0, 0
-	}
-	scale := 127 / m
-	var s float64
-	for i, v := range x {
-		r := math.Round(float64(v * scale))
-		r = max(-127, min(127, r))
-		q[i] = int8(r)
-		dq := r * float64(m) / 127
-		s += dq * dq
-	}
-	return m, float32(s)
+	qm.setRange(q)
+	return qm
 }
 
 func quantizeBin(x []float32, b []uint64) {
@@ -142,7 +186,7 @@ func (s *Set) node(id uint32) query {
 	case NoQuant:
 		return query{f: s.f32[o : o+d : o+d]}
 	case Q8:
-		return query{i: s.i8[o : o+d : o+d], r: s.rangeQ[id], sq: s.sq[id]}
+		return query{i: s.i8[o : o+d : o+d], m: s.q8[id]}
 	default:
 		w := int(id) * s.words
 		return query{b: s.bits[w : w+s.words : w+s.words]}
@@ -163,22 +207,33 @@ func (s *Set) dist(q *query, id uint32) float32 {
 	case Q8:
 		o := int(id) * d
 		v := s.i8[o : o+d : o+d]
+		m := &s.q8[id]
 		var dot, qsq float32
 		if q.asym {
-			dot = kern.dotF32I8(q.f, v) * (s.rangeQ[id] / 127)
+			dot = m.sc*kern.dotF32I8(q.f, v) + m.off*q.fsum
 			qsq = q.fsq
 		} else {
-			dot = float32(kern.dotI8(q.i, v)) * (q.r * s.rangeQ[id] / (127 * 127))
-			qsq = q.sq
+			dot = dotQ8(&q.m, m, kern.dotI8(q.i, v), d)
+			qsq = q.m.sq
 		}
 		if s.cfg.Metric == L2 {
-			return float32(math.Sqrt(float64(max(0, qsq+s.sq[id]-2*dot))))
+			return float32(math.Sqrt(float64(max(0, qsq+m.sq-2*dot))))
 		}
 		return 1 - dot
 	default:
 		w := int(id) * s.words
 		return float32(2*kern.hamming(q.b, s.bits[w:w+s.words:w+s.words])) / float32(d)
 	}
+}
+
+// dotQ8 is the dot product of two dequantized Q8 vectors from their int8 dot product:
+// sum (oa + sa*qa)(ob + sb*qb), in float64 since the offset terms nearly cancel.
+func dotQ8(a, b *q8meta, qdot int32, d int) float32 {
+	if a.off == 0 && b.off == 0 {
+		return float32(qdot) * (a.sc * b.sc)
+	}
+	oa, ob, sa, sb := float64(a.off), float64(b.off), float64(a.sc), float64(b.sc)
+	return float32(oa*ob*float64(d) + oa*sb*float64(b.qsum) + ob*sa*float64(a.qsum) + sa*sb*float64(qdot))
 }
 
 // distNodes is the distance between two stored nodes.
@@ -204,8 +259,7 @@ func (s *Set) store(id uint32, q *query, norm float32) {
 		copy(s.f32[int(id)*d:], q.f)
 	case Q8:
 		copy(s.i8[int(id)*d:], q.i)
-		s.rangeQ[id] = q.r
-		s.sq[id] = q.sq
+		s.q8[id] = q.m
 	default:
 		copy(s.bits[int(id)*s.words:], q.b)
 	}
@@ -225,8 +279,15 @@ func (s *Set) Vector(name []byte) ([]float32, bool) {
 	case NoQuant:
 		copy(out, nq.f)
 	case Q8:
-		for i, v := range nq.i {
-			out[i] = float32(v) * nq.r / 127
+		if nq.m.symmetric() {
+			for i, v := range nq.i {
+				out[i] = float32(v) * nq.m.hi / 127 // as Redis 8 dequantizes
+			}
+		} else {
+			lo, w := float64(nq.m.lo), float64(nq.m.hi)-float64(nq.m.lo)
+			for i, v := range nq.i { // min + u*(max-min)/255: levels 0 and 255 give min and max exactly
+				out[i] = float32(lo + w*float64(int(v)+128)/255)
+			}
 		}
 	default:
 		for i := range out {
@@ -261,10 +322,17 @@ func (s *Set) Raw(name []byte) (RawVector, bool) {
 		}
 	case Q8:
 		r.Data = make([]byte, len(nq.i))
-		for i, v := range nq.i {
-			r.Data[i] = byte(v)
+		if nq.m.symmetric() {
+			for i, v := range nq.i {
+				r.Data[i] = byte(v)
+			}
+			r.Range = nq.m.hi
+		} else {
+			for i, v := range nq.i {
+				r.Data[i] = byte(int(v) + 128)
+			}
+			r.Offset, r.Min, r.Max = true, nq.m.lo, nq.m.hi
 		}
-		r.Range = nq.r
 	default:
 		r.Data = make([]byte, 0, 8*len(nq.b))
 		for _, w := range nq.b {

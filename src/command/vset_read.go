@@ -76,7 +76,9 @@ func readElement(c *Ctx, elem []byte) (*vsetValue, bool) {
 }
 
 // VEMB key element [RAW]: the vector as stored (dequantized, the norm put back), or with RAW
-// [quant, bytes, norm, (Q8) range].
+// [quant, bytes, norm, (Q8) range] as Redis 8. A Q8 vector stored with an offset range
+// (docs/decisions.md) answers ["uint8", levels, norm, min, max] instead: component min +
+// u*(max-min)/255 for each level byte u.
 func vemb(c *Ctx) {
 	raw := false
 	for _, a := range c.Args[3:] {
@@ -92,16 +94,23 @@ func vemb(c *Ctx) {
 	}
 	if raw {
 		r, _ := v.set.Raw(c.Args[2])
-		q8 := r.Quant == vector.Q8
-		if q8 {
+		switch {
+		case r.Offset:
+			c.ArrayLen(5)
+			c.Simple("uint8")
+		case r.Quant == vector.Q8:
 			c.ArrayLen(4)
-		} else {
+			c.Simple(r.Quant.String())
+		default:
 			c.ArrayLen(3)
+			c.Simple(r.Quant.String())
 		}
-		c.Simple(r.Quant.String())
 		c.Bulk(r.Data)
 		c.Double(float64(r.Norm))
-		if q8 {
+		if r.Offset {
+			c.Double(float64(r.Min))
+			c.Double(float64(r.Max))
+		} else if r.Quant == vector.Q8 {
 			c.Double(float64(r.Range))
 		}
 		return
