@@ -2,11 +2,15 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/hotkv/hotkv/src/config"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -94,5 +98,77 @@ func compareShapes(t *testing.T, what string, want, got []string) {
 	}
 	if strings.Join(want, "\n") != strings.Join(got, "\n") {
 		t.Errorf("%s INFO replication differs:\nRedis:\n%s\nHotKV:\n%s", what, strings.Join(want, "\n"), strings.Join(got, "\n"))
+	}
+}
+
+// REPLICAOF and SLAVEOF update the replicaof directive as redis-server 7.0.15's do: CONFIG GET
+// shows it, CONFIG REWRITE writes "replicaof host port", and after NO ONE the line is gone.
+func TestReplReplicaofConfigAgainstRedis(t *testing.T) {
+	ctx := context.Background()
+	dead := strconv.Itoa(replPort(t)) // nothing listens: both keep trying to connect
+	rdir := t.TempDir()
+	rconf := filepath.Join(rdir, "redis.conf")
+	if err := os.WriteFile(rconf, []byte("save \"\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rc := startRedisFile(t, rconf, replPort(t))
+	hdir := t.TempDir()
+	hconf := filepath.Join(hdir, "hotkv.conf")
+	if err := os.WriteFile(hconf, []byte("save \"\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hp := replPort(t)
+	cfg, err := config.Load([]string{hconf, "--port", strconv.Itoa(hp), "--bind", "127.0.0.1", "--threads", "1", "--dir", hdir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveTestServer(t, s)
+	hk := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(hp), Protocol: 2, MaxRetries: -1})
+	defer hk.Close()
+	// line returns the file's replicaof line, or "".
+	line := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "replicaof") || strings.HasPrefix(l, "slaveof") {
+				return l
+			}
+		}
+		return ""
+	}
+	step := func(cmd ...any) {
+		t.Helper()
+		var got [2]string
+		for i, c := range []*redis.Client{rc, hk} {
+			if err := c.Do(ctx, cmd...).Err(); err != nil {
+				t.Fatalf("%v: %v", cmd, err)
+			}
+			v, err := c.ConfigGet(ctx, "replicaof").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.ConfigRewrite(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			got[i] = fmt.Sprintf("CONFIG GET %q, file %q", v["replicaof"], line([]string{rconf, hconf}[i]))
+		}
+		if got[0] != got[1] {
+			t.Fatalf("after %v: Redis %s, HotKV %s", cmd, got[0], got[1])
+		}
+		t.Logf("after %v: %s", cmd, got[0])
+	}
+	step("REPLICAOF", "127.0.0.1", dead)
+	step("SLAVEOF", "localhost", dead)
+	step("REPLICAOF", "NO", "ONE")
+	for i, c := range []*redis.Client{rc, hk} {
+		if err := c.ConfigSet(ctx, "replicaof", "127.0.0.1 "+dead).Err(); err == nil || !strings.Contains(err.Error(), "immutable") {
+			t.Fatalf("server %d: CONFIG SET replicaof: %v", i, err)
+		}
 	}
 }

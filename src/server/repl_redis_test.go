@@ -61,13 +61,24 @@ func replPort(t *testing.T) int {
 // startRedisAt runs redis-server on port with its files in a temporary dir; stopped by PID.
 func startRedisAt(t *testing.T, port int, args ...string) *redis.Client {
 	t.Helper()
+	return startRedisFile(t, "", port, args...)
+}
+
+// startRedisFile is startRedisAt with a config file (CONFIG REWRITE's), when conf is not "".
+func startRedisFile(t *testing.T, conf string, port int, args ...string) *redis.Client {
+	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server not on PATH")
 	}
 	dir := t.TempDir()
-	all := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
+	var all []string
+	if conf != "" {
+		all = []string{conf}
+	}
+	all = append(all, []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
 		"--daemonize", "no", "--dir", dir, "--logfile", dir + "/redis.log", "--enable-debug-command", "yes",
-		"--repl-diskless-sync-delay", "0"}, args...)
+		"--repl-diskless-sync-delay", "0"}...)
+	all = append(all, args...)
 	cmd := exec.Command("redis-server", all...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -138,6 +138,7 @@ func (h *replHooks) ReplicaOf(cl *command.Client, host string, port int) []byte 
 			return []byte("+OK\r\n")
 		}
 		r.promote()
+		r.setReplicaofConfig("no one")
 		r.s.log.Info("MASTER MODE enabled (user request from '" + cl.Addr + "')")
 		return []byte("+OK\r\n")
 	}
@@ -148,8 +149,18 @@ func (h *replHooks) ReplicaOf(cl *command.Client, host string, port int) []byte 
 		return []byte("+OK Already connected to specified master\r\n")
 	}
 	r.setMaster(host, port)
+	r.setReplicaofConfig(host + " " + strconv.Itoa(port))
 	r.s.log.Info(fmt.Sprintf("REPLICAOF %s:%d enabled (user request from '%s')", host, port, cl.Addr))
 	return []byte("+OK\r\n")
+}
+
+// setReplicaofConfig keeps the replicaof directive equal to the role, as Redis's masterhost and
+// masterport are that directive: CONFIG GET replicaof shows it and CONFIG REWRITE writes it (or,
+// after NO ONE, removes the line).
+func (r *replState) setReplicaofConfig(v string) {
+	if err := r.s.cfg.SetInternal("replicaof", v); err != nil {
+		r.s.log.Warn("Cannot update the replicaof directive", "value", v, "err", err)
+	}
 }
 
 func (r *replState) currentLink() *masterLink {
