@@ -1,5 +1,7 @@
 package cluster
 
+import "unsafe"
+
 // Slots is the number of hash slots.
 const Slots = 16384
 
@@ -48,4 +50,24 @@ func KeySlot(key []byte) int {
 		break
 	}
 	return int(CRC16(key) & (Slots - 1))
+}
+
+// KeySlotString is KeySlot of a key held as a string (a keyspace entry's), without copying it.
+func KeySlotString(key string) int {
+	return KeySlot(unsafe.Slice(unsafe.StringData(key), len(key)))
+}
+
+// SlotOpen is the state of a slot in resharding as the command route sees it.
+type SlotOpen uint8
+
+const (
+	SlotStable    SlotOpen = iota
+	SlotMigrating          // served here while the keys are here; a missing key is -ASK
+	SlotImporting          // an ASKING client's command: -TRYAGAIN when several keys, some missing
+)
+
+// KeyCounts are database 0's key counts the CLUSTER command's checks need (SETSLOT NODE, RESET,
+// REPLICATE): Slot's keys when the command names a slot (else Slot is -1), and the total.
+type KeyCounts struct {
+	Slot, InSlot, Total int
 }

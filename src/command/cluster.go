@@ -6,7 +6,13 @@ package command
 // mode route pays one nil check and CLUSTER answers ErrNoCluster, as Redis.
 
 import (
+	"bytes"
 	"strconv"
+
+	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/ds/strs"
+	"github.com/hotkv/hotkv/net/resp"
+	"github.com/hotkv/hotkv/pipeline"
 
 	"github.com/hotkv/hotkv/src/cluster"
 	"github.com/hotkv/hotkv/src/pubsub"
@@ -15,10 +21,15 @@ import (
 // ClusterHooks is the server's cluster mode.
 type ClusterHooks interface {
 	// Cluster appends the reply to CLUSTER args (args[1] is the subcommand) in protocol proto.
-	Cluster(dst []byte, proto int, args [][]byte) []byte
+	// keys holds the key counts its checks need (SETSLOT NODE, RESET, REPLICATE), taken before
+	// the call: the hook must not take shard tokens under its own lock.
+	Cluster(dst []byte, proto int, args [][]byte, keys KeyCounts) []byte
 	// Redirect is "" when this node serves slot for a command of a client with the given ASKING
-	// and READONLY state, else the error reply (MOVED, ASK, CLUSTERDOWN …) without its '-'.
-	Redirect(slot int, write, asking, readonly bool) string
+	// and READONLY state, else the error reply (MOVED, CLUSTERDOWN …) without its '-'. When it
+	// is "" and the slot is open (being migrated from or, for an ASKING client, imported to this
+	// node), open says so and askTo is the migration target's "ip:port": the command's keys then
+	// decide, holding their shards (openSlotRefusal).
+	Redirect(slot int, write, asking, readonly bool) (msg string, open SlotOpen, askTo string)
 	// Publish sends a PUBLISH (shard false: to every node) or SPUBLISH (shard true: to the nodes of
 	// this node's shard) over the bus.
 	Publish(shard bool, channel, message []byte)
@@ -38,6 +49,18 @@ func (e *Engine) PublishFromBus(shard bool, channel, message []byte) {
 	}
 }
 
+// SlotOpen and KeyCounts are src/cluster's (the hook's package names them too).
+type (
+	SlotOpen  = cluster.SlotOpen
+	KeyCounts = cluster.KeyCounts
+)
+
+const (
+	SlotStable    = cluster.SlotStable
+	SlotMigrating = cluster.SlotMigrating
+	SlotImporting = cluster.SlotImporting
+)
+
 // errSlotNotServed is the redirect of a slot no node serves (ClusterHooks.Redirect's text).
 const errSlotNotServed = "CLUSTERDOWN Hash slot not served"
 
@@ -45,6 +68,13 @@ const errSlotNotServed = "CLUSTERDOWN Hash slot not served"
 type clusterClient struct {
 	asking   bool // ASKING: the next command may use an importing slot
 	readonly bool // READONLY: reads may be served by a replica of the slot's master
+	// The routed command's open slot (set by clusterRefusal, consumed by openSlotRefusal in
+	// the barrier that runs it right after): its state, its slot, the migration target, and
+	// whether it names several distinct keys.
+	open  SlotOpen
+	multi bool
+	slot  int
+	askTo string
 }
 
 var clusterSubs = []*Spec{
@@ -52,11 +82,13 @@ var clusterSubs = []*Spec{
 	{Name: "cluster|addslotsrange", Arity: -4, Flags: Admin | Stale | NoAsyncLoading},
 	{Name: "cluster|bumpepoch", Arity: 2, Flags: Admin | Stale | NoAsyncLoading},
 	{Name: "cluster|count-failure-reports", Arity: 3, Flags: Admin | Stale},
+	{Name: "cluster|countkeysinslot", Arity: 3, Flags: Stale, Scope: ScopeAll, Run: countKeysInSlotCmd},
 	{Name: "cluster|delslots", Arity: -3, Flags: Admin | Stale | NoAsyncLoading},
 	{Name: "cluster|delslotsrange", Arity: -4, Flags: Admin | Stale | NoAsyncLoading},
 	{Name: "cluster|failover", Arity: -2, Flags: Admin | Stale | NoAsyncLoading},
 	{Name: "cluster|flushslots", Arity: 2, Flags: Admin | Stale | NoAsyncLoading},
 	{Name: "cluster|forget", Arity: 3, Flags: Admin | Stale | NoAsyncLoading},
+	{Name: "cluster|getkeysinslot", Arity: 4, Flags: Stale, Scope: ScopeAll, Run: getKeysInSlotCmd},
 	{Name: "cluster|help", Arity: 2, Flags: Loading | Stale},
 	{Name: "cluster|info", Arity: 2, Flags: Stale},
 	{Name: "cluster|keyslot", Arity: 3, Flags: Stale},
@@ -71,7 +103,6 @@ var clusterSubs = []*Spec{
 	{Name: "cluster|set-config-epoch", Arity: 3, Flags: Admin | Stale | NoAsyncLoading},
 	{Name: "cluster|setslot", Arity: -4, Flags: Admin | Stale | NoAsyncLoading},
 	{Name: "cluster|shards", Arity: 2, Flags: Stale},
-	{Name: "cluster|shards", Arity: 2, Flags: Stale},
 	{Name: "cluster|slaves", Arity: 3, Flags: Admin | Stale},
 	{Name: "cluster|slots", Arity: 2, Flags: Stale},
 }
@@ -79,13 +110,21 @@ var clusterSubs = []*Spec{
 var clusterCommands = []*Spec{
 	(&Spec{Name: "cluster", Arity: -2, Scope: ScopeConn}).sub(clusterSubsWithRun()...),
 	{Name: "asking", Arity: 1, Flags: Fast, Scope: ScopeConn, Run: askingCmd},
+	restoreAsking,
 	{Name: "readonly", Arity: 1, Flags: Loading | Stale | Fast, Scope: ScopeConn, Run: readonlyCmd},
 	{Name: "readwrite", Arity: 1, Flags: Loading | Stale | Fast, Scope: ScopeConn, Run: readwriteCmd},
 }
 
+// restoreAsking is RESTORE that an importing slot serves without ASKING (MIGRATE sends it). Redis
+// flags it "asking"; route knows it by its Spec (one pointer compare).
+var restoreAsking = &Spec{Name: "restore-asking", Arity: -4, Flags: Write | DenyOOM | Asking, FirstKey: 1, LastKey: 1,
+	Step: 1, Run: restoreCmd}
+
 func clusterSubsWithRun() []*Spec {
 	for _, s := range clusterSubs {
-		s.Run = clusterCmd
+		if s.Run == nil {
+			s.Run = clusterCmd
+		}
 	}
 	return clusterSubs
 }
@@ -97,7 +136,7 @@ func clusterCmd(c *Ctx) {
 		c.Err(ErrNoCluster)
 		return
 	}
-	c.Out = h.Cluster(c.Out, c.Proto, c.Args)
+	c.Out = h.Cluster(c.Out, c.Proto, c.Args, c.E.clusterKeyCounts(c))
 }
 
 // ASKING
@@ -140,6 +179,7 @@ func (e *Engine) clusterRefusal(cl *Client, spec *Spec, args [][]byte) string {
 	if spec.Name != "asking" {
 		cl.cluster.asking = false
 	}
+	cl.cluster.open = SlotStable
 	if cl.ID == e.repl.master.Load() { // the primary's stream is applied whatever the slots (as Redis)
 		return ""
 	}
@@ -162,16 +202,142 @@ func (e *Engine) clusterRefusal(cl *Client, spec *Spec, args [][]byte) string {
 	}
 	// As getNodeByQuery: an unserved first slot is reported before keys of other slots.
 	slot := cluster.KeySlot(args[pos[0]])
-	r := h.Redirect(slot, spec.Flags&Write != 0, asking, cl.cluster.readonly)
+	r, open, askTo := h.Redirect(slot, spec.Flags&Write != 0, asking || spec == restoreAsking,
+		cl.cluster.readonly)
 	if r == errSlotNotServed {
 		return r
 	}
+	multi := false
 	for _, i := range pos[1:] {
 		if cluster.KeySlot(args[i]) != slot {
 			return ErrCrossSlot
 		}
+		multi = multi || !bytes.Equal(args[i], args[pos[0]])
+	}
+	if r == "" && open != SlotStable && spec.Name != "migrate" { // MIGRATE works in an open slot
+		cl.cluster.open, cl.cluster.slot, cl.cluster.askTo, cl.cluster.multi = open, slot, askTo, multi
 	}
 	return r
+}
+
+// openSlotRefusal is getNodeByQuery's key test for a command in an open slot, made in the barrier
+// that runs it, holding its keys' shards, so no MIGRATE moves a key between the test and the
+// command. In a migrating slot a command missing all its keys is -ASK to the target, one missing
+// some is -TRYAGAIN; an ASKING client's command in an importing slot is -TRYAGAIN when it names
+// several keys and some are missing (Redis 7.0.15's rules).
+func (e *Engine) openSlotRefusal(cl *Client, s *pipeline.Slot, now int64) string {
+	cc := &cl.cluster
+	open := cc.open
+	cc.open = SlotStable
+	missing, present := false, false
+	for _, i := range cl.keyPos {
+		key := s.Args[i]
+		if e.data(e.shardOf(key)).dbs[s.DB].Peek(key, now) == nil {
+			missing = true
+		} else {
+			present = true
+		}
+	}
+	switch {
+	case !missing:
+		return ""
+	case open == SlotMigrating && !present:
+		return "ASK " + strconv.Itoa(cc.slot) + " " + cc.askTo
+	case open == SlotMigrating || cc.multi:
+		return ErrTryAgain
+	}
+	return ""
+}
+
+// clusterKeyCounts takes the key counts the CLUSTER hook's checks may need, one shard at a time
+// (as Redis, which is single-threaded, counts them without a lock; a key written meanwhile is the
+// same race a client's write after the reply would be).
+func (e *Engine) clusterKeyCounts(c *Ctx) KeyCounts {
+	k := KeyCounts{Slot: -1}
+	sub := c.Args[1]
+	needSlot := strs.EqualFold(sub, "setslot") && len(c.Args) > 2
+	if !needSlot && !strs.EqualFold(sub, "reset") && !strs.EqualFold(sub, "replicate") {
+		return k
+	}
+	if needSlot {
+		if n, err := strconv.Atoi(string(c.Args[2])); err == nil && n >= 0 && n < cluster.Slots {
+			k.Slot = n
+		}
+	}
+	for id := range e.Group.Shards {
+		e.runInShard(c, id, func(*pipeline.Shard) {
+			ks := e.data(int32(id)).dbs[0]
+			k.Total += ks.Len()
+			if x := ks.Slots; x != nil && k.Slot >= 0 {
+				k.InSlot += x.Count(k.Slot)
+			}
+		})
+	}
+	return k
+}
+
+// EnableSlotIndex makes every shard's database 0 keep its keys by hash slot (cluster mode), adding
+// the keys it holds already. The server calls it before cluster mode serves.
+func (e *Engine) EnableSlotIndex() {
+	e.Group.LockAll()
+	defer e.Group.UnlockAll()
+	for id := range e.Group.Shards {
+		e.data(int32(id)).dbs[0].Reindex(keyspace.NewSlotIndex(cluster.Slots, cluster.KeySlotString))
+	}
+}
+
+// CLUSTER COUNTKEYSINSLOT slot
+func countKeysInSlotCmd(c *Ctx) {
+	if c.E.Hooks.Cluster == nil {
+		c.Err(ErrNoCluster)
+		return
+	}
+	slot, ok := ParseInt(c.Args[2])
+	if !ok {
+		c.Err(ErrNotInt)
+		return
+	}
+	if slot < 0 || slot >= cluster.Slots {
+		c.Err("ERR Invalid slot")
+		return
+	}
+	n := 0
+	for id := range c.E.Group.Shards {
+		if x := c.E.data(int32(id)).dbs[0].Slots; x != nil {
+			n += x.Count(int(slot))
+		}
+	}
+	c.Int(int64(n))
+}
+
+// CLUSTER GETKEYSINSLOT slot count
+func getKeysInSlotCmd(c *Ctx) {
+	if c.E.Hooks.Cluster == nil {
+		c.Err(ErrNoCluster)
+		return
+	}
+	slot, ok := ParseInt(c.Args[2])
+	max, ok2 := ParseInt(c.Args[3])
+	if !ok || !ok2 {
+		c.Err(ErrNotInt)
+		return
+	}
+	if slot < 0 || slot >= cluster.Slots || max < 0 {
+		c.Err("ERR Invalid slot or number of keys")
+		return
+	}
+	var keys []string
+	for id := range c.E.Group.Shards {
+		x := c.E.data(int32(id)).dbs[0].Slots
+		if x == nil || int64(len(keys)) >= max {
+			continue
+		}
+		x.Keys(int(slot), int(max-int64(len(keys))), func(en *keyspace.Entry) { keys = append(keys, en.Key()) })
+	}
+	c.Out = resp.AppendArrayLen(c.Out, len(keys))
+	for _, k := range keys {
+		c.Out = resp.AppendBulkString(c.Out, k)
+	}
 }
 
 // infoCluster is INFO's cluster section: Redis 7.0 has one field.

@@ -15,13 +15,13 @@ func newOwnAll() *ownAll {
 	return h
 }
 
-func (h *ownAll) Cluster(dst []byte, _ int, _ [][]byte) []byte { return dst }
-func (h *ownAll) Publish(bool, []byte, []byte)                 {}
-func (h *ownAll) Redirect(slot int, _, _, _ bool) string {
+func (h *ownAll) Cluster(dst []byte, _ int, _ [][]byte, _ KeyCounts) []byte { return dst }
+func (h *ownAll) Publish(bool, []byte, []byte)                              {}
+func (h *ownAll) Redirect(slot int, _, _, _ bool) (string, SlotOpen, string) {
 	if h.table.Load()[slot] != 0 {
-		return "MOVED " // never: every slot is ours
+		return "MOVED ", SlotStable, "" // never: every slot is ours
 	}
-	return ""
+	return "", SlotStable, ""
 }
 
 var clusterHotCmds = [][]string{{"GET", "key:1"}, {"SET", "key:2", "v"}, {"GET", "key:{3}"}}
@@ -29,6 +29,7 @@ var clusterHotCmds = [][]string{{"GET", "key:1"}, {"SET", "key:2", "v"}, {"GET",
 func clusterHotConn(tb testing.TB, on bool) *hotConn {
 	tc := newTestConn(tb, newTestEngine())
 	if on {
+		tc.e.EnableSlotIndex()
 		tc.e.Hooks.Cluster = newOwnAll()
 	}
 	tc.do("SET", "key:1", "v")

@@ -167,11 +167,18 @@ func (e *Engine) barrier(s *pipeline.Slot) {
 // call recovers a command's panic, but one in the warming or in serving the blocked clients
 // would otherwise leave the shards locked and hang every client of them.
 func (e *Engine) runOnKeys(c *Ctx, s *pipeline.Slot, cl *Client, now int64) {
-	if s.Cmd.(*Spec).shared && e.runKeysShared(c, s, cl, now) {
+	open := cl.cluster.open != SlotStable // cluster mode: a slot in resharding (cluster.go)
+	if s.Cmd.(*Spec).shared && !open && e.runKeysShared(c, s, cl, now) {
 		return
 	}
 	e.Group.Lock(cl.shards)
 	defer e.Group.Unlock(cl.shards)
+	if open {
+		if msg := e.openSlotRefusal(cl, s, now); msg != "" {
+			e.reject(s, s.Cmd.(*Spec), msg)
+			return
+		}
+	}
 	e.enter(cl.shards, false, c)
 	defer e.leave(cl.shards, false, c)
 	if sink := e.warmKeys(s, cl.keyPos); sink != 0 {

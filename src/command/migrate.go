@@ -1,8 +1,8 @@
 package command
 
 // MIGRATE (issue 17 item 4), as Redis 7.0.15's migrateCommand in cluster.c: the keys are DUMPed
-// and sent as RESTORE key ttl payload [REPLACE] (RESTORE-ASKING is only for cluster mode, which
-// HotKV's MIGRATE does not run in), after AUTH/AUTH2 and a SELECT when the cached connection's
+// and sent as RESTORE key ttl payload [REPLACE] (RESTORE-ASKING in cluster mode, so that the
+// target serves it in its importing slot), after AUTH/AUTH2 and a SELECT when the cached connection's
 // database differs; each acknowledged key is deleted unless COPY, raising "del" and replicated
 // as one DEL of those keys.
 //
@@ -58,6 +58,7 @@ type migrateOpts struct {
 	keys          [][]byte
 	timeout       time.Duration
 	db            int64
+	cluster       bool // cluster mode: RESTORE-ASKING, which the target serves in its importing slot
 }
 
 // parseMigrate reads the options after the timeout, then the timeout and the database, in
@@ -137,6 +138,7 @@ type migrateItem struct {
 // [AUTH2 username password] [KEYS key [key ...]]
 func migrateCmd(c *Ctx) {
 	o, msg := parseMigrate(c.Args)
+	o.cluster = c.E.Hooks.Cluster != nil
 	if msg != "" {
 		c.Err(msg)
 		return
@@ -386,7 +388,11 @@ func migrateRequest(o *migrateOpts, items []migrateItem, sel bool) []byte {
 		} else {
 			bulkCount(4)
 		}
-		b = resp.AppendBulkString(b, "RESTORE")
+		if o.cluster {
+			b = resp.AppendBulkString(b, "RESTORE-ASKING")
+		} else {
+			b = resp.AppendBulkString(b, "RESTORE")
+		}
 		b = resp.AppendBulk(b, it.key)
 		b = resp.AppendBulk(b, strconv.AppendInt(num[:0], it.ttl, 10))
 		b = resp.AppendBulk(b, it.payload)

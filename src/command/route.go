@@ -87,6 +87,9 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 		}
 	case ScopeKeys:
 		s.Target = e.routeKeys(cl, spec, s)
+		if cl.cluster.open != SlotStable { // its keys decide, holding their shards (cluster.go)
+			s.Target = pipeline.TargetBarrier
+		}
 		if cl.track.flags.Load() != 0 && cl.trackRead(spec) {
 			e.rememberKeys(cl, s.Args, cl.keyPos)
 		}

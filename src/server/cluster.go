@@ -48,6 +48,7 @@ func (s *Server) startCluster() error {
 		return err
 	}
 	s.cluster = m
+	s.Engine.EnableSlotIndex() // COUNTKEYSINSLOT, GETKEYSINSLOT and the key checks read it
 	s.Engine.Hooks.Cluster = m
 	return nil
 }

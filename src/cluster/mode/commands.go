@@ -14,7 +14,7 @@ import (
 )
 
 // Cluster answers CLUSTER args (command.ClusterHooks).
-func (m *Mode) Cluster(dst []byte, proto int, args [][]byte) []byte {
+func (m *Mode) Cluster(dst []byte, proto int, args [][]byte, keys cluster.KeyCounts) []byte {
 	sub := strings.ToLower(string(args[1]))
 	if sub == "keyslot" {
 		return resp.AppendInt(dst, int64(cluster.KeySlot(args[2])))
@@ -29,7 +29,7 @@ func (m *Mode) Cluster(dst []byte, proto int, args [][]byte) []byte {
 			m.changed(st)
 			return outs
 		}
-		reply = m.run(dst, proto, sub, args[2:], st, now)
+		reply = m.run(dst, proto, sub, args[2:], st, now, keys)
 		if sub == "replicate" && reply[n] == '+' {
 			master = st.Myself.Master
 		}
@@ -45,7 +45,8 @@ func (m *Mode) Cluster(dst []byte, proto int, args [][]byte) []byte {
 
 func errReply(dst []byte, err error) []byte { return resp.AppendError(dst, err.Error()) }
 
-func (m *Mode) run(dst []byte, proto int, sub string, a [][]byte, st *cluster.State, now int64) []byte {
+func (m *Mode) run(dst []byte, proto int, sub string, a [][]byte, st *cluster.State, now int64,
+	keys cluster.KeyCounts) []byte {
 	switch sub {
 	case "info":
 		return resp.AppendVerbatim(dst, proto, "txt", st.InfoText())
@@ -81,7 +82,7 @@ func (m *Mode) run(dst []byte, proto int, sub string, a [][]byte, st *cluster.St
 		return okOrErr(dst, st.Forget(string(a[0]), now))
 	case "replicate":
 		// The state change here; Cluster then starts the data replication (Options.OnReplicate).
-		return okOrErr(dst, st.Replicate(string(a[0]), true, now))
+		return okOrErr(dst, st.Replicate(string(a[0]), keys.Total == 0, now))
 	case "set-config-epoch":
 		e, err := strconv.ParseInt(string(a[0]), 10, 64)
 		if err != nil {
@@ -97,14 +98,14 @@ func (m *Mode) run(dst []byte, proto int, sub string, a [][]byte, st *cluster.St
 		}
 		return resp.AppendInt(dst, int64(n))
 	case "setslot":
-		return okOrErr(dst, m.setSlot(st, a, now))
+		return okOrErr(dst, m.setSlot(st, a, now, keys))
 	case "saveconfig":
 		if err := m.save(st, true); err != nil {
 			return resp.AppendError(dst, "ERR error saving the cluster node config: "+err.Error())
 		}
 		return resp.AppendSimple(dst, "OK")
 	case "reset":
-		return okOrErr(dst, m.reset(st, a, now))
+		return okOrErr(dst, m.reset(st, a, now, keys))
 	case "replicas", "slaves":
 		n := st.Nodes[string(a[0])]
 		if n == nil {
@@ -204,7 +205,7 @@ func (m *Mode) meet(dst []byte, st *cluster.State, a [][]byte, now int64) []byte
 }
 
 // CLUSTER SETSLOT slot IMPORTING id | MIGRATING id | STABLE | NODE id
-func (m *Mode) setSlot(st *cluster.State, a [][]byte, now int64) error {
+func (m *Mode) setSlot(st *cluster.State, a [][]byte, now int64, keys cluster.KeyCounts) error {
 	if st.Myself.Master != nil {
 		return errors.New("ERR Please use SETSLOT only with masters.")
 	}
@@ -249,6 +250,9 @@ func (m *Mode) setSlot(st *cluster.State, a [][]byte, now int64) error {
 		if n == nil {
 			return fmt.Errorf("ERR Unknown node %s", a[2])
 		}
+		if st.Owner[slot] == st.Myself && n != st.Myself && keys.Slot == slot && keys.InSlot != 0 {
+			return fmt.Errorf("ERR Can't assign hashslot %d to a different node while I still hold keys for this hash slot.", slot)
+		}
 		return st.SetSlotNode(slot, n.Name, now)
 	default:
 		return errors.New("ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP")
@@ -258,9 +262,8 @@ func (m *Mode) setSlot(st *cluster.State, a [][]byte, now int64) error {
 }
 
 // CLUSTER RESET [HARD|SOFT]: forget every other node and every slot; HARD also takes a new name and
-// zeroes the epochs. (Redis refuses a master holding keys; that check needs the keyspace and is
-// not made yet.)
-func (m *Mode) reset(st *cluster.State, a [][]byte, now int64) error {
+// zeroes the epochs. A master holding keys is refused, as in Redis.
+func (m *Mode) reset(st *cluster.State, a [][]byte, now int64, keys cluster.KeyCounts) error {
 	hard := false
 	if len(a) == 1 {
 		switch strings.ToLower(string(a[0])) {
@@ -272,6 +275,9 @@ func (m *Mode) reset(st *cluster.State, a [][]byte, now int64) error {
 		}
 	} else if len(a) > 1 {
 		return errors.New("ERR syntax error")
+	}
+	if st.Myself.IsMaster() && keys.Total != 0 {
+		return errors.New("ERR CLUSTER RESET can't be called with master nodes containing keys")
 	}
 	for slot := range cluster.Slots {
 		st.Migrating[slot], st.Importing[slot] = nil, nil

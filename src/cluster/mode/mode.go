@@ -63,9 +63,10 @@ type Mode struct {
 type routeTable struct {
 	owner     [cluster.Slots]int16 // index into addrs, -1 unassigned
 	importing [cluster.Slots]bool
-	addrs     []string // "ip:port" of each master
-	self      int16    // myself's index when a master, else -1
-	master    int16    // myself's master's index when a replica, else -1
+	migrating [cluster.Slots]int16 // index into addrs of the node a slot of myself migrates to, -1 none
+	addrs     []string             // "ip:port" of each master
+	self      int16                // myself's index when a master, else -1
+	master    int16                // myself's master's index when a replica, else -1
 	ok        bool
 }
 
@@ -188,20 +189,27 @@ func (m *Mode) save(st *cluster.State, now bool) error {
 func buildRoute(st *cluster.State) *routeTable {
 	rt := &routeTable{self: -1, master: -1, ok: st.OK}
 	idx := map[*cluster.Node]int16{}
+	index := func(n *cluster.Node) int16 {
+		i, ok := idx[n]
+		if !ok {
+			i = int16(len(rt.addrs))
+			idx[n] = i
+			rt.addrs = append(rt.addrs, net.JoinHostPort(n.IP, strconv.Itoa(n.Port)))
+		}
+		return i
+	}
 	for slot := range cluster.Slots {
 		o := st.Owner[slot]
 		rt.importing[slot] = st.Importing[slot] != nil
+		rt.migrating[slot] = -1
 		if o == nil {
 			rt.owner[slot] = -1
 			continue
 		}
-		i, ok := idx[o]
-		if !ok {
-			i = int16(len(rt.addrs))
-			idx[o] = i
-			rt.addrs = append(rt.addrs, net.JoinHostPort(o.IP, strconv.Itoa(o.Port)))
+		rt.owner[slot] = index(o)
+		if to := st.Migrating[slot]; to != nil && o == st.Myself {
+			rt.migrating[slot] = index(to)
 		}
-		rt.owner[slot] = i
 	}
 	if i, ok := idx[st.Myself]; ok {
 		rt.self = i
@@ -221,20 +229,28 @@ func (m *Mode) Publish(shard bool, channel, message []byte) {
 	})
 }
 
-// Redirect is route's check (command.ClusterHooks), as Redis's getNodeByQuery without the
-// migrating-slot key lookups (see the package's README entry: ASK and TRYAGAIN are not sent yet).
-func (m *Mode) Redirect(slot int, write, asking, readonly bool) string {
+// Redirect is route's check (command.ClusterHooks), as Redis's getNodeByQuery; for a slot being
+// migrated from myself, or imported by an ASKING client, the command's keys decide (the command
+// route tests them holding their shards, then answers -ASK or -TRYAGAIN).
+func (m *Mode) Redirect(slot int, write, asking, readonly bool) (string, cluster.SlotOpen, string) {
 	rt := m.route.Load()
 	o := rt.owner[slot]
 	switch {
 	case o < 0:
-		return "CLUSTERDOWN Hash slot not served"
+		return "CLUSTERDOWN Hash slot not served", cluster.SlotStable, ""
 	case !rt.ok && !m.opts.AllowReadsWhenDown:
-		return "CLUSTERDOWN The cluster is down"
+		return "CLUSTERDOWN The cluster is down", cluster.SlotStable, ""
 	case !rt.ok && write:
-		return "CLUSTERDOWN The cluster is down and only accepts read commands"
-	case o == rt.self, asking && rt.importing[slot], readonly && !write && o == rt.master:
-		return ""
+		return "CLUSTERDOWN The cluster is down and only accepts read commands", cluster.SlotStable, ""
+	case o == rt.self:
+		if to := rt.migrating[slot]; to >= 0 {
+			return "", cluster.SlotMigrating, rt.addrs[to]
+		}
+		return "", cluster.SlotStable, ""
+	case asking && rt.importing[slot]:
+		return "", cluster.SlotImporting, ""
+	case readonly && !write && o == rt.master:
+		return "", cluster.SlotStable, ""
 	}
-	return "MOVED " + strconv.Itoa(slot) + " " + rt.addrs[o]
+	return "MOVED " + strconv.Itoa(slot) + " " + rt.addrs[o], cluster.SlotStable, ""
 }
