@@ -9,7 +9,14 @@ import (
 // disjoint, non-adjacent ranges. It costs a build of the index of the live records.
 func (s *Set) covered(v6 bool, now int64) []Range {
 	var segs []Range // matching segments, in order
-	ix := buildIndexAt(s.recs, v6, now)
+	var slots []uint32
+	for i := range s.recs {
+		if s.rngs[i].V6 == v6 && s.recs[i].live(now) {
+			slots = append(slots, uint32(i))
+		}
+	}
+	sortOrder(s.rngs, slots)
+	ix := buildOrdered(s.rngs, slots, v6)
 	var maxA U128
 	if v6 {
 		maxA = U128{^uint64(0), ^uint64(0)}

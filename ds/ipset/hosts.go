@@ -2,12 +2,14 @@ package ipset
 
 import (
 	"slices"
-	"sort"
+	"sync/atomic"
 )
 
 // hosts is the set of plain IPv4 hosts (no label, no expiry, not NOMATCH): a frozen sorted
-// base plus a delta of additions and removals, merged into a new base once it passes
-// max(4096, base/8) (merge, called by a writer).
+// base plus a delta of additions and removals, merged into a new base off the shard's token
+// (build.go's protocol) once it passes max(pendMin, base/8). A merge freezes the delta (fadd,
+// fdel: the old view is base+fadd-fdel) and builds base' = the old view on a goroutine; new
+// changes go to a fresh delta over the old view, which stays valid over base'.
 //
 // The base is pointer-free: below bucketMin hosts a sorted []uint32; from bucketMin on, the
 // flat host index: starts[h] is the first of the hosts whose top 16 bits are h in lows, the
@@ -17,18 +19,32 @@ type hosts struct {
 	starts []uint32 // 65537 entries when bucketed, else nil
 	lows   []uint16
 	nbase  int
-	add    map[uint32]struct{} // not in the base
-	del    map[uint32]struct{} // in the base
+	add    map[uint32]struct{} // not in the old view
+	del    map[uint32]struct{} // in the old view
+	fadd   map[uint32]struct{} // frozen while a merge runs: not in the base
+	fdel   map[uint32]struct{} // frozen: in the base
+	nold   int                 // hosts in the old view
+	job    *hostJob
+}
+
+type hostJob struct {
+	done atomic.Bool
+	wait chan struct{}
+	base hostBase
 }
 
 const bucketMin = 1 << 16
 
-func (h *hosts) len() int { return h.nbase + len(h.add) - len(h.del) }
+func (h *hosts) len() int { return h.nold + len(h.add) - len(h.del) }
+
+func (h *hosts) deltaLen() int { return len(h.add) + len(h.del) }
 
 func (h *hosts) inBase(a uint32) bool {
+	if h.nbase == 0 {
+		return false
+	}
 	if h.starts == nil {
-		i, ok := slices.BinarySearch(h.small, a)
-		_ = i
+		_, ok := slices.BinarySearch(h.small, a)
 		return ok
 	}
 	b := a >> 16
@@ -38,30 +54,40 @@ func (h *hosts) inBase(a uint32) bool {
 	return ok
 }
 
-func (h *hosts) has(a uint32) bool {
-	if len(h.add) > 0 {
-		if _, ok := h.add[a]; ok {
+// inOld reports whether a is in the old view (base+fadd-fdel).
+func (h *hosts) inOld(a uint32) bool {
+	if h.fadd != nil {
+		if _, ok := h.fadd[a]; ok {
 			return true
 		}
-	}
-	if h.nbase == 0 {
-		return false
-	}
-	if len(h.del) > 0 {
-		if _, ok := h.del[a]; ok {
+		if _, ok := h.fdel[a]; ok {
 			return false
 		}
 	}
 	return h.inBase(a)
 }
 
-// insert adds a and reports whether it was new.
-func (h *hosts) insert(a uint32) bool {
-	if h.nbase > 0 && h.inBase(a) {
-		if _, ok := h.del[a]; ok {
-			delete(h.del, a)
+func (h *hosts) has(a uint32) bool {
+	if len(h.add) > 0 {
+		if _, ok := h.add[a]; ok {
 			return true
 		}
+	}
+	if len(h.del) > 0 {
+		if _, ok := h.del[a]; ok {
+			return false
+		}
+	}
+	return h.inOld(a)
+}
+
+// insert adds a and reports whether it was new.
+func (h *hosts) insert(a uint32) bool {
+	if _, ok := h.del[a]; ok {
+		delete(h.del, a)
+		return true
+	}
+	if h.inOld(a) {
 		return false
 	}
 	if _, ok := h.add[a]; ok {
@@ -71,7 +97,6 @@ func (h *hosts) insert(a uint32) bool {
 		h.add = map[uint32]struct{}{}
 	}
 	h.add[a] = struct{}{}
-	h.maybeMerge()
 	return true
 }
 
@@ -81,106 +106,166 @@ func (h *hosts) remove(a uint32) bool {
 		delete(h.add, a)
 		return true
 	}
-	if h.nbase == 0 || !h.inBase(a) {
-		return false
-	}
-	if _, ok := h.del[a]; ok {
+	if _, ok := h.del[a]; ok || !h.inOld(a) {
 		return false
 	}
 	if h.del == nil {
 		h.del = map[uint32]struct{}{}
 	}
 	h.del[a] = struct{}{}
-	h.maybeMerge()
 	return true
 }
 
+// maybeMerge starts a merge when the delta passed its threshold and none runs.
 func (h *hosts) maybeMerge() {
-	if d := len(h.add) + len(h.del); d > max(4096, h.nbase/8) {
-		h.merge()
+	if h.job == nil && h.deltaLen() > max(pendMin, h.nbase/8) {
+		h.startJob(false)
 	}
 }
 
-// eachBase calls fn for every base host in order.
-func (h *hosts) eachBase(fn func(uint32)) {
-	if h.starts == nil {
-		for _, a := range h.small {
+// poll installs a finished merge.
+func (h *hosts) poll() {
+	if j := h.job; j != nil && j.done.Load() {
+		h.install()
+	}
+}
+
+// startJob freezes the delta and builds the new base from it, on a goroutine unless sync.
+func (h *hosts) startJob(sync bool) {
+	j := &hostJob{wait: make(chan struct{})}
+	h.job = j
+	h.fadd, h.fdel = h.add, h.del
+	if h.fadd == nil {
+		h.fadd = map[uint32]struct{}{}
+	}
+	h.nold = h.len()
+	h.add, h.del = nil, nil
+	old := hostBase{h.small, h.starts, h.lows}
+	fadd, fdel := h.fadd, h.fdel
+	run := func() {
+		j.base = newHostBase(applyDelta(old.sorted(), fadd, fdel))
+		j.done.Store(true)
+		close(j.wait)
+	}
+	if sync {
+		run()
+	} else {
+		go run()
+	}
+}
+
+func (h *hosts) install() {
+	j := h.job
+	h.job = nil
+	h.small, h.starts, h.lows = j.base.small, j.base.starts, j.base.lows
+	h.nbase = h.nold
+	h.fadd, h.fdel = nil, nil
+}
+
+// compact merges the whole delta, waiting for it.
+func (h *hosts) compact() {
+	if j := h.job; j != nil {
+		<-j.wait
+		h.install()
+	}
+	if h.deltaLen() > 0 {
+		h.startJob(true)
+		h.install()
+	}
+}
+
+// hostBase is a frozen base: small, or starts and lows.
+type hostBase struct {
+	small  []uint32
+	starts []uint32
+	lows   []uint16
+}
+
+func (b hostBase) each(fn func(uint32)) {
+	if b.starts == nil {
+		for _, a := range b.small {
 			fn(a)
 		}
 		return
 	}
-	for b := 0; b < 1<<16; b++ {
-		for _, l := range h.lows[h.starts[b]:h.starts[b+1]] {
-			fn(uint32(b)<<16 | uint32(l))
+	for k := 0; k < 1<<16; k++ {
+		for _, l := range b.lows[b.starts[k]:b.starts[k+1]] {
+			fn(uint32(k)<<16 | uint32(l))
 		}
 	}
 }
 
-// sorted returns every host in order (a new slice).
-func (h *hosts) sorted() []uint32 {
-	out := make([]uint32, 0, h.len())
-	h.eachBase(func(a uint32) {
-		if _, ok := h.del[a]; !ok {
-			out = append(out, a)
+func (b hostBase) sorted() []uint32 {
+	var out []uint32
+	if b.starts == nil {
+		return slices.Clone(b.small)
+	}
+	out = make([]uint32, 0, len(b.lows))
+	b.each(func(a uint32) { out = append(out, a) })
+	return out
+}
+
+// applyDelta is sorted (which it may reuse) without del and with add.
+func applyDelta(sorted []uint32, add, del map[uint32]struct{}) []uint32 {
+	if len(del) > 0 {
+		out := sorted[:0]
+		for _, a := range sorted {
+			if _, ok := del[a]; !ok {
+				out = append(out, a)
+			}
 		}
-	})
-	if len(h.add) == 0 {
-		return out
+		sorted = out
 	}
-	n := len(out)
-	for a := range h.add {
-		out = append(out, a)
+	if len(add) == 0 {
+		return sorted
 	}
-	add := out[n:]
-	sort.Slice(add, func(i, j int) bool { return add[i] < add[j] })
-	merged := make([]uint32, 0, len(out))
-	i, j := 0, n
-	for i < n || j < len(out) {
-		if j == len(out) || i < n && out[i] < out[j] {
-			merged = append(merged, out[i])
+	ad := make([]uint32, 0, len(add))
+	for a := range add {
+		ad = append(ad, a)
+	}
+	slices.Sort(ad)
+	merged := make([]uint32, 0, len(sorted)+len(ad))
+	i, j := 0, 0
+	for i < len(sorted) || j < len(ad) {
+		if j == len(ad) || i < len(sorted) && sorted[i] < ad[j] {
+			merged = append(merged, sorted[i])
 			i++
 		} else {
-			merged = append(merged, out[j])
+			merged = append(merged, ad[j])
 			j++
 		}
 	}
 	return merged
 }
 
-// merge folds the delta into a new base.
-func (h *hosts) merge() {
-	all := h.sorted()
-	h.setBase(all)
+func newHostBase(all []uint32) hostBase {
+	if len(all) < bucketMin {
+		return hostBase{small: slices.Clip(all)}
+	}
+	b := hostBase{starts: make([]uint32, 1<<16+1), lows: make([]uint16, len(all))}
+	for i, a := range all {
+		b.starts[a>>16+1]++
+		b.lows[i] = uint16(a)
+	}
+	for k := 1; k <= 1<<16; k++ {
+		b.starts[k] += b.starts[k-1]
+	}
+	return b
 }
 
-func (h *hosts) setBase(all []uint32) {
-	h.add, h.del = nil, nil
-	h.nbase = len(all)
-	if len(all) < bucketMin {
-		h.small = slices.Clip(all)
-		h.starts, h.lows = nil, nil
-		return
-	}
-	h.small = nil
-	h.starts = make([]uint32, 1<<16+1)
-	h.lows = make([]uint16, len(all))
-	for i, a := range all {
-		h.starts[a>>16+1]++
-		h.lows[i] = uint16(a)
-	}
-	for b := 1; b <= 1<<16; b++ {
-		h.starts[b] += h.starts[b-1]
-	}
+// sorted returns every host in order (a new slice).
+func (h *hosts) sorted() []uint32 {
+	old := applyDelta(hostBase{h.small, h.starts, h.lows}.sorted(), h.fadd, h.fdel)
+	return applyDelta(old, h.add, h.del)
 }
 
 func (h *hosts) clone() hosts {
-	var c hosts
-	c.setBase(h.sorted())
-	return c
+	b := newHostBase(h.sorted())
+	return hosts{small: b.small, starts: b.starts, lows: b.lows, nbase: h.len(), nold: h.len()}
 }
 
 func (h *hosts) memory() int64 {
 	n := int64(4*cap(h.small) + 4*len(h.starts) + 2*cap(h.lows))
-	n += int64(len(h.add)+len(h.del)) * 16 // a map slot of 4-byte keys, with overhead
+	n += int64(len(h.add)+len(h.del)+len(h.fadd)+len(h.fdel)) * 16 // a map slot of 4-byte keys, with overhead
 	return n
 }

@@ -9,22 +9,46 @@ import (
 // (bounds[i] is where segment i starts; a segment ends where the next starts) with, per segment,
 // the node of its most specific covering record. A node is a record and the node of the next
 // most specific record covering the same segment, so a lookup that finds its record expired or
-// removed walks on to the next cover. Nodes are shared between segments (hash-consed while the
-// table is built), so a nested family of prefixes costs one node per prefix.
+// removed walks on to the next cover. Nodes are shared between segments, so a nested family of
+// prefixes costs one node per prefix.
+//
+// An index never changes once built: a merge (build.go) builds a new one, off the shard's token,
+// from the old one's order and the records added since.
 type index struct {
 	bounds []U128   // IPv6; nil for IPv4, whose bounds are b4
 	b4     []uint32 // IPv4 bounds
 	top    []uint32 // node per segment, noNode: none
 	nodes  []node
-	order  []uint32 // the records' slots by start, then end
+	order  []uint32 // the records' slots by start, then end from the greatest (byOrder)
 }
 
 type node struct{ slot, parent uint32 }
 
 const noNode = ^uint32(0)
 
+// byOrder is the index order: by start, then by end from the greatest, so that a record comes
+// after every record that contains it.
+func byOrder(a, b Range) int {
+	if c := a.Lo.Cmp(b.Lo); c != 0 {
+		return c
+	}
+	return b.Hi.Cmp(a.Hi)
+}
+
 // lookup returns the slot of the most specific record live at now covering a, or -1.
 func (ix *index) lookup(recs []rec, a U128, now int64) int64 {
+	for n := ix.seg(a); n != noNode; {
+		nd := ix.nodes[n]
+		if recs[nd.slot].live(now) {
+			return int64(nd.slot)
+		}
+		n = nd.parent
+	}
+	return -1
+}
+
+// seg is the top node of the segment holding a, noNode when none covers it.
+func (ix *index) seg(a U128) uint32 {
 	// the last bound <= a
 	var lo int
 	if b := ix.b4; b != nil {
@@ -51,16 +75,108 @@ func (ix *index) lookup(recs []rec, a U128, now int64) int64 {
 		}
 	}
 	if lo == 0 {
-		return -1
+		return noNode
 	}
-	for n := ix.top[lo-1]; n != noNode; {
-		nd := ix.nodes[n]
-		if recs[nd.slot].live(now) {
-			return int64(nd.slot)
+	return ix.top[lo-1]
+}
+
+// buildOrdered builds the index of the records at order (slots of family v6, sorted byOrder;
+// the index keeps the slice); nil when order is empty. It reads only rngs. A laminar family
+// (every two records nested or disjoint: any set of prefixes, disjoint ranges) is one linear
+// sweep with a stack; records that overlap without nesting take the general sweep.
+func buildOrdered(rngs []Range, order []uint32, v6 bool) *index {
+	if len(order) == 0 {
+		return nil
+	}
+	ix, ok := sweepLaminar(rngs, order, v6)
+	if !ok {
+		ix = sweepGeneral(rngs, order, v6)
+	}
+	if !v6 {
+		ix.b4 = make([]uint32, len(ix.bounds))
+		for i, b := range ix.bounds {
+			ix.b4[i] = uint32(b.Lo)
 		}
-		n = nd.parent
+		ix.bounds = nil
 	}
-	return -1
+	ix.bounds = slices.Clip(ix.bounds)
+	ix.top = slices.Clip(ix.top)
+	ix.nodes = slices.Clip(ix.nodes)
+	return ix
+}
+
+// endOf is where a record ending at hi stops covering: hi+1, or false past the family's last
+// address.
+func endOf(hi U128, v6 bool) (U128, bool) {
+	end, over := hi.Add1()
+	return end, !over && (v6 || end.Lo <= 0xffffffff)
+}
+
+// emit starts a segment at at with node top (bounds come in order; equal ones replace the last,
+// and a segment with the previous one's node is not a new segment).
+func (ix *index) emit(at U128, top uint32) {
+	n := len(ix.top)
+	if n > 0 && ix.bounds[n-1] == at {
+		if n > 1 && ix.top[n-2] == top || n == 1 && top == noNode {
+			ix.bounds, ix.top = ix.bounds[:n-1], ix.top[:n-1]
+		} else {
+			ix.top[n-1] = top
+		}
+		return
+	}
+	if n > 0 && ix.top[n-1] == top {
+		return
+	}
+	ix.bounds = append(ix.bounds, at)
+	ix.top = append(ix.top, top)
+}
+
+// sweepLaminar is the index of a laminar family: the records containing a point are a stack,
+// the most specific on top (a nested record has fewer addresses). It reports false when two
+// records overlap without nesting.
+func sweepLaminar(rngs []Range, order []uint32, v6 bool) (*index, bool) {
+	type open struct {
+		hi   U128
+		node uint32
+	}
+	ix := &index{order: order, nodes: make([]node, 0, len(order)), bounds: make([]U128, 0, len(order)+len(order)/2)}
+	ix.top = make([]uint32, 0, cap(ix.bounds))
+	var stk []open
+	pop := func() {
+		t := stk[len(stk)-1]
+		stk = stk[:len(stk)-1]
+		end, ok := endOf(t.hi, v6)
+		if !ok {
+			return
+		}
+		next := noNode
+		if len(stk) > 0 {
+			next = stk[len(stk)-1].node
+		}
+		ix.emit(end, next)
+	}
+	for _, sl := range order {
+		r := &rngs[sl]
+		for len(stk) > 0 && stk[len(stk)-1].hi.Less(r.Lo) {
+			pop()
+		}
+		parent := noNode
+		if len(stk) > 0 {
+			t := stk[len(stk)-1]
+			if t.hi.Less(r.Hi) {
+				return nil, false
+			}
+			parent = t.node
+		}
+		n := uint32(len(ix.nodes))
+		ix.nodes = append(ix.nodes, node{sl, parent})
+		stk = append(stk, open{r.Hi, n})
+		ix.emit(r.Lo, n)
+	}
+	for len(stk) > 0 {
+		pop()
+	}
+	return ix, true
 }
 
 type event struct {
@@ -69,47 +185,25 @@ type event struct {
 	add  bool
 }
 
-// lessSpecific orders records from the least specific (most addresses, tie: smaller start).
-func lessSpecific(recs []rec, a, b uint32) bool {
-	return moreSpecific(recs[b].r, recs[a].r)
-}
-
-// buildIndex builds the index of the records of family v6 not removed; nil when there is none.
-func buildIndex(recs []rec, v6 bool) *index { return buildIndexAt(recs, v6, 0) }
-
-// buildIndexAt is buildIndex of the records live at now (now 0: not removed).
-func buildIndexAt(recs []rec, v6 bool, now int64) *index {
-	var ev []event
-	for i := range recs {
-		x := &recs[i]
-		if x.flags&fDead != 0 || x.r.V6 != v6 || now != 0 && !x.live(now) {
-			continue
-		}
-		ev = append(ev, event{x.r.Lo, uint32(i), true})
-		if end, over := x.r.Hi.Add1(); !over && (v6 || end.Lo <= 0xffffffff) { // no segment past the family's last address
-			ev = append(ev, event{end, uint32(i), false})
+// sweepGeneral is the index of any records: at each bound the covering records sorted from the
+// least specific, their nodes hash-consed.
+func sweepGeneral(rngs []Range, order []uint32, v6 bool) *index {
+	ev := make([]event, 0, 2*len(order))
+	for _, sl := range order {
+		r := &rngs[sl]
+		ev = append(ev, event{r.Lo, sl, true})
+		if end, ok := endOf(r.Hi, v6); ok {
+			ev = append(ev, event{end, sl, false})
 		}
 	}
-	if len(ev) == 0 {
-		return nil
-	}
-	ix := &index{order: make([]uint32, 0, len(ev)/2+1)}
-	for _, e := range ev {
-		if e.add {
-			ix.order = append(ix.order, e.slot)
-		}
-	}
-	slices.SortFunc(ix.order, func(a, b uint32) int {
-		if c := recs[a].r.Lo.Cmp(recs[b].r.Lo); c != 0 {
-			return c
-		}
-		return recs[a].r.Hi.Cmp(recs[b].r.Hi)
-	})
-	sort.Slice(ev, func(i, j int) bool { return ev[i].at.Less(ev[j].at) })
+	slices.SortStableFunc(ev, func(a, b event) int { return a.at.Cmp(b.at) })
+	ix := &index{order: order}
+	// lessSpecific orders records from the least specific (most addresses, tie: smaller start).
+	lessSpecific := func(a, b uint32) bool { return moreSpecific(rngs[b], rngs[a]) }
 	intern := map[uint64]uint32{}
 	var active, nodeAt []uint32
 	pos := func(slot uint32) int {
-		return sort.Search(len(active), func(k int) bool { return !lessSpecific(recs, active[k], slot) })
+		return sort.Search(len(active), func(k int) bool { return !lessSpecific(active[k], slot) })
 	}
 	relink := func(from int) {
 		nodeAt = nodeAt[:from]
@@ -146,23 +240,34 @@ func buildIndexAt(recs []rec, v6 bool, now int64) *index {
 		if len(nodeAt) > 0 {
 			top = nodeAt[len(nodeAt)-1]
 		}
-		if n := len(ix.top); n > 0 && ix.top[n-1] == top {
-			continue
-		}
-		ix.bounds = append(ix.bounds, at)
-		ix.top = append(ix.top, top)
+		ix.emit(at, top)
 	}
-	if !v6 {
-		ix.b4 = make([]uint32, len(ix.bounds))
-		for i, b := range ix.bounds {
-			ix.b4[i] = uint32(b.Lo)
-		}
-		ix.bounds = nil
-	}
-	ix.bounds = slices.Clip(ix.bounds)
-	ix.top = slices.Clip(ix.top)
-	ix.nodes = slices.Clip(ix.nodes)
 	return ix
+}
+
+// sortOrder sorts slots byOrder of their ranges.
+func sortOrder(rngs []Range, slots []uint32) {
+	slices.SortFunc(slots, func(a, b uint32) int { return byOrder(rngs[a], rngs[b]) })
+}
+
+// mergeOrder merges two slices of slots sorted byOrder, keeping only the slots keep accepts.
+func mergeOrder(rngs []Range, a, b []uint32, keep func(uint32) bool) []uint32 {
+	out := make([]uint32, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		var sl uint32
+		if j == len(b) || i < len(a) && byOrder(rngs[a[i]], rngs[b[j]]) < 0 {
+			sl = a[i]
+			i++
+		} else {
+			sl = b[j]
+			j++
+		}
+		if keep(sl) {
+			out = append(out, sl)
+		}
+	}
+	return out
 }
 
 func (ix *index) memory() int64 {

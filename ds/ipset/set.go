@@ -8,31 +8,38 @@ import (
 // Set is an IP set. The zero value is not usable; make one with New.
 //
 // Plain IPv4 hosts (no label, no expiry, not NOMATCH) are kept in hosts. Every other entry is a
-// record in recs, found by its range (find: the pending map, else a binary search of the
-// frozen index's order), expiring from a heap, and looked up through a
-// frozen index per family (index.go) built over the records present when it was built, plus the
-// records added since (pending), which lookups probe by prefix length (CIDRs) or scan (other
-// ranges) until a writer rebuilds the index (when the pending part passes max(64, n/8) CIDRs
-// and removals, or max(32, n/64) other ranges: a rebuild is O(n log n), so the amortized cost of
-// an add stays O(log n), and a lookup probes few lengths and scans few ranges). Removed records are only marked dead until then, so
-// the index never points at a reused slot.
+// record: its range in rngs and the rest in recs, both by slot, found by its range (find: the
+// pending map, else a binary search of the frozen index's order), expiring from a heap, and
+// looked up through a frozen index per family (index.go) built over the records present when it
+// was built, plus the records added since (pending): prefixes probed by prefix length (only the
+// lengths present), other ranges through buckets of their top 16 bits. A merge (build.go) builds
+// a new index off the shard's token once the pending part passes max(4096, base/8), and the next
+// writer swaps it in. Removed records are only marked dead until an index that leaves them out
+// is in, so no index points at a reused slot.
 type Set struct {
 	hosts  hosts
-	recs   []rec
+	rngs   []Range          // by slot; written only when a slot is taken, so merges read them off the token
+	recs   []rec            // by slot
+	live   []uint64         // bitmap of slots taken and not removed
 	pend   map[Range]uint32 // live records added since the index was built
 	nrec   int              // live records
 	free   []uint32         // slots reusable now
 	dead   []uint32         // slots removed since the index was built
 	idx    [2]*index
-	pendC  []uint32 // CIDR records added since the index was built
-	pendR  []uint32 // other records added since
-	lens   [2][3]uint64
-	heap   []uint32 // slots with an expiry, a min-heap on rec.expire
+	pendC  []uint32            // CIDR records added since the index was built
+	pendR  []uint32            // other records added since
+	rbk    map[uint32][]uint32 // pendR by family and top 16 bits of each address (bucketKey), spanning <= rbkSpan buckets
+	rwide  []uint32            // pendR spanning more
+	lens   [2][3]uint64        // prefix lengths present in pendC, by family
+	heap   []uint32            // slots with an expiry, a min-heap on rec.expire
 	labels labels
+	base   int    // live records when the index was built
+	job    *job   // the merge in flight, nil when none
+	writes uint64 // changes made, for Settle
+	quiet  uint64 // writes at Settle's last visit
 }
 
 type rec struct {
-	r      Range
 	expire int64  // unix ms, 0: none
 	label  uint32 // 0: none
 	hpos   int32  // position in the heap, -1 when none
@@ -56,28 +63,19 @@ type Meta struct {
 // New returns an empty set.
 func New() *Set { return &Set{} }
 
-// find returns the slot of the live record of range r.
+// find returns the slot of the live record of range r: pending, or on the index's chain of
+// covers of r.Lo (which holds every indexed record containing r.Lo).
 func (s *Set) find(r Range) (uint32, bool) {
 	if i, ok := s.pend[r]; ok {
 		return i, true
 	}
 	if ix := s.idx[fam(r.V6)]; ix != nil {
-		o := ix.order
-		lo, hi := 0, len(o)
-		for lo < hi {
-			m := int(uint(lo+hi) >> 1)
-			x := &s.recs[o[m]].r
-			if x.Lo.Less(r.Lo) || x.Lo == r.Lo && x.Hi.Less(r.Hi) {
-				lo = m + 1
-			} else {
-				hi = m
+		for n := ix.seg(r.Lo); n != noNode; {
+			nd := ix.nodes[n]
+			if s.rngs[nd.slot] == r {
+				return nd.slot, s.recs[nd.slot].flags&fDead == 0
 			}
-		}
-		if lo < len(o) {
-			x := &s.recs[o[lo]]
-			if x.r == r && x.flags&fDead == 0 {
-				return o[lo], true
-			}
+			n = nd.parent
 		}
 	}
 	return 0, false
@@ -105,21 +103,25 @@ func (s *Set) Has(r Range) bool {
 // Add stores r with m. With nx an existing entry is left as it is; with xx a missing one is not
 // added. It reports whether r was new and whether anything changed.
 func (s *Set) Add(r Range, m Meta, nx, xx bool) (added, changed bool) {
-	exists := s.Has(r)
+	s.poll()
+	i, found := s.find(r)
+	exists := found || !r.V6 && r.Lo == r.Hi && s.hosts.has(uint32(r.Lo.Lo))
 	if exists && nx || !exists && xx {
 		return false, false
 	}
+	s.writes++
 	if plainHost(r, m) {
-		if i, ok := s.find(r); ok {
+		if found {
 			s.kill(i)
 		}
 		s.hosts.insert(uint32(r.Lo.Lo))
+		s.maybeMerge()
 		return !exists, true
 	}
 	if !r.V6 && r.Lo == r.Hi {
 		s.hosts.remove(uint32(r.Lo.Lo))
 	}
-	if i, ok := s.find(r); ok {
+	if found {
 		x := &s.recs[i]
 		s.labels.release(x.label)
 		x.label = s.labels.intern(m.Label)
@@ -130,39 +132,76 @@ func (s *Set) Add(r Range, m Meta, nx, xx bool) (added, changed bool) {
 		s.setExpire(i, m.Expire)
 		return false, true
 	}
-	var i uint32
 	if n := len(s.free); n > 0 {
 		i = s.free[n-1]
 		s.free = s.free[:n-1]
+		s.rngs[i] = r
 	} else {
 		if len(s.recs) >= math.MaxUint32-1 {
 			panic("ipset: too many entries")
 		}
 		s.recs = append(s.recs, rec{})
+		s.rngs = append(s.rngs, r)
 		i = uint32(len(s.recs) - 1)
+		if int(i/64) >= len(s.live) {
+			s.live = append(s.live, 0)
+		}
 	}
-	x := rec{r: r, label: s.labels.intern(m.Label), hpos: -1}
+	s.live[i/64] |= 1 << (i % 64)
+	x := rec{label: s.labels.intern(m.Label), hpos: -1}
 	if m.NoMatch {
 		x.flags |= fNoMatch
 	}
 	if n, ok := r.Prefix(); ok {
 		x.flags |= fCIDR
 		x.plen = uint8(n)
-		s.pendC = append(s.pendC, i)
-		f := fam(r.V6)
-		s.lens[f][n/64] |= 1 << (n % 64)
-	} else {
-		s.pendR = append(s.pendR, i)
 	}
 	s.recs[i] = x
+	s.addPending(i)
+	s.nrec++
+	s.setExpire(i, m.Expire)
+	s.maybeMerge()
+	return !exists, true
+}
+
+// addPending puts slot i, a live record not in the index, in the pending part.
+func (s *Set) addPending(i uint32) {
+	r := s.rngs[i]
+	x := &s.recs[i]
+	if x.flags&fCIDR != 0 {
+		s.pendC = append(s.pendC, i)
+		n := int(x.plen)
+		s.lens[fam(r.V6)][n/64] |= 1 << (n % 64)
+	} else {
+		s.pendR = append(s.pendR, i)
+		lo, hi := bucketKey(r.Lo, r.V6), bucketKey(r.Hi, r.V6)
+		if hi-lo >= rbkSpan {
+			s.rwide = append(s.rwide, i)
+		} else {
+			if s.rbk == nil {
+				s.rbk = map[uint32][]uint32{}
+			}
+			for k := lo; k <= hi; k++ {
+				s.rbk[k] = append(s.rbk[k], i)
+			}
+		}
+	}
 	if s.pend == nil {
 		s.pend = map[Range]uint32{}
 	}
 	s.pend[r] = i
-	s.nrec++
-	s.setExpire(i, m.Expire)
-	s.maybeRebuild()
-	return !exists, true
+}
+
+// rbkSpan is the most buckets of 2^16 (IPv4) or 2^112 (IPv6) addresses a pending range is
+// listed in; a wider one is in rwide, which every lookup scans.
+const rbkSpan = 16
+
+// bucketKey is the bucket of address a: its family and top 16 bits.
+func bucketKey(a U128, v6 bool) uint32 {
+	if v6 {
+		return 1<<16 | uint32(a.Hi>>48)
+	}
+	return uint32(a.Lo >> 16)
 }
 
 func fam(v6 bool) int {
@@ -174,15 +213,19 @@ func fam(v6 bool) int {
 
 // Del removes the entry r and reports whether it was there.
 func (s *Set) Del(r Range) bool {
+	s.poll()
 	if !r.V6 && r.Lo == r.Hi && s.hosts.remove(uint32(r.Lo.Lo)) {
+		s.writes++
+		s.maybeMerge()
 		return true
 	}
 	i, ok := s.find(r)
 	if !ok {
 		return false
 	}
+	s.writes++
 	s.kill(i)
-	s.maybeRebuild()
+	s.maybeMerge()
 	return true
 }
 
@@ -190,41 +233,14 @@ func (s *Set) kill(i uint32) {
 	x := &s.recs[i]
 	s.setExpire(i, 0)
 	s.labels.release(x.label)
-	delete(s.pend, x.r)
+	if j, ok := s.pend[s.rngs[i]]; ok && j == i {
+		delete(s.pend, s.rngs[i])
+	}
 	x.label = 0
 	x.flags |= fDead
+	s.live[i/64] &^= 1 << (i % 64)
 	s.nrec--
 	s.dead = append(s.dead, i)
-}
-
-func (s *Set) maybeRebuild() {
-	if len(s.pendC)+len(s.dead) > max(64, s.nrec/8) || len(s.pendR) > max(32, s.nrec/64) {
-		s.Rebuild()
-	}
-}
-
-// Rebuild builds the frozen index over every record and empties the pending parts. Writers
-// call it (Add and Del do when the pending part is large); it changes no answer.
-func (s *Set) Rebuild() {
-	for _, i := range s.dead {
-		s.recs[i] = rec{flags: fDead, hpos: -1}
-	}
-	s.free = append(s.free, s.dead...)
-	s.dead = s.dead[:0]
-	s.idx[0] = buildIndex(s.recs, false)
-	s.idx[1] = buildIndex(s.recs, true)
-	s.pendC, s.pendR, s.pend = s.pendC[:0], s.pendR[:0], nil
-	s.lens = [2][3]uint64{}
-}
-
-// Compact merges every pending part (hosts' too); it changes no answer.
-func (s *Set) Compact() {
-	if len(s.hosts.add)+len(s.hosts.del) > 0 {
-		s.hosts.merge()
-	}
-	if len(s.pendC)+len(s.pendR)+len(s.dead) > 0 {
-		s.Rebuild()
-	}
 }
 
 // Match is the deciding entry of an address.
@@ -255,7 +271,7 @@ func (s *Set) decide(a U128, v6 bool, now int64) int64 {
 		best = ix.lookup(s.recs, a, now)
 	}
 	consider := func(i uint32) {
-		if best < 0 || moreSpecific(s.recs[i].r, s.recs[best].r) {
+		if best < 0 || moreSpecific(s.rngs[i], s.rngs[best]) {
 			best = int64(i)
 		}
 	}
@@ -272,12 +288,21 @@ func (s *Set) decide(a U128, v6 bool, now int64) int64 {
 			}
 		}
 	}
-	for _, i := range s.pendR {
-		x := &s.recs[i]
-		if x.r.V6 == v6 && x.live(now) && !a.Less(x.r.Lo) && !x.r.Hi.Less(a) {
-			consider(i)
+	if len(s.pendR) == 0 {
+		return best
+	}
+	scan := func(slots []uint32) {
+		for _, i := range slots {
+			r := &s.rngs[i]
+			if r.V6 == v6 && !a.Less(r.Lo) && !r.Hi.Less(a) && s.recs[i].live(now) {
+				consider(i)
+			}
 		}
 	}
+	if len(s.rbk) > 0 {
+		scan(s.rbk[bucketKey(a, v6)])
+	}
+	scan(s.rwide)
 	return best
 }
 
@@ -291,7 +316,7 @@ func (s *Set) Lookup(a U128, v6 bool, now int64) (m Match, ok bool) {
 		return m, false
 	}
 	x := &s.recs[i]
-	m = Match{Range: x.r, Expire: x.expire, NoMatch: x.flags&fNoMatch != 0}
+	m = Match{Range: s.rngs[i], Expire: x.expire, NoMatch: x.flags&fNoMatch != 0}
 	if x.label != 0 {
 		m.Label, m.HasLbl = s.labels.names[x.label], true
 	}
@@ -328,7 +353,7 @@ func (s *Set) Entries(now int64) []Entry {
 		if x.flags&fDead != 0 || now != 0 && !x.live(now) {
 			continue
 		}
-		e := Entry{Range: x.r, Expire: x.expire, NoMatch: x.flags&fNoMatch != 0}
+		e := Entry{Range: s.rngs[i], Expire: x.expire, NoMatch: x.flags&fNoMatch != 0}
 		if x.label != 0 {
 			e.Label, e.HasLbl = s.labels.names[x.label], true
 		}
@@ -359,7 +384,7 @@ func (s *Set) Get(r Range) (e Entry, ok bool) {
 		return e, false
 	}
 	x := &s.recs[i]
-	e = Entry{Range: x.r, Expire: x.expire, NoMatch: x.flags&fNoMatch != 0}
+	e = Entry{Range: s.rngs[i], Expire: x.expire, NoMatch: x.flags&fNoMatch != 0}
 	if x.label != 0 {
 		e.Label, e.HasLbl = s.labels.names[x.label], true
 	}
@@ -393,6 +418,7 @@ func (s *Set) NextExpiry() int64 {
 // Expire removes up to max entries (0: all) expired at now, calling fn with each; it returns
 // how many it removed.
 func (s *Set) Expire(now int64, max int, fn func(Range)) int {
+	s.poll()
 	n := 0
 	for len(s.heap) > 0 && (max == 0 || n < max) {
 		i := s.heap[0]
@@ -400,7 +426,7 @@ func (s *Set) Expire(now int64, max int, fn func(Range)) int {
 		if x.expire > now {
 			break
 		}
-		r := x.r
+		r := s.rngs[i]
 		s.kill(i)
 		n++
 		if fn != nil {
@@ -408,7 +434,8 @@ func (s *Set) Expire(now int64, max int, fn func(Range)) int {
 		}
 	}
 	if n > 0 {
-		s.maybeRebuild()
+		s.writes++
+		s.maybeMerge()
 	}
 	return n
 }
@@ -426,18 +453,19 @@ func (s *Set) Clone() *Set {
 		if x.label != 0 {
 			m.Label = []byte(s.labels.names[x.label])
 		}
-		c.Add(x.r, m, false, false)
+		c.Add(s.rngs[i], m, false, false)
 	}
-	c.Rebuild()
+	c.Compact()
 	return c
 }
 
 // MemoryUsage is about the bytes the set holds.
 func (s *Set) MemoryUsage() int64 {
 	n := int64(64) + s.hosts.memory()
-	n += int64(cap(s.recs)) * 64 // records (56 bytes) with slack
+	n += int64(cap(s.recs))*24 + int64(cap(s.rngs))*40 + int64(cap(s.live))*8
 	n += int64(len(s.pend)) * 64 // a map slot: 33-byte key, 4-byte value, overhead
-	n += int64(cap(s.free)+cap(s.dead)+cap(s.pendC)+cap(s.pendR)+cap(s.heap)) * 4
+	n += int64(cap(s.free)+cap(s.dead)+cap(s.pendC)+cap(s.pendR)+cap(s.rwide)+cap(s.heap)) * 4
+	n += int64(len(s.rbk)) * 48
 	for f := range s.idx {
 		if ix := s.idx[f]; ix != nil {
 			n += ix.memory()

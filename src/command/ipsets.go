@@ -18,7 +18,10 @@ import (
 // shared reads (shared.go): ds/ipset's lookups change nothing. Expired entries are skipped by
 // reads and removed by the next write to the set or by the shard's active cycle
 // (expireIPSetsLocked), each removal replicated as IPSET.DEL key entry and raising
-// "ipset.expired" (class d); a set left empty is deleted ("del").
+// "ipset.expired" (class d); a set left empty is deleted ("del"). The same queue brings a set
+// with a pending part or a merge in flight back to the active cycle (ipsetSettleMs later), which
+// installs finished merges and merges what a set that stopped changing still has pending
+// (ipset.Set.Settle), so a loaded set ends fully indexed.
 var ipsetCommands = []*Spec{
 	{Name: "ipset.add", Arity: -3, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Run: ipsetAdd},
 	{Name: "ipset.del", Arity: -3, Flags: Write | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: ipsetDel},
@@ -265,6 +268,7 @@ func ipsetAdd(c *Ctx) {
 		trackIPSetExpiry(c, key, v, v.set.NextExpiry())
 		ipsetPropagateAdd(c, o)
 	}
+	trackIPSetSettle(c, key, v)
 	c.Changed(NotifyModule, "ipset.add", key)
 	c.Dirty(changed)
 	c.Int(int64(added))
@@ -354,6 +358,7 @@ func ipsetDel(c *Ctx) {
 		}
 	}
 	if n > 0 {
+		trackIPSetSettle(c, key, v)
 		c.Changed(NotifyModule, "ipset.del", key)
 		c.Dirty(n)
 		dropIPSetIfEmpty(c, key, e, v)
@@ -677,6 +682,17 @@ func trackIPSetExpiry(c *Ctx, key []byte, v *ipsetValue, at int64) {
 	trackDeadline(c, key, &v.queuedExpiry, at, func(d *shardData) *vexpQueues { return &d.ipexp })
 }
 
+// ipsetSettleMs is how long after a write the active cycle looks at a set left with a pending
+// part or a merge in flight.
+const ipsetSettleMs = 100
+
+// trackIPSetSettle queues v for the active cycle's Settle when it has something pending.
+func trackIPSetSettle(c *Ctx, key []byte, v *ipsetValue) {
+	if v.set.Unsettled() {
+		trackIPSetExpiry(c, key, v, c.Now/1e6+ipsetSettleMs)
+	}
+}
+
 // expireIPSetsLocked is one step of the active cycle in ks, one of the held shard d's keyspaces.
 func (d *shardData) expireIPSetsLocked(ks *keyspace.Keyspace, now int64) {
 	q := d.ipexp[ks]
@@ -713,7 +729,13 @@ func (d *shardData) expireIPSetsLocked(ks *keyspace.Keyspace, now int64) {
 		expireIPSetEntries(c, db, k, v, ms, vexpSweepElems)
 		if v.Len() == 0 {
 			ks.Remove(e)
-		} else if next := v.set.NextExpiry(); next != 0 {
+			continue
+		}
+		next := v.set.NextExpiry()
+		if v.set.Settle() && (next == 0 || next > ms+ipsetSettleMs) {
+			next = ms + ipsetSettleMs
+		}
+		if next != 0 {
 			v.queuedAt = next
 			q.Push(next, key)
 		}

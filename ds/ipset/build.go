@@ -1,0 +1,168 @@
+package ipset
+
+import (
+	"slices"
+	"sync/atomic"
+	"time"
+)
+
+// Merges. A set's pending parts (hosts' delta, the records added or removed since the index was
+// built) are merged into new frozen structures by a goroutine, off the shard's token, once they
+// pass max(pendMin, base/8); the writer that next changes the set (or Settle, from the shard's
+// active cycle) swaps the result in under the token, so a reader sees the old structures or the
+// new ones, never a mix. The protocol:
+//
+//  1. The writer starts a job with a snapshot: the slot ranges (rngs, whose elements are never
+//     rewritten while their slot is taken), a copy of the live bitmap, the old index's order
+//     (immutable) and a copy of the pending slots. Hosts freeze their delta instead (hosts.go).
+//  2. The job reads only the snapshot: the live slots' ranges. Writers go on adding to the
+//     pending part and removing (marking dead) while it runs; a slot it may read is never
+//     rewritten, since slots freed before the snapshot are not in it and removed ones are not
+//     reused before the index that leaves them out is in.
+//  3. install (a writer, under the token) takes the new index, frees the slots removed before
+//     the snapshot, and keeps as pending only what was added after it.
+//
+// One job per set at a time: while one runs the pending part grows past the threshold.
+
+// pendMin is the smallest pending part merged (tests lower it to exercise merges).
+var pendMin = 4096
+
+type job struct {
+	done       atomic.Bool
+	wait       chan struct{} // closed with done
+	idx        [2]*index
+	kc, kr, kd int // len(pendC), len(pendR), len(dead) at the snapshot
+	base       int
+	took       time.Duration
+}
+
+func (s *Set) pending() int { return len(s.pendC) + len(s.pendR) + len(s.dead) }
+
+// poll installs a finished merge.
+func (s *Set) poll() {
+	if j := s.job; j != nil && j.done.Load() {
+		s.install()
+	}
+	s.hosts.poll()
+}
+
+// maybeMerge starts the merges whose pending part passed its threshold.
+func (s *Set) maybeMerge() {
+	if s.job == nil && s.pending() > max(pendMin, s.base/8) {
+		s.startJob(false)
+	}
+	s.hosts.maybeMerge()
+}
+
+// startJob snapshots the records and builds their index, on a goroutine unless sync.
+func (s *Set) startJob(sync bool) {
+	j := &job{wait: make(chan struct{}), kc: len(s.pendC), kr: len(s.pendR), kd: len(s.dead), base: s.nrec}
+	rngs := s.rngs[:len(s.rngs):len(s.rngs)]
+	live := slices.Clone(s.live)
+	add := make([]uint32, 0, len(s.pendC)+len(s.pendR))
+	add = append(append(add, s.pendC...), s.pendR...)
+	var old [2][]uint32
+	for f, ix := range s.idx {
+		if ix != nil {
+			old[f] = ix.order
+		}
+	}
+	s.job = j
+	run := func() {
+		start := time.Now()
+		isLive := func(sl uint32) bool { return live[sl/64]&(1<<(sl%64)) != 0 }
+		for f := range j.idx {
+			v6 := f == 1
+			var fresh []uint32
+			for _, sl := range add {
+				if rngs[sl].V6 == v6 && isLive(sl) {
+					fresh = append(fresh, sl)
+				}
+			}
+			sortOrder(rngs, fresh)
+			j.idx[f] = buildOrdered(rngs, mergeOrder(rngs, old[f], fresh, isLive), v6)
+		}
+		j.took = time.Since(start)
+		j.done.Store(true)
+		close(j.wait)
+	}
+	if sync {
+		run()
+	} else {
+		go run()
+	}
+}
+
+// install swaps a finished job's index in.
+func (s *Set) install() {
+	j := s.job
+	s.job = nil
+	s.idx = j.idx
+	s.base = j.base
+	for _, i := range s.dead[:j.kd] {
+		s.recs[i] = rec{flags: fDead, hpos: -1}
+	}
+	s.free = append(s.free, s.dead[:j.kd]...)
+	s.dead = slices.Clone(s.dead[j.kd:])
+	restC, restR := s.pendC[j.kc:], s.pendR[j.kr:]
+	s.pendC, s.pendR, s.pend, s.rbk, s.rwide = nil, nil, nil, nil, nil
+	s.lens = [2][3]uint64{}
+	for _, rest := range [][]uint32{restC, restR} {
+		for _, i := range rest {
+			if s.recs[i].flags&fDead == 0 {
+				s.addPending(i)
+			}
+		}
+	}
+}
+
+// wait blocks until the job in flight, if any, is done, and installs it.
+func (s *Set) wait() {
+	if j := s.job; j != nil {
+		<-j.wait
+		s.install()
+	}
+}
+
+// Rebuild builds the frozen index over every record and empties the pending parts (waiting for
+// a merge in flight). It changes no answer.
+func (s *Set) Rebuild() {
+	s.wait()
+	if s.pending() > 0 {
+		s.startJob(true)
+		s.install()
+	}
+}
+
+// Compact merges every pending part (hosts' too), waiting for them; it changes no answer.
+func (s *Set) Compact() {
+	s.Rebuild()
+	s.hosts.compact()
+}
+
+// Unsettled reports whether Settle has work: a pending part or a merge in flight.
+func (s *Set) Unsettled() bool {
+	return s.pending() > 0 || s.hosts.deltaLen() > 0 || s.Merging()
+}
+
+// Merging reports whether a merge is in flight.
+func (s *Set) Merging() bool { return s.job != nil || s.hosts.job != nil }
+
+// Settle is the set's idle step, called under the token from time to time (the shard's active
+// cycle): it installs finished merges, and when the set has not changed since the last call,
+// starts a merge of whatever is pending, so that a set loaded and then only read ends with
+// nothing pending. It reports whether it wants to be called again.
+func (s *Set) Settle() bool {
+	s.poll()
+	if s.writes != s.quiet {
+		s.quiet = s.writes
+		return true
+	}
+	if s.job == nil && s.pending() > 0 {
+		s.startJob(false)
+	}
+	if s.hosts.job == nil && s.hosts.deltaLen() > 0 {
+		s.hosts.startJob(false)
+	}
+	return s.Merging()
+}
