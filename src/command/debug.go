@@ -1,6 +1,7 @@
 package command
 
 import (
+	"bytes"
 	"log/slog"
 	"math"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/hotkv/hotkv/ds/strs"
 	"github.com/hotkv/hotkv/net/resp"
+	"github.com/hotkv/hotkv/pipeline"
 )
 
 // DEBUG, behind enable-debug-command (no, the default, as Redis 7.0; yes; local). The
@@ -80,6 +82,8 @@ func debugCmd(c *Ctx) {
 		debugEncodingDump(c, "quicklist", "Quicklist structure printed on stdout", ErrDebugNotQuicklist)
 	case is("HTSTATS-KEY", 3):
 		debugHTStatsKey(c)
+	case strs.EqualFold(sub, "POPULATE") && n >= 3 && n <= 5:
+		debugPopulate(c)
 	default:
 		c.Errf(ErrSubSyntax, sub, "DEBUG")
 	}
@@ -232,6 +236,11 @@ var debugHelpLines = []string{
 	"    Like HTSTATS but for the hash table stored at <key>'s value.",
 	"OBJECT <key>",
 	"    Show low level info about `key` and associated value.",
+	"POPULATE <count> [<prefix>] [<size>]",
+	"    Create <count> string keys named key:<num>. If <prefix> is specified then",
+	"    it is used instead of the 'key' prefix. These are not propagated to",
+	"    replicas. Cluster slots are not respected so keys not belonging to the",
+	"    current node can be created in cluster mode.",
 	"PROTOCOL <type>",
 	"    Reply with a test value of the specified type. <type> can be: string,",
 	"    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
@@ -308,4 +317,80 @@ func leadingFloat(b []byte) float64 {
 		}
 	}
 	return 0
+}
+
+// DEBUG POPULATE count [prefix] [size]: count string keys prefix:N (prefix "key") holding
+// "value:N", or with size that text in size bytes, zero-padded or cut; a key that exists is left
+// as it is. As Redis's: the name is formatted into 128 bytes (a longer one is cut), a prefix ends
+// at its first NUL, and nothing is propagated or counted as a change.
+func debugPopulate(c *Ctx) {
+	count, ok := debugPositive(c.Args[2])
+	if !ok {
+		c.Err(ErrPositive)
+		return
+	}
+	prefix := []byte("key")
+	if len(c.Args) >= 4 {
+		prefix = c.Args[3]
+		if i := bytes.IndexByte(prefix, 0); i >= 0 {
+			prefix = prefix[:i]
+		}
+	}
+	var size int64
+	if len(c.Args) == 5 {
+		if size, ok = debugPositive(c.Args[4]); !ok {
+			c.Err(ErrPositive)
+			return
+		}
+	}
+	e := c.E
+	shards := make([][]int64, len(e.Group.Shards))
+	const chunk = 4096
+	var key, val []byte
+	name := func(j int64) []byte {
+		key = strconv.AppendInt(append(append(key[:0], prefix...), ':'), j, 10)
+		return key[:min(len(key), 127)]
+	}
+	for from := int64(0); from < count; from += chunk {
+		for j := from; j < min(count, from+chunk); j++ {
+			i := e.shardOf(name(j))
+			shards[i] = append(shards[i], j)
+		}
+		for i, js := range shards {
+			if len(js) == 0 {
+				continue
+			}
+			e.Group.Do(i, func(*pipeline.Shard) {
+				d := e.data(int32(i))
+				ks := d.dbs[c.DB]
+				now := time.Now().UnixNano()
+				for _, j := range js {
+					k := name(j)
+					if ks.FindQuiet(k, now) != nil {
+						continue
+					}
+					val = strconv.AppendInt(append(val[:0], "value:"...), j, 10)
+					v := val
+					if size > 0 {
+						v = make([]byte, size)
+						copy(v, val)
+					} else {
+						v = append([]byte(nil), val...)
+					}
+					en := ks.Add(append([]byte(nil), k...))
+					en.Access = uint32(now / 1e9)
+					storeOwnedString(e, ks, en, v, &d.ctx.packed)
+				}
+				e.commitBackgroundLocked(d) // the DELs of expired keys it met
+			})
+			shards[i] = js[:0]
+		}
+	}
+	c.OK()
+}
+
+// debugPositive parses a count as Redis's getPositiveLongFromObjectOrReply: an integer >= 0.
+func debugPositive(b []byte) (int64, bool) {
+	n, ok := strs.ParseInt(b)
+	return n, ok && n >= 0
 }

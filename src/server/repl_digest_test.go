@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -78,5 +79,58 @@ func TestDebugDigestAgainstRedis(t *testing.T) {
 	got, _ = hk.Do(ctx, "DEBUG", "DIGEST").Text()
 	if want != got || want != strings.Repeat("0", 40) {
 		t.Fatalf("empty DEBUG DIGEST: HotKV %s, Redis %s", got, want)
+	}
+}
+
+// DEBUG POPULATE makes the keys and values redis-server 7.0.15 makes (DEBUG DIGEST equal after
+// each call, in two databases), keeps keys that exist, and answers as Redis on bad arguments.
+func TestDebugPopulateAgainstRedis(t *testing.T) {
+	ctx := context.Background()
+	rc := startRedisAt(t, replPort(t))
+	_, hk := startHotKVAt(t, replPort(t))
+	long := strings.Repeat("p", 200) // the name is cut at 127 bytes
+	steps := [][]any{
+		{"SET", "key:5", "mine"},
+		{"DEBUG", "POPULATE", "1000"},
+		{"DEBUG", "POPULATE", "50", "pad", "20"},
+		{"DEBUG", "POPULATE", "50", "cut", "3"},
+		{"DEBUG", "POPULATE", "20", "zero", "0"},
+		{"DEBUG", "POPULATE", "3", long},
+		{"DEBUG", "POPULATE", "3", "nul\x00after"},
+		{"DEBUG", "POPULATE", "0"},
+		{"DEBUG", "POPULATE", "x"},
+		{"DEBUG", "POPULATE", "-1"},
+		{"DEBUG", "POPULATE", "2", "p", "-3"},
+		{"DEBUG", "POPULATE", "2", "p", "y"},
+		{"DEBUG", "POPULATE"},
+		{"DEBUG", "POPULATE", "1", "a", "2", "b"},
+		{"SELECT", "2"},
+		{"DEBUG", "POPULATE", "100", "db2", "7"},
+	}
+	ra := rc.Conn()
+	defer ra.Close()
+	ha := hk.Conn()
+	defer ha.Close()
+	for _, st := range steps {
+		rv, rerr := ra.Do(ctx, st...).Result()
+		hv, herr := ha.Do(ctx, st...).Result()
+		if fmt.Sprint(rv, rerr) != fmt.Sprint(hv, herr) {
+			t.Fatalf("%q: Redis %v %v, HotKV %v %v", st, rv, rerr, hv, herr)
+		}
+		rd, err := ra.Do(ctx, "DEBUG", "DIGEST").Text()
+		if err != nil || rd == strings.Repeat("0", 40) {
+			t.Fatalf("Redis DEBUG DIGEST %q, %v", rd, err)
+		}
+		hd, _ := ha.Do(ctx, "DEBUG", "DIGEST").Text()
+		if rd != hd {
+			diffKeys(t, rc, hk)
+			t.Fatalf("after %q: DEBUG DIGEST Redis %s, HotKV %s", st, rd, hd)
+		}
+	}
+	if v, _ := hk.Get(ctx, "key:5").Result(); v != "mine" {
+		t.Fatalf("GET key:5 = %q: POPULATE replaced a key that existed", v)
+	}
+	if got := replInfo(t, hk, "persistence", "rdb_changes_since_last_save"); got != replInfo(t, rc, "persistence", "rdb_changes_since_last_save") {
+		t.Fatalf("rdb_changes_since_last_save: HotKV %s, Redis %s", got, replInfo(t, rc, "persistence", "rdb_changes_since_last_save"))
 	}
 }
