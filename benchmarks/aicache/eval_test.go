@@ -253,10 +253,10 @@ func evalCurve(t *testing.T, d *dataset, dev, test [][3]int, gname string, guard
 	var s llmcache.Stats
 	if proto == "pairwise" { // a fresh cache, so that its STATS count only these queries
 		c := buildPairs(t, d, test, guard)
-		pt, s = runPairs(d, c, test, chosen.thr), c.Stats
+		pt, s = runPairs(d, c, test, chosen.thr), c.Stats()
 	} else {
 		c, ids := build(t, d, test, guard)
-		pt, s = run(d, c, ids, test, chosen.thr), c.Stats
+		pt, s = run(d, c, ids, test, chosen.thr), c.Stats()
 	}
 	if s.SemanticHits+s.ExactHits != int64(pt.hits) || s.TokensSaved != pt.tokens || s.Lookups != int64(len(test)) {
 		t.Errorf("STATS %+v differ from the harness's count: %d hits, %d tokens, %d lookups", s, pt.hits, pt.tokens, len(test))

@@ -36,6 +36,51 @@ func llmHold(c *Ctx, key []byte, write bool, fn func()) {
 	c.E.commit(c, c.slot)
 }
 
+// llmRead runs fn as a shared reader of key's shard when its token is free (pipeline/shared.go:
+// beside other readers, never beside the token's holder), else holding the token. fn must read
+// through findLLMRead, change nothing but the cache's atomic counters and stamps, and stop without
+// a reply when c.needToken is set (the key was found expired and must be deleted): it then runs
+// again holding the token.
+func llmRead(c *Ctx, key []byte, fn func()) {
+	if c.tx != nil || !llmReadShared(c, key, fn) {
+		llmHold(c, key, false, fn)
+	}
+}
+
+// llmReadShared runs fn as a shared reader; false when the token was taken or fn needs it. The
+// reader leaves by a deferred call: a panic inside would otherwise keep every writer of the
+// shard waiting for it.
+func llmReadShared(c *Ctx, key []byte, fn func()) bool {
+	shard := [1]int32{c.E.shardOf(key)}
+	p, ok := c.E.Group.Share(shard[:])
+	if !ok {
+		return false
+	}
+	defer c.E.Group.Unshare(p, shard[:])
+	c.rstats = &c.E.readers[p]
+	defer func() { c.rstats = nil }()
+	fn()
+	again := c.needToken
+	c.needToken = false
+	return !again
+}
+
+// findLLMRead is findLLM for llmRead: it replies nothing when the key must first be deleted.
+func findLLMRead(c *Ctx, key []byte) (*llmValue, bool) {
+	e := c.FindRead(key)
+	switch {
+	case c.needToken:
+		return nil, false
+	case e == nil:
+		c.Err(errLLMNoKey)
+		return nil, false
+	case e.Kind != keyspace.KindLLMCache:
+		c.WrongType()
+		return nil, false
+	}
+	return keyspace.Obj[llmValue](e), true
+}
+
 // llmSetArgs is SET's parse.
 type llmSetArgs struct {
 	a         llmcache.SetArgs
@@ -293,45 +338,62 @@ func llmGet(c *Ctx) {
 		c.Err(msg)
 		return
 	}
-	var emb embed.Embedder
-	done := false
-	llmHold(c, key, false, func() {
-		q.NowMS = c.Now / 1e6
-		_, v, ok := findLLM(c, key)
-		if !ok {
-			done = true
+	g := llmGetRun{q: q}
+	llmRead(c, key, func() { g.first(c, key) })
+	if g.emb != nil {
+		vecs, err := embedOffShard(c, g.emb, [][]byte{g.q.Prompt})
+		if err != nil {
+			c.Err(err.Error())
 			return
 		}
-		if q.Vector != nil || q.Mode == llmcache.ModeExact || v.emb == nil ||
-			q.Mode == llmcache.ModeBoth && v.c.HasExact(q.NS, q.Prompt, q.Tags, q.NowMS) {
-			done = true
-			llmGetLocked(c, v, &q)
-			return
-		}
-		if emb = v.emb; emb.Local() {
-			done = true
-			vecs, _ := embedOffShard(c, emb, [][]byte{q.Prompt})
-			q.Vector = vecs[0]
-			llmGetLocked(c, v, &q)
-		}
-	})
-	if done {
-		return
+		g.q.Vector = vecs[0]
+		llmRead(c, key, func() {
+			if v, ok := findLLMRead(c, key); ok {
+				g.lookup(c, v)
+			}
+		})
 	}
-	vecs, err := embedOffShard(c, emb, [][]byte{q.Prompt})
-	if err != nil {
-		c.Err(err.Error())
-		return
+	if len(g.expired) > 0 { // met by the lookup, removed holding the token
+		llmHold(c, key, false, func() {
+			if _, v, ok := findLLM(c, key); ok {
+				v.c.DropExpired(g.expired, c.Now/1e6)
+			}
+		})
 	}
-	q.Vector = vecs[0]
-	llmHold(c, key, false, func() {
-		if _, v, ok := findLLM(c, key); ok {
-			llmGetLocked(c, v, &q)
-		}
-	})
 }
 
-func llmGetLocked(c *Ctx, v *llmValue, q *llmcache.Query) {
+// llmGetRun is one GET's state across its shared reads.
+type llmGetRun struct {
+	q       llmcache.Query
+	emb     embed.Embedder // set when the prompt must be embedded off the shard
+	expired []uint64
+}
+
+// first looks up what needs no remote embedding, or leaves g.emb set for the caller to embed.
+func (g *llmGetRun) first(c *Ctx, key []byte) {
+	g.q.NowMS = c.Now / 1e6
+	v, ok := findLLMRead(c, key)
+	if !ok {
+		return
+	}
+	q := &g.q
+	if q.Vector != nil || q.Mode == llmcache.ModeExact || v.emb == nil ||
+		q.Mode == llmcache.ModeBoth && v.c.HasExact(q.NS, q.Prompt, q.Tags, q.NowMS) {
+		g.lookup(c, v)
+		return
+	}
+	if v.emb.Local() {
+		vecs, _ := embedOffShard(c, v.emb, [][]byte{q.Prompt})
+		q.Vector = vecs[0]
+		g.lookup(c, v)
+		return
+	}
+	g.emb = v.emb
+}
+
+// lookup runs the cache's Get and replies.
+func (g *llmGetRun) lookup(c *Ctx, v *llmValue) {
+	q := &g.q
 	if q.Vector != nil && allZero(q.Vector) {
 		q.Vector = nil // the lexical embedding of a prompt without letters: exact lookup only
 		if q.Mode == llmcache.ModeSemantic {
@@ -340,6 +402,7 @@ func llmGetLocked(c *Ctx, v *llmValue, q *llmcache.Query) {
 		}
 	}
 	h, ok, err := v.c.Get(*q)
+	g.expired = h.Expired
 	if err != nil {
 		llmErr(c, err)
 		return
@@ -512,7 +575,8 @@ func llmStats(c *Ctx) {
 		return
 	}
 	v := keyspace.Obj[llmValue](e)
-	s, cfg := &v.c.Stats, v.c.Config()
+	st, cfg := v.c.Stats(), v.c.Config()
+	s := &st
 	c.MapLen(23)
 	kv := func(k string, n int64) { c.BulkString(k); c.Int(n) }
 	kv("entries", int64(v.c.Len()))

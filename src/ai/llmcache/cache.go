@@ -4,15 +4,18 @@
 // under MAXENTRIES, feedback that retires wrong hits, and the statistics STATS reports.
 //
 // It knows nothing of RESP or embedders and takes no locks: the command layer holds the shard's
-// token for every call (Get changes statistics and recency, so it is a write too).
+// token for every call but Get, which may run as a shared read beside other Gets (never beside a
+// write): it changes only statistics, hit counts and recency stamps, all with atomic operations
+// (lru.go), and reports the expired entries it met for the token holder to remove.
 package llmcache
 
 import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"hash/fnv"
 	"math"
+	"sort"
+	"sync/atomic"
 
 	"github.com/hotkv/hotkv/ds/vector"
 	"github.com/hotkv/hotkv/src/ai/embed"
@@ -51,12 +54,17 @@ type Entry struct {
 	Created             int64 // unix ms
 	Tags                []string
 	Attr                []byte
-	Hits                int64
+	hits                atomic.Int64
 	hasVec              bool
 	feat                Features
-	lastHit             []byte // the normalized prompt of the last semantic hit (FEEDBACK's default)
-	prev, next          *Entry // LRU list, most recent at head
+	lastHit             atomic.Pointer[[]byte] // the normalized prompt of the last semantic hit (FEEDBACK's default)
+	used                atomic.Uint64          // the cache's clock at the last use (lru.go)
+	key                 uint64                 // used as of the last settling: the recency heap's key
+	hidx                int                    // index in the recency heap
 }
+
+// Hits is how many lookups the entry answered.
+func (e *Entry) Hits() int64 { return e.hits.Load() }
 
 // namespace is one exact partition: its exact map and its vector index.
 type namespace struct {
@@ -101,15 +109,58 @@ func bucket(cos float32) int {
 
 // Cache is an LLMCACHE value.
 type Cache struct {
-	cfg        Config
-	nextID     uint64
-	byID       map[uint64]*Entry
-	ns         map[string]*namespace
-	head, tail *Entry
-	bad        map[badKey]struct{}
-	Stats      Stats
-	bytes      int64 // entries' own bytes, for MemoryUsage
-	expiring   int   // entries with an expiry
+	cfg      Config
+	nextID   uint64
+	byID     map[uint64]*Entry
+	ns       map[string]*namespace
+	lru      []*Entry      // recency heap, least recently used on top (lru.go)
+	clock    atomic.Uint64 // recency stamps
+	bad      map[badKey]struct{}
+	st       liveStats
+	bytes    int64 // entries' own bytes, for MemoryUsage
+	expiring int   // entries with an expiry
+}
+
+// Stats returns a snapshot of the counters.
+func (c *Cache) Stats() Stats {
+	s := &c.st
+	out := Stats{Lookups: s.lookups.Load(), ExactHits: s.exactHits.Load(), SemanticHits: s.semanticHits.Load(),
+		Misses: s.misses.Load(), GuardRejects: s.guardRejects.Load(), TokensSaved: s.tokensSaved.Load(),
+		TokensInSaved: s.tokensInSaved.Load(), CostSaved: math.Float64frombits(s.costSaved.Load()),
+		WrongHits: s.wrongHits.Load(), Evicted: s.evicted.Load(), Expired: s.expired.Load()}
+	for i := range Buckets {
+		out.HitScores[i], out.NearMisses[i] = s.hitScores[i].Load(), s.nearMisses[i].Load()
+	}
+	return out
+}
+
+// setStats replaces the counters (decoding).
+func (c *Cache) setStats(in Stats) {
+	s := &c.st
+	s.lookups.Store(in.Lookups)
+	s.exactHits.Store(in.ExactHits)
+	s.semanticHits.Store(in.SemanticHits)
+	s.misses.Store(in.Misses)
+	s.guardRejects.Store(in.GuardRejects)
+	s.tokensSaved.Store(in.TokensSaved)
+	s.tokensInSaved.Store(in.TokensInSaved)
+	s.costSaved.Store(math.Float64bits(in.CostSaved))
+	s.wrongHits.Store(in.WrongHits)
+	s.evicted.Store(in.Evicted)
+	s.expired.Store(in.Expired)
+	for i := range Buckets {
+		s.hitScores[i].Store(in.HitScores[i])
+		s.nearMisses[i].Store(in.NearMisses[i])
+	}
+}
+
+func addFloat(a *atomic.Uint64, x float64) {
+	for {
+		old := a.Load()
+		if a.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+x)) {
+			return
+		}
+	}
 }
 
 // Errors of the cache's operations (the command layer maps them to replies).
@@ -172,10 +223,14 @@ func (c *Cache) Set(a SetArgs, nowMS int64) (uint64, []uint64, error) {
 		}
 	}
 	var evicted []uint64
-	for c.cfg.MaxEntries > 0 && len(c.byID) >= c.cfg.MaxEntries && c.tail != nil {
-		evicted = append(evicted, c.tail.ID)
-		c.Stats.Evicted++
-		c.remove(c.tail)
+	for c.cfg.MaxEntries > 0 && len(c.byID) >= c.cfg.MaxEntries {
+		o := c.oldest()
+		if o == nil {
+			break
+		}
+		evicted = append(evicted, o.ID)
+		c.st.evicted.Add(1)
+		c.remove(o)
 	}
 	id := a.ID
 	if id == 0 || c.byID[id] != nil {
@@ -214,7 +269,7 @@ func (c *Cache) Set(a SetArgs, nowMS int64) (uint64, []uint64, error) {
 	if e.Expire != 0 {
 		c.expiring++
 	}
-	c.pushFront(e)
+	c.lruPush(e)
 	return id, evicted, nil
 }
 
@@ -257,7 +312,8 @@ type Query struct {
 type Hit struct {
 	Entry    *Entry
 	Semantic bool
-	Score    float32 // cosine similarity; 1 for an exact hit
+	Score    float32  // cosine similarity; 1 for an exact hit
+	Expired  []uint64 // expired entries the lookup met (hit or miss): DropExpired removes them
 }
 
 // searchK and searchEF bound the semantic lookup: the best searchK candidates of the namespace
@@ -269,8 +325,17 @@ const (
 )
 
 // Get looks a prompt up and updates the statistics. A semantic lookup needs q.Vector unless the
-// mode is exact; ErrNoVector otherwise (counted as nothing).
+// mode is exact; ErrNoVector otherwise (counted as nothing). It changes nothing but counters and
+// recency stamps, atomically, so Gets may run at once (not beside a write).
 func (c *Cache) Get(q Query) (Hit, bool, error) {
+	var scratch [maxNorm]byte
+	return c.get(q, scratch[:0])
+}
+
+// maxNorm is the prompt length Get normalizes on the stack.
+const maxNorm = 512
+
+func (c *Cache) get(q Query, scratch []byte) (Hit, bool, error) {
 	if q.Mode == ModeSemantic && q.Vector == nil {
 		return Hit{}, false, ErrNoVector
 	}
@@ -279,18 +344,18 @@ func (c *Cache) Get(q Query) (Hit, bool, error) {
 			return Hit{}, false, ErrDim
 		}
 	}
-	c.Stats.Lookups++
-	norm := embed.Normalize(q.Prompt, nil)
+	c.st.lookups.Add(1)
+	norm := embed.Normalize(q.Prompt, scratch)
 	ns := c.nsOf(q.NS, false)
 	if ns != nil && q.Mode != ModeSemantic {
 		if e := ns.exact[string(norm)]; e != nil && c.usable(e, q) {
-			c.Stats.ExactHits++
+			c.st.exactHits.Add(1)
 			c.hit(e)
 			return Hit{Entry: e, Score: 1}, true, nil
 		}
 	}
 	if ns == nil || ns.set == nil || q.Vector == nil || q.Mode == ModeExact {
-		c.Stats.Misses++
+		c.st.misses.Add(1)
 		return Hit{}, false, nil
 	}
 	thr := c.cfg.Threshold
@@ -299,7 +364,7 @@ func (c *Cache) Get(q Query) (Hit, bool, error) {
 	}
 	var feat *Features // computed for the first candidate above the threshold
 	paraHash := fnvHash(norm)
-	var expired []*Entry
+	var expired []uint64
 	// The filter costs a map lookup per visited node: it runs only when entries can be excluded
 	// (TAGS asked, or some entry expires); expired ones found after the search are skipped too.
 	var keep func(id uint32) bool
@@ -307,14 +372,13 @@ func (c *Cache) Get(q Query) (Hit, bool, error) {
 		keep = func(id uint32) bool {
 			e := c.byID[nameID(ns.set.Name(id))]
 			if e.Expire != 0 && e.Expire <= q.NowMS {
-				expired = append(expired, e)
+				expired = append(expired, e.ID)
 				return false
 			}
 			return c.usable(e, q)
 		}
 	}
 	res := ns.set.Search(q.Vector, searchK, searchEF, keep, 0)
-	defer c.drop(expired)
 	best := float32(math.Inf(-1))
 	for _, r := range res {
 		e := c.byID[nameID(ns.set.Name(r.ID))]
@@ -335,20 +399,21 @@ func (c *Cache) Get(q Query) (Hit, bool, error) {
 		if c.cfg.Guard != 0 && !Pass(c.cfg.Guard, feat, &e.feat) {
 			// A miss, not the next candidate: on GPTCache's paraphrases the next one was a
 			// different question more often than not (benchmarks/results/2026-12-02-aicache.md).
-			c.Stats.GuardRejects++
+			c.st.guardRejects.Add(1)
 			break
 		}
-		c.Stats.SemanticHits++
-		c.Stats.HitScores[bucket(cos)]++
-		e.lastHit = append(e.lastHit[:0], norm...)
+		c.st.semanticHits.Add(1)
+		c.st.hitScores[bucket(cos)].Add(1)
+		last := bytes.Clone(norm)
+		e.lastHit.Store(&last)
 		c.hit(e)
-		return Hit{Entry: e, Semantic: true, Score: cos}, true, nil
+		return Hit{Entry: e, Semantic: true, Score: cos, Expired: expired}, true, nil
 	}
-	c.Stats.Misses++
+	c.st.misses.Add(1)
 	if len(res) > 0 {
-		c.Stats.NearMisses[bucket(best)]++
+		c.st.nearMisses[bucket(best)].Add(1)
 	}
-	return Hit{}, false, nil
+	return Hit{Expired: expired}, false, nil
 }
 
 // usable reports whether e may answer q: live and carrying every tag of q.
@@ -374,23 +439,29 @@ func (e *Entry) HasTag(t []byte) bool {
 	return false
 }
 
-func (c *Cache) drop(es []*Entry) {
-	for _, e := range es {
-		if c.byID[e.ID] == e {
-			c.Stats.Expired++
+// DropExpired removes the entries of ids that are expired at nowMS (those a Get met) and returns
+// how many it removed.
+func (c *Cache) DropExpired(ids []uint64, nowMS int64) int {
+	n := 0
+	for _, id := range ids {
+		if e := c.byID[id]; e != nil && e.Expire != 0 && e.Expire <= nowMS {
+			c.st.expired.Add(1)
 			c.remove(e)
+			n++
 		}
 	}
+	return n
 }
 
 // hit counts a hit on e and makes it the most recently used.
 func (c *Cache) hit(e *Entry) {
-	e.Hits++
-	c.Stats.TokensSaved += e.TokensIn + e.TokensOut
-	c.Stats.TokensInSaved += e.TokensIn
-	c.Stats.CostSaved += e.Cost
-	c.unlink(e)
-	c.pushFront(e)
+	e.hits.Add(1)
+	c.st.tokensSaved.Add(e.TokensIn + e.TokensOut)
+	c.st.tokensInSaved.Add(e.TokensIn)
+	if e.Cost != 0 {
+		addFloat(&c.st.costSaved, e.Cost)
+	}
+	touch(e, c.stamp())
 }
 
 // HasExact reports, changing nothing, whether GET would find an exact hit for prompt in ns
@@ -407,7 +478,9 @@ func (c *Cache) HasExact(ns, prompt []byte, tags [][]byte, nowMS int64) bool {
 // LastHit is the normalized prompt of entry id's last semantic hit (nil: none).
 func (c *Cache) LastHit(id uint64) []byte {
 	if e := c.byID[id]; e != nil {
-		return e.lastHit
+		if p := e.lastHit.Load(); p != nil {
+			return *p
+		}
 	}
 	return nil
 }
@@ -432,7 +505,7 @@ func (c *Cache) Feedback(id uint64, para []byte) bool {
 	if e == nil {
 		return false
 	}
-	p := e.lastHit
+	p := c.LastHit(id)
 	if para != nil {
 		p = embed.Normalize(para, nil)
 	}
@@ -442,7 +515,7 @@ func (c *Cache) Feedback(id uint64, para []byte) bool {
 		}
 		c.bad[badKey{e.NS, fnvHash(p), fnvHash([]byte(e.norm))}] = struct{}{}
 	}
-	c.Stats.WrongHits++
+	c.st.wrongHits.Add(1)
 	c.remove(e)
 	return true
 }
@@ -479,20 +552,20 @@ func (c *Cache) Invalidate(m Match) []uint64 {
 	return ids
 }
 
-// Sweep removes up to limit expired entries from the least recently used end and returns how
-// many it removed.
+// Sweep looks at up to limit entries from the least recently used end (the top of the recency
+// heap: the oldest stamps as last settled) and removes those expired; it returns how many.
 func (c *Cache) Sweep(nowMS int64, limit int) int {
-	n := 0
-	for e := c.tail; e != nil && limit > 0; limit-- {
-		prev := e.prev
-		if e.Expire != 0 && e.Expire <= nowMS {
-			c.Stats.Expired++
-			c.remove(e)
-			n++
-		}
-		e = prev
+	if c.expiring == 0 {
+		return 0
 	}
-	return n
+	var buf [16]uint64
+	ids := buf[:0]
+	for _, e := range c.lru[:min(limit, len(c.lru))] {
+		if e.Expire != 0 && e.Expire <= nowMS {
+			ids = append(ids, e.ID)
+		}
+	}
+	return c.DropExpired(ids, nowMS)
 }
 
 func (c *Cache) nsOf(name []byte, create bool) *namespace {
@@ -522,32 +595,11 @@ func (c *Cache) remove(e *Entry) {
 	if e.Expire != 0 {
 		c.expiring--
 	}
-	c.unlink(e)
+	c.lruRemove(e)
 }
 
-func (c *Cache) pushFront(e *Entry) {
-	e.prev, e.next = nil, c.head
-	if c.head != nil {
-		c.head.prev = e
-	}
-	c.head = e
-	if c.tail == nil {
-		c.tail = e
-	}
-}
-
-func (c *Cache) unlink(e *Entry) {
-	if e.prev != nil {
-		e.prev.next = e.next
-	} else if c.head == e {
-		c.head = e.next
-	}
-	if e.next != nil {
-		e.next.prev = e.prev
-	} else if c.tail == e {
-		c.tail = e.prev
-	}
-	e.prev, e.next = nil, nil
+func sortByUsed(es []*Entry) {
+	sort.Slice(es, func(i, j int) bool { return es[i].used.Load() < es[j].used.Load() })
 }
 
 // size is an entry's own bytes (its struct, strings and slices; not its index node).
@@ -611,8 +663,12 @@ func idName(id uint64) []byte { return binary.BigEndian.AppendUint64(nil, id) }
 
 func nameID(b []byte) uint64 { return binary.BigEndian.Uint64(b) }
 
+// fnvHash is 64-bit FNV-1a (hash/fnv's, without its allocation).
 func fnvHash(b []byte) uint64 {
-	h := fnv.New64a()
-	h.Write(b)
-	return h.Sum64()
+	h := uint64(14695981039346656037)
+	for _, x := range b {
+		h ^= uint64(x)
+		h *= 1099511628211
+	}
+	return h
 }

@@ -112,7 +112,7 @@ func TestNoCrossNamespace(t *testing.T) {
 	if hits < 1000 {
 		t.Fatalf("only %d hits: the test exercises too little", hits)
 	}
-	s := c.Stats
+	s := c.Stats()
 	if s.ExactHits+s.SemanticHits+s.Misses != s.Lookups || s.ExactHits+s.SemanticHits != int64(hits) {
 		t.Fatalf("stats %+v, hits %d", s, hits)
 	}
@@ -148,7 +148,7 @@ func TestExactSemanticFeedback(t *testing.T) {
 	if _, _, err := c.Get(Query{NS: []byte("m"), Prompt: []byte("x"), Mode: ModeSemantic}); err != ErrNoVector {
 		t.Fatal(err)
 	}
-	s := c.Stats
+	s := c.Stats()
 	if s.ExactHits != 1 || s.SemanticHits != 1 || s.Misses != 3 || s.TokensSaved != 80 || s.CostSaved != 1 || s.GuardRejects != 1 {
 		t.Fatalf("%+v", s)
 	}
@@ -168,7 +168,7 @@ func TestExactSemanticFeedback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(d.AppendBinary(nil), c.AppendBinary(nil)) || d.Stats != c.Stats {
+	if !slices.Equal(d.AppendBinary(nil), c.AppendBinary(nil)) || d.Stats() != c.Stats() {
 		t.Fatal("encoding does not round-trip")
 	}
 	if _, ok, _ := d.Get(Query{NS: []byte("m"), Prompt: []byte("how can I enable 2FA"), Vector: near, NowMS: 4000}); ok {
@@ -186,8 +186,8 @@ func TestExpiryEviction(t *testing.T) {
 	for i := range 5 {
 		c.Set(SetArgs{NS: []byte("n"), Prompt: []byte(fmt.Sprint("p", i)), Vector: []float32{1, float32(i)}}, int64(i))
 	}
-	if c.Len() != 3 || c.Stats.Evicted != 2 || c.Entry(1) != nil || c.Entry(3) == nil {
-		t.Fatalf("len %d evicted %d", c.Len(), c.Stats.Evicted)
+	if c.Len() != 3 || c.Stats().Evicted != 2 || c.Entry(1) != nil || c.Entry(3) == nil {
+		t.Fatalf("len %d evicted %d", c.Len(), c.Stats().Evicted)
 	}
 	if _, ok, _ := c.Get(Query{NS: []byte("n"), Prompt: []byte("p4"), NowMS: 50}); !ok {
 		t.Fatal("live entry missed")

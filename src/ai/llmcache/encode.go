@@ -31,7 +31,8 @@ func (c *Cache) AppendBinary(dst []byte) []byte {
 	dst = append(dst, byte(cfg.Guard), byte(cfg.Quant))
 	dst = appendBytes(dst, []byte(cfg.Embedder))
 	dst = binary.AppendUvarint(dst, c.nextID)
-	s := &c.Stats
+	st := c.Stats()
+	s := &st
 	for _, n := range []int64{s.Lookups, s.ExactHits, s.SemanticHits, s.Misses, s.GuardRejects,
 		s.TokensSaved, s.TokensInSaved, s.WrongHits, s.Evicted, s.Expired} {
 		dst = binary.AppendVarint(dst, n)
@@ -42,7 +43,7 @@ func (c *Cache) AppendBinary(dst []byte) []byte {
 		dst = binary.AppendVarint(dst, s.NearMisses[i])
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(c.byID)))
-	for e := c.tail; e != nil; e = e.prev {
+	for _, e := range c.byRecency() {
 		dst = c.appendEntry(dst, e)
 	}
 	bad := make([]badKey, 0, len(c.bad))
@@ -78,13 +79,17 @@ func (c *Cache) appendEntry(dst []byte, e *Entry) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(e.Cost))
 	dst = binary.AppendVarint(dst, e.Expire)
 	dst = binary.AppendVarint(dst, e.Created)
-	dst = binary.AppendVarint(dst, e.Hits)
+	dst = binary.AppendVarint(dst, e.hits.Load())
 	dst = binary.AppendUvarint(dst, uint64(len(e.Tags)))
 	for _, t := range e.Tags {
 		dst = appendBytes(dst, []byte(t))
 	}
 	dst = appendBytes(dst, e.Attr)
-	dst = appendBytes(dst, e.lastHit)
+	var last []byte
+	if p := e.lastHit.Load(); p != nil {
+		last = *p
+	}
+	dst = appendBytes(dst, last)
 	v := c.Vector(e.ID)
 	dst = binary.AppendUvarint(dst, uint64(len(v)))
 	for _, x := range v {
@@ -175,7 +180,8 @@ func Decode(b []byte) (*Cache, error) {
 		return nil, ErrCorrupt
 	}
 	next := d.uvarint()
-	s := &c.Stats
+	var st Stats
+	s := &st
 	for _, p := range []*int64{&s.Lookups, &s.ExactHits, &s.SemanticHits, &s.Misses, &s.GuardRejects,
 		&s.TokensSaved, &s.TokensInSaved, &s.WrongHits, &s.Evicted, &s.Expired} {
 		*p = d.varint()
@@ -184,6 +190,7 @@ func Decode(b []byte) (*Cache, error) {
 	for i := range Buckets {
 		s.HitScores[i], s.NearMisses[i] = d.varint(), d.varint()
 	}
+	c.setStats(st)
 	n := d.count(20)
 	max := c.cfg.MaxEntries
 	c.cfg.MaxEntries = 0 // the entries were within it when encoded
@@ -251,7 +258,10 @@ func (c *Cache) decodeEntry(d *decoder) error {
 	if e == nil {
 		return ErrCorrupt
 	}
-	e.Hits, e.lastHit = hits, last
+	e.hits.Store(hits)
+	if len(last) > 0 {
+		e.lastHit.Store(&last)
+	}
 	return nil
 }
 
