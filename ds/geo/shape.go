@@ -22,11 +22,7 @@ func Distance(lon1, lat1, lon2, lat2 float64) float64 {
 
 // distanceFrom is Distance given the first point's cosine of latitude, which a search reuses.
 func distanceFrom(lon1, lat1, cosLat1, lon2, lat2 float64) float64 {
-	lat1r, lon1r, lat2r, lon2r := toRad(lat1), toRad(lon1), toRad(lat2), toRad(lon2)
-	u := Sin((lat2r - lat1r) / 2)
-	v := Sin((lon2r - lon1r) / 2)
-	a := float64(u*u) + float64(float64(float64(cosLat1*Cos(lat2r))*v)*v)
-	return (2.0 * EarthRadius) * Asin(math.Sqrt(a))
+	return haversine(toRad(lat1), toRad(lon1), cosLat1, toRad(lat2), toRad(lon2))
 }
 
 // Shape is a search area: a circle of Radius, or a box of Width by Height, around (Lon, Lat),
