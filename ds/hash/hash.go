@@ -81,6 +81,15 @@ func (h *Hash) isFlat() bool {
 	return h.cap != isTable && h.len > 0 && *(*byte)(h.p)&flagFlat != 0
 }
 
+// BufferCap returns the capacity of the hash's one buffer (packed or flat; 0 while empty) and
+// true, or false for a paged table: what a small hash holds besides its header, exactly.
+func (h *Hash) BufferCap() (int, bool) {
+	if h.cap == isTable {
+		return 0, false
+	}
+	return int(h.cap), true
+}
+
 // large reports whether the hash is in the large encoding, flat or paged.
 func (h *Hash) large() bool { return h.cap == isTable || h.isFlat() }
 

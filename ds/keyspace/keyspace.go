@@ -138,13 +138,42 @@ func (e *Entry) SetBytes(b []byte) {
 }
 
 // Obj returns the collection value as a *T; T must be the type the entry's Kind stores (what the
-// last SetObj gave), or the result is meaningless.
-func Obj[T any](e *Entry) *T { return (*T)(e.val) }
+// last SetObj gave), or the result is meaningless. For an inline kind (Inline) it points into e
+// itself: valid while e holds the key, like e.
+func Obj[T any](e *Entry) *T {
+	if Inline(e.Kind) {
+		return (*T)(unsafe.Pointer(&e.val))
+	}
+	return (*T)(e.val)
+}
 
-// SetObj stores the collection p as e's value of kind k, dropping any string value.
+// SetObj stores the collection p as e's value of kind k, dropping any string value. An inline
+// kind's header is copied into e: later changes must go through Obj(e), not p.
 func SetObj[T any](e *Entry, k Kind, p *T) {
+	if Inline(k) {
+		if unsafe.Sizeof(*p) != inlineSize {
+			panic("BUG: an inline collection's header is not 16 bytes")
+		}
+		e.Kind = k
+		*(*T)(unsafe.Pointer(&e.val)) = *p
+		return
+	}
 	e.Kind, e.val, e.vlen, e.vcap = k, unsafe.Pointer(p), 0, 0
 }
+
+// Inline reports whether values of kind k keep their 16-byte header (a pointer, a 32-bit length
+// and a 32-bit capacity, like ds/hash.Hash and ds/zset.ZSet) in the Entry itself instead of
+// behind its value pointer: a small hash or sorted set is then its entry and one pointer-free
+// buffer, without a 16-byte object of its own for the allocator to round and the collector to
+// mark (issue 14). Their accounted size is derived from the header (used.go).
+func Inline(k Kind) bool { return k == KindHash || k == KindZSet }
+
+// inlineSize is the size of an inline kind's header: the Entry's val, vlen and vcap.
+const inlineSize = unsafe.Sizeof(unsafe.Pointer(nil)) + 8
+
+// ValuePointer identifies the value: a string's bytes, a collection, or an inline kind's buffer
+// or large layout. A value replaced by another has another, even in the same entry.
+func (e *Entry) ValuePointer() unsafe.Pointer { return e.val }
 
 // HasValue reports whether the entry holds a value (a string, even empty, or a collection).
 func (e *Entry) HasValue() bool { return e.val != nil }

@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"math"
 	"sync/atomic"
 	"unsafe"
 )
@@ -27,21 +28,47 @@ func (e *Entry) accounted() int64 {
 	if e.Kind <= KindString {
 		return int64(e.vcap)
 	}
+	if Inline(e.Kind) {
+		if e.vcap != inlineLarge {
+			return int64(e.vcap) // a buffer's capacity, exactly, like a string's
+		}
+		return int64(e.vlen) * inlineUnit // a large layout's estimate, stored in its unused length
+	}
 	return int64(e.vlen) | int64(e.vcap)<<32
 }
+
+// An inline kind's header (keyspace.go, Inline) holds either a pointer-free buffer, whose
+// capacity is its accounted size, or, with the capacity inlineLarge, a large layout whose length
+// field is unused: the estimate for it is kept there, in units of inlineUnit bytes (so up to
+// 32 GiB). ds/hash's setTable and ds/zset's setLarge zero it when a value becomes large; the
+// command layer stores the estimate again when the command is done, and an unlink in between
+// takes off what the entry reads then, so the count stays the sum of the footprints. Whatever
+// changes an inline value outside a command (a hash's field expiry) reports the change in
+// Accounted itself.
+const (
+	inlineLarge = math.MaxUint32
+	inlineUnit  = 8
+)
 
 // Accounted is the value's part of e's footprint: a string's capacity, or the estimate last
 // stored for a collection with SetAccounted.
 func (e *Entry) Accounted() int64 { return e.accounted() }
 
 // SetAccounted stores n as the collection value's accounted size; the caller reports the
-// difference to the keyspace with Account. For a string it does nothing: a string's capacity
-// is its accounted size.
+// difference to the keyspace with Account, of what Accounted reads afterwards. For a string it
+// does nothing: a string's capacity is its accounted size; nor for an inline kind's buffer,
+// whose capacity is; an inline kind's large layout keeps n rounded up to inlineUnit.
 func (e *Entry) SetAccounted(n int64) {
 	if e.Kind <= KindString {
 		return
 	}
 	n = max(n, 0)
+	if Inline(e.Kind) {
+		if e.vcap == inlineLarge {
+			e.vlen = uint32(min((n+inlineUnit-1)/inlineUnit, math.MaxUint32))
+		}
+		return
+	}
 	e.vlen, e.vcap = uint32(n), uint32(n>>32)
 }
 

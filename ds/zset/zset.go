@@ -38,6 +38,15 @@ func (z *ZSet) large() *big {
 
 func (z *ZSet) setLarge(b *big) { z.p, z.len, z.cap = unsafe.Pointer(b), 0, isLarge }
 
+// BufferCap returns the capacity of a listpack's buffer (0 while empty) and true, or false for
+// the large encoding: what a small sorted set holds besides its header, exactly.
+func (z *ZSet) BufferCap() (int, bool) {
+	if z.cap == isLarge {
+		return 0, false
+	}
+	return int(z.cap), true
+}
+
 // buf returns a listpack's buffer: its records, then its count (see packed.go).
 func (z *ZSet) buf() []byte {
 	if z.p == nil || z.cap == isLarge {

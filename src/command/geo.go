@@ -105,8 +105,7 @@ func geoaddRun(c *Ctx, flags zset.Flags, ch bool, at int) {
 			c.Int(0)
 			return
 		}
-		z = zset.New()
-		storeZSet(c, ks, key, z)
+		_, z = storeZSet(c, ks, key)
 	}
 	lim := zsetLimits(c)
 	added, updated := 0, 0

@@ -81,9 +81,16 @@ func hashEntry(c *Ctx, key []byte, e *keyspace.Entry) (*keyspace.Entry, *hash.Ha
 		return nil, nil, false
 	}
 	h := keyspace.Obj[hash.Hash](e)
-	if h.NextExpiry() != 0 && expireFields(c, c.DB, key, h, nowMs(c), math.MaxInt) > 0 && h.Len() == 0 {
-		c.KS(key).Remove(e)
-		return nil, nil, true
+	if h.NextExpiry() == 0 {
+		return e, h, true
+	}
+	before := e.Accounted()
+	if expireFields(c, c.DB, key, h, nowMs(c), math.MaxInt) > 0 {
+		accountExpiry(c, c.KS(key), e, before)
+		if h.Len() == 0 {
+			c.KS(key).Remove(e)
+			return nil, nil, true
+		}
 	}
 	return e, h, true
 }
@@ -92,10 +99,9 @@ func hashEntry(c *Ctx, key []byte, e *keyspace.Entry) (*keyspace.Entry, *hash.Ha
 // that setting the field/value pairs args (nil for none) will need.
 func createHash(c *Ctx, key []byte, args [][]byte) (*keyspace.Entry, *hash.Hash) {
 	e, _ := c.Upsert(key)
-	h := hash.NewFor(hashLimits(c), args)
-	keyspace.SetObj(e, keyspace.KindHash, h)
+	keyspace.SetObj(e, keyspace.KindHash, hash.NewFor(hashLimits(c), args))
 	e.Enc = 0
-	return e, h
+	return e, keyspace.Obj[hash.Hash](e) // the header lives in the entry (keyspace.Inline)
 }
 
 // deleteIfEmpty deletes key when a command removed its hash's last field.

@@ -73,7 +73,10 @@ func (d *shardData) expireHashFieldsLocked(ks *keyspace.Keyspace, now int64) {
 			continue
 		}
 		h := keyspace.Obj[hash.Hash](e)
-		expireFields(c, db, k, h, ms, hfeSweepFields)
+		before := e.Accounted()
+		if expireFields(c, db, k, h, ms, hfeSweepFields) > 0 {
+			accountExpiry(c, ks, e, before)
+		}
 		if h.Len() == 0 {
 			ks.Remove(e)
 		} else if next := h.NextExpiry(); next != 0 {
@@ -112,6 +115,23 @@ func expireFields(c *Ctx, db int, key []byte, h *hash.Hash, ms int64, max int) i
 		c.NotifyIn(db, NotifyGeneric, "del", key)
 	}
 	return n
+}
+
+// accountExpiry reports to ks what expiring fields changed in e's accounted size (a packed
+// hash's buffer is rebuilt smaller, and its capacity is what it accounts: keyspace.Inline),
+// which happens outside a command's own accounting (memory_acct.go). When e is a key the
+// running write declared, its settle starts from the new size, so the change counts once.
+func accountExpiry(c *Ctx, ks *keyspace.Keyspace, e *keyspace.Entry, before int64) {
+	d := e.Accounted() - before
+	if d == 0 {
+		return
+	}
+	ks.Account(d)
+	for i := range c.mem.recs {
+		if c.mem.recs[i].e == e {
+			c.mem.recs[i].acct += d
+		}
+	}
 }
 
 // propagateFieldDeletion replicates the deletion of an expired field as HDEL key field in

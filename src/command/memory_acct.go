@@ -1,6 +1,8 @@
 package command
 
 import (
+	"unsafe"
+
 	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/src/script"
 )
@@ -43,7 +45,7 @@ type memAcct struct {
 	// may replace, its value then, and the snapshot part told to defer it.
 	lazyIdx []int
 	lazy    memRec
-	lazyObj any
+	lazyVal unsafe.Pointer // the value's ValuePointer (an inline value's header is in the entry)
 	lazySS  *snapShard
 
 	// The eviction gate's scratch (evict.go): shards tried, and one shard id to unlock.
@@ -113,7 +115,7 @@ func (e *Engine) lazyServerDelBefore(c *Ctx, m *memAcct) {
 		if en == nil || freeEffort(en) <= lazyfreeThreshold {
 			continue
 		}
-		m.lazy, m.lazyObj = memRec{ks: ks, key: key, h: h, e: en}, objOf(en)
+		m.lazy, m.lazyVal = memRec{ks: ks, key: key, h: h, e: en}, en.ValuePointer()
 		m.lazySS = e.lazyDetachLocked(ks, en)
 		return
 	}
@@ -123,13 +125,13 @@ func (e *Engine) lazyServerDelBefore(c *Ctx, m *memAcct) {
 // deleted it, and clears the snapshot's detach.
 func (e *Engine) lazyServerDelAfter(m *memAcct) {
 	r := &m.lazy
-	if cur := r.ks.PeekAny(r.key, r.h); cur != r.e || objOf(cur) != m.lazyObj {
+	if cur := r.ks.PeekAny(r.key, r.h); cur != r.e || cur.ValuePointer() != m.lazyVal {
 		e.lazy.freed.Add(1)
 	}
 	if m.lazySS != nil && m.lazySS.detach == r.e {
 		m.lazySS.detach = nil
 	}
-	m.lazy, m.lazyObj, m.lazySS = memRec{}, nil, nil
+	m.lazy, m.lazyVal, m.lazySS = memRec{}, nil, nil
 }
 
 // memTouchedIn notes key of database db, touched by the running write (a MOVE or COPY
@@ -179,6 +181,7 @@ func (e *Engine) memSettle(m *memAcct, r *memRec) {
 	if cur.Kind > keyspace.KindString {
 		now = valueSize(cur, acctSamples)
 		cur.SetAccounted(now)
+		now = cur.Accounted() // what the entry keeps of it (an inline value's, keyspace.Inline)
 	}
 	r.ks.Account(now - before)
 }

@@ -44,11 +44,11 @@ func valueSize(e *keyspace.Entry, samples int) int64 {
 	case keyspace.KindList:
 		return listSize(keyspace.Obj[list.List](e), samples)
 	case keyspace.KindHash:
-		return hashSize(keyspace.Obj[hash.Hash](e), samples)
+		return inlineRound(hashSize(keyspace.Obj[hash.Hash](e), samples))
 	case keyspace.KindSet:
 		return setSize(keyspace.Obj[dset.Set](e), samples)
 	case keyspace.KindZSet:
-		return zsetSize(keyspace.Obj[zset.ZSet](e), samples)
+		return inlineRound(zsetSize(keyspace.Obj[zset.ZSet](e), samples))
 	case keyspace.KindStream:
 		return int64(keyspace.Obj[stream.Stream](e).MemoryBytes())
 	case keyspace.KindVectorSet:
@@ -64,6 +64,11 @@ func valueSize(e *keyspace.Entry, samples int) int64 {
 	}
 	return e.Accounted()
 }
+
+// inlineRound rounds an inline kind's estimate (hashes, sorted sets: keyspace.Inline) up to
+// the 8 bytes its entry keeps a large layout's estimate in, so MEMORY USAGE and the counter
+// agree; a buffer's capacity is a multiple of 8 already (the allocator's size classes).
+func inlineRound(n int64) int64 { return (n + 7) &^ 7 }
 
 // keySize is MEMORY USAGE's figure: the entry, a long key's bytes and the value.
 func keySize(e *keyspace.Entry, samples int) int64 {
@@ -102,15 +107,18 @@ func listSize(l *list.List, samples int) int64 {
 	return packHeader + bytes + (bytes/listChunkBytes+1)*listChunkCost
 }
 
+// hashSize is a hash's bytes besides its entry: a hash in one buffer (packed or flat: every
+// small hash) keeps its 16-byte header in the entry (keyspace.Inline), so its size is the
+// buffer's capacity, exactly, which the keyspace reads off the header itself.
 func hashSize(h *hash.Hash, samples int) int64 {
+	if c, ok := h.BufferCap(); ok {
+		return int64(c)
+	}
 	n := h.Len()
 	k, sum := limit(n, samples), int64(0)
 	it := h.Iter()
 	for i := 0; i < k && it.Next(); i++ {
 		sum += int64(len(it.Field()) + len(it.Value()))
-	}
-	if h.Encoding() == "listpack" {
-		return packHeader + scaled(n, k, sum, 2*packElemCost)
 	}
 	return collHeader + scaled(n, k, sum, hashSlotCost)
 }
@@ -156,7 +164,12 @@ func intsetWidth(s *dset.Set, k int) int64 {
 	return w
 }
 
+// zsetSize is a sorted set's bytes besides its entry: a listpack's buffer capacity, exactly
+// (its header is in the entry, keyspace.Inline), or an estimate of the large encoding.
 func zsetSize(z *zset.ZSet, samples int) int64 {
+	if c, ok := z.BufferCap(); ok {
+		return int64(c)
+	}
 	n := z.Len()
 	k, sum, i := limit(n, samples), int64(0), 0
 	z.Walk(0, false, func(m []byte, _ float64) bool {
@@ -167,8 +180,5 @@ func zsetSize(z *zset.ZSet, samples int) int64 {
 		i++
 		return true
 	})
-	if z.Encoding() == "listpack" {
-		return packHeader + scaled(n, i, sum, 2*packElemCost+zsetPackScore)
-	}
 	return collHeader + scaled(n, i, sum, zsetNodeCost)
 }

@@ -81,13 +81,15 @@ func writeZSet(c *Ctx, key []byte) (*keyspace.Keyspace, *keyspace.Entry, *zset.Z
 	return ks, e, keyspace.Obj[zset.ZSet](e), true
 }
 
-// storeZSet makes key (found missing in ks) hold z, and wakes clients blocked on it.
-func storeZSet(c *Ctx, ks *keyspace.Keyspace, key []byte, z *zset.ZSet) *keyspace.Entry {
+// storeZSet makes key (found missing in ks) hold an empty sorted set, and wakes clients
+// blocked on it. The set's header lives in the entry (keyspace.Inline):
+// change it through the pointer returned, not a copy.
+func storeZSet(c *Ctx, ks *keyspace.Keyspace, key []byte) (*keyspace.Entry, *zset.ZSet) {
 	e := ks.Add(key)
-	keyspace.SetObj(e, keyspace.KindZSet, z)
+	keyspace.SetObj(e, keyspace.KindZSet, &zset.ZSet{})
 	e.Access = uint32(c.Now / 1e9)
 	c.SignalReady(key)
-	return e
+	return e, keyspace.Obj[zset.ZSet](e)
 }
 
 // dropEmptyZSet deletes key's entry when its set has no member left: Redis keeps no empty set.
@@ -189,8 +191,7 @@ func zaddGeneric(c *Ctx, flags zset.Flags) {
 			zaddReply(c, incr, ch, 0, 0, 0, 0)
 			return
 		}
-		z = zset.New()
-		e = storeZSet(c, ks, key, z)
+		e, z = storeZSet(c, ks, key)
 	}
 	lim := zsetLimits(c)
 	var added, updated, processed int
