@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"unsafe"
 )
 
 // Encoding (version 2), everything little-endian, u = uvarint:
@@ -76,9 +77,7 @@ func (s *Set) appendVersion(dst []byte, version byte) []byte {
 				dst = appendU32(dst, math.Float32bits(nq.m.lo))
 			}
 			dst = appendU32(dst, math.Float32bits(nq.m.hi))
-			for _, v := range nq.i {
-				dst = append(dst, byte(v))
-			}
+			dst = append(dst, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(nq.i))), len(nq.i))...)
 		default:
 			for _, w := range nq.b {
 				dst = appendU64(dst, w)

@@ -208,3 +208,49 @@ func TestDecodeVersion1(t *testing.T) {
 		}
 	}
 }
+
+// TestFreezeIndependent: a frozen copy encodes as the set did at the freeze, however the set
+// changes after, and both stay valid sets (the copy takes writes of its own too).
+func TestFreezeIndependent(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, c := range allConfigs {
+		c.Dim, c.M, c.EF, c.Seed = 6, 4, 20, 5
+		s, _ := New(c)
+		for i := range 300 {
+			s.Add([]byte(fmt.Sprint(i)), randVec(r, 6), 0)
+			if i%4 == 0 {
+				s.SetAttr([]byte(fmt.Sprint(i)), []byte(`{"a":1}`))
+			}
+		}
+		for i := 0; i < 300; i += 5 {
+			s.Remove([]byte(fmt.Sprint(i)))
+		}
+		want := s.AppendBinary(nil)
+		f := s.Freeze()
+		for i := range 400 {
+			name := []byte(fmt.Sprint(r.IntN(350)))
+			switch i % 3 {
+			case 0:
+				s.Add(name, randVec(r, 6), 0)
+			case 1:
+				s.Remove(name)
+			default:
+				s.SetAttr(name, []byte(`{"b":2}`))
+			}
+		}
+		if !bytes.Equal(f.AppendBinary(nil), want) {
+			t.Fatalf("%v: the frozen copy changed with the set", c)
+		}
+		if err := f.validate(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.validate(); err != nil {
+			t.Fatal(err)
+		}
+		f.Add([]byte("new"), randVec(r, 6), 0)
+		f.Remove([]byte("7"))
+		if err := f.validate(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -100,14 +100,15 @@ func newVsetValue(c *Ctx, cfg vector.Config) (*vsetValue, error) {
 // Encoding is OBJECT ENCODING's answer: Redis reports a module value's encoding as "raw".
 func (v *vsetValue) Encoding() string { return "raw" }
 
-// Clone is COPY's: the index round-trips through its encoding, so the copy shares nothing.
-func (v *vsetValue) Clone() any {
-	s, err := vector.Decode(v.set.AppendBinary(nil))
-	if err != nil {
-		panic("BUG: a vector set does not decode its own encoding: " + err.Error())
-	}
+// Clone is COPY's, and a snapshot's copy of a large set (Freeze): the index is copied as it is
+// (ds/vector's Freeze: ids kept, so the tag index and expiries, which are by id, stay right), so
+// the copy shares nothing that changes.
+func (v *vsetValue) Clone() any { return v.Freeze() }
+
+// Freeze is Clone for persist_freeze.go: an independent copy, written off the shard.
+func (v *vsetValue) Freeze() *vsetValue {
 	cp := *v
-	cp.set = s
+	cp.set = v.set.Freeze()
 	cp.queuedAt, cp.queuedKS, cp.queuedKey = 0, nil, ""
 	cp.proj = append([]float32(nil), v.proj...)
 	if v.tags != nil {
