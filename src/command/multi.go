@@ -71,7 +71,11 @@ type txState struct {
 	opsDB  int // the database of the first op (the feed entry's)
 	lastDB int
 	after  []byte // the client's own tracking invalidations, sent after EXEC's reply
-	runs   uint32 // EXECs run, for sampling their commands' durations (timeSample)
+	// keepPre makes collect also keep the DELs of keys found expired in pres (uvarint database,
+	// then the command): a script run's undo log puts them back after cutting its writes out.
+	keepPre bool
+	pres    []byte
+	runs    uint32 // EXECs run, for sampling their commands' durations (timeSample)
 
 	// held and heldAll are the shards EXEC holds while it runs the queued commands, for the
 	// scripts among them (scripting.go).
@@ -328,11 +332,26 @@ func (tx *txState) collect(c *Ctx) {
 		b = b[k:]
 		end := commandLen(b)
 		tx.addOp(int(v), b[:end])
+		if tx.keepPre {
+			tx.pres = binary.AppendUvarint(tx.pres, v)
+			tx.pres = append(tx.pres, b[:end]...)
+		}
 		b = b[end:]
 	}
 	for b := fx.ops; len(b) > 0; {
 		end := commandLen(b)
 		tx.addOp(c.DB, b[:end])
+		b = b[end:]
+	}
+}
+
+// addPres adds the commands of pres (collect's keepPre form) to the collected form.
+func (tx *txState) addPres(pres []byte) {
+	for b := pres; len(b) > 0; {
+		v, k := binary.Uvarint(b)
+		b = b[k:]
+		end := commandLen(b)
+		tx.addOp(int(v), b[:end])
 		b = b[end:]
 	}
 }

@@ -29,12 +29,12 @@ import (
 //  2. A key on a shard not held (undeclared): above every held shard, the run waits for its
 //     token while holding the others (ordered, as LockAll); below, it tries the token. A run
 //     only adds tokens and lets them all go at its end (strict two-phase locking). A try is
-//     retried for a bounded time (tryFor); one that still fails before the run wrote anything
-//     aborts the run (the engine unwinds on the Host's panic) and reruns it under every shard,
-//     and the SHA is marked wide. After a write it fails the command with ErrScriptUndeclared
-//     (no undo log yet) and marks the SHA wide, so the next run cannot meet it. Commands with no keys or that need every shard (DBSIZE,
-//     KEYS, SCAN, FLUSHALL) take the remaining shards the same way. lua-strict-keys makes any
-//     undeclared key an error instead.
+//     retried for a bounded time (tryFor); one that still fails aborts the run (the engine
+//     unwinds on the Host's panic), undoes what it wrote (scripting_undo.go: each key's value
+//     before the run's first write to it is logged, or the run takes every shard before a
+//     write it cannot log) and reruns it under every shard, and the SHA is marked wide.
+//     Commands with no keys or that need every shard (DBSIZE, KEYS, SCAN, FLUSHALL) take the
+//     remaining shards the same way. lua-strict-keys makes any undeclared key an error instead.
 //  3. Inside EXEC the run uses the tokens EXEC holds (txShards counted its declared keys) and
 //     cannot add any: an undeclared key on another shard is an error, and marks the script
 //     wide, so that the next EXEC holding it takes every shard.
@@ -304,8 +304,9 @@ type scriptRun struct {
 	// client tracking (track).
 	declared [][]byte
 	caching  bool
-	wrote    bool // a command that writes or replicates ran
-	allowOOM bool // the script declared allow-oom
+	wrote    bool    // a command that writes or replicates ran
+	undo     undoLog // what the run's writes replaced (scripting_undo.go)
+	allowOOM bool    // the script declared allow-oom
 	strict   bool
 	db       int
 	one      [1]int32
@@ -354,6 +355,8 @@ func (r *scriptRun) attempt(c *Ctx, j *scriptJob, wide bool) (done bool) {
 func (r *scriptRun) begin(c *Ctx, keys [][]byte, wide bool) {
 	e := r.e
 	r.outer, r.wrote, r.abort, r.db, r.declared = c, false, false, c.DB, keys
+	r.undo.reset()
+	r.tx.keepPre, r.tx.pres = false, r.tx.pres[:0]
 	r.strict = e.scripting.strict.Load()
 	rc := &r.ctx
 	rc.E, rc.Client, rc.noBlock, rc.Now, rc.DB = e, c.Client, true, c.Now, c.DB
@@ -531,6 +534,9 @@ func (r *scriptRun) Call(args [][]byte, proto int, repl script.Repl, dst []byte)
 	if msg := r.need(spec, args); msg != "" {
 		return resp.AppendError(dst, msg)
 	}
+	if spec.Flags&(Write|MayReplicate) != 0 {
+		r.logWrite(spec, args) // or takes every shard first (scripting_undo.go)
+	}
 	// Redis refuses a denyoom command over maxmemory only as a script's first write, and never
 	// in an allow-oom script: it cannot stop a script half way (scriptVerifyOOM).
 	r.ctx.oomFree = r.allowOOM || r.wrote
@@ -624,38 +630,29 @@ func (r *scriptRun) needShard(id int32, key bool) string {
 	case id > r.maxID:
 		r.one[0] = id
 		r.e.Group.Lock(r.one[:])
-	case r.tryFor(id, r.wrote):
-	case !r.wrote:
+	case r.tryFor(id):
+	default:
+		r.undoWrites() // scripting_undo.go: every write the run made was logged
 		r.abort = true
 		panic(errRestart{})
-	default:
-		r.e.scripting.markWide(r.job)
-		return ErrScriptUndeclared
 	}
 	r.add(id)
 	return ""
 }
 
-// Tries of a shard below the held ones: holders that never wait while holding (shard actors,
-// Group.Lock's barriers) let go within microseconds, so a run retries before it gives up; one
-// that must wait for a token this run holds (LockAll, another script adding shards) never
-// lets go, so the retries are bounded. Before a write giving up costs a rerun under every
-// shard; after one, the command's failure: that bound is longer.
-const (
-	tryBeforeWrite = 200 * time.Microsecond
-	tryAfterWrite  = 10 * time.Millisecond
-)
+// tryBound bounds the tries of a shard below the held ones: holders that never wait while
+// holding (shard actors, Group.Lock's barriers) let go within microseconds, so a run retries
+// before it gives up; one that must wait for a token this run holds (LockAll, another script
+// adding shards) never lets go, so the retries are bounded. Giving up costs a rerun under every
+// shard (after the run's writes are undone).
+const tryBound = 200 * time.Microsecond
 
-// tryFor tries shard id's token until it gets it or the bound for the run's state has passed.
-func (r *scriptRun) tryFor(id int32, wrote bool) bool {
+// tryFor tries shard id's token until it gets it or tryBound has passed.
+func (r *scriptRun) tryFor(id int32) bool {
 	if r.e.Group.TryLock(id) {
 		return true
 	}
-	bound := tryBeforeWrite
-	if wrote {
-		bound = tryAfterWrite
-	}
-	deadline := time.Now().Add(bound)
+	deadline := time.Now().Add(tryBound)
 	for i := 0; time.Now().Before(deadline); i++ {
 		if i < 64 {
 			runtime.Gosched()

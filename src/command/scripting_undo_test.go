@@ -1,0 +1,180 @@
+package command
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// keysOnShardOf returns n keys named prefix<i> on the shard of key.
+func keysOnShardOf(e *Engine, prefix, key string, n int) []string {
+	sh := e.shardOf([]byte(key))
+	var out []string
+	for i := 0; len(out) < n; i++ {
+		if k := prefix + strconv.Itoa(i); e.shardOf([]byte(k)) == sh {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// waitWide waits until the script of body is marked wide: its first run was aborted.
+func waitWide(t *testing.T, e *Engine, sha string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !e.scripting.isWide(sha); {
+		if time.Now().After(deadline) {
+			t.Fatal("the script's run was not aborted")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A script that wrote and then meets an undeclared key on a busy lower shard is undone and rerun
+// under every shard: while the rerun waits for that shard, the keys it wrote read as before the
+// run (values, TTL, a deleted key back, a created one gone); once it ran, every write happened
+// once, the feed holds only the rerun's entry and the subscriber only its events, as after
+// Redis's one run of the script.
+func TestScriptUndoAfterWrite(t *testing.T) {
+	x := newHashFx(t)
+	e := x.e
+	defer e.Close()
+	low, high := lowHighKeys(e, "u:")
+	hk := keysOnShardOf(e, "uh:", high, 4) // a counter, a hash, a list the script deletes, a new key
+	x.tc.do("SET", low, "lowvalue")
+	x.tc.do("SET", hk[0], "10", "PX", "100000")
+	x.tc.do("HSET", hk[1], "f", "1", "g", "2")
+	x.tc.do("RPUSH", hk[2], "a", "b", "c")
+	x.feed()
+	x.events()
+	body := `redis.call('INCR', KEYS[1]); redis.call('HSET', KEYS[2], 'f', 'changed', 'h', '3')
+redis.call('DEL', KEYS[3]); redis.call('SET', KEYS[4], 'new')
+return redis.call('GET', ARGV[1])`
+	sha := replyText(t, x.tc.do("SCRIPT", "LOAD", body))
+	other := newTestConn(t, e)
+	before := func() []string {
+		return []string{other.do("GET", hk[0]), other.do("HGETALL", hk[1]), other.do("LRANGE", hk[2], "0", "-1"),
+			other.do("EXISTS", hk[3]), other.do("OBJECT", "ENCODING", hk[1])}
+	}
+	want := before()
+	unlock := holdShard(e, low)
+	done := make(chan string, 1)
+	go func() { done <- x.tc.do("EVALSHA", sha, "4", hk[0], hk[1], hk[2], hk[3], low) }()
+	waitWide(t, e, sha)
+	select {
+	case got := <-done:
+		unlock()
+		t.Fatalf("the rerun ran while a shard was held: %q", got)
+	default:
+	}
+	got := before()
+	pttl, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(other.do("PTTL", hk[0]), ":")))
+	unlock()
+	if !slices.Equal(got, want) {
+		t.Errorf("while the rerun waits, the keys read %q, want %q (as before the run)", got, want)
+	}
+	if pttl <= 90_000 || pttl > 100_000 {
+		t.Errorf("PTTL of the undone counter %d, want its TTL back", pttl)
+	}
+	if r := <-done; r != "$8\r\nlowvalue\r\n" {
+		t.Fatalf("reply %q", r)
+	}
+	after := []string{other.do("GET", hk[0]), other.do("HGET", hk[1], "f"), other.do("EXISTS", hk[2]), other.do("GET", hk[3])}
+	if w := []string{"$2\r\n11\r\n", "$7\r\nchanged\r\n", ":0\r\n", "$3\r\nnew\r\n"}; !slices.Equal(after, w) {
+		t.Errorf("after the rerun %q, want %q", after, w)
+	}
+	wantFeed := []string{"0:MULTI", "0:INCR " + hk[0], "0:HSET " + hk[1] + " f changed h 3", "0:DEL " + hk[2],
+		"0:SET " + hk[3] + " new", "0:EXEC"}
+	if feed := x.feed(); !slices.Equal(feed, wantFeed) {
+		t.Errorf("feed %q, want only the rerun's %q", feed, wantFeed)
+	}
+	evs := x.events()
+	if n := len(evs); n != 8 { // incrby, hset, del, set: keyspace and keyevent each
+		t.Errorf("events %q, want the rerun's 8", evs)
+	}
+}
+
+// A write the log cannot record (a list longer than undoMaxElems) makes the run take every
+// shard before it: with a lower shard busy, the run aborts before the write, and the push happens
+// once.
+func TestScriptUndoEscalates(t *testing.T) {
+	e := newTestEngine()
+	defer e.Close()
+	low, high := lowHighKeys(e, "e:")
+	tc := newTestConn(t, e)
+	args := []string{"RPUSH", high}
+	for i := range undoMaxElems + 10 {
+		args = append(args, strconv.Itoa(i))
+	}
+	tc.do(args...)
+	counter := keysOnShardOf(e, "ec:", high, 1)[0]
+	body := `redis.call('INCR', KEYS[2]); redis.call('LPUSH', KEYS[1], 'x'); return redis.call('GET', ARGV[1])`
+	sha := replyText(t, tc.do("SCRIPT", "LOAD", body))
+	unlock := holdShard(e, low)
+	done := make(chan string, 1)
+	go func() { done <- tc.do("EVALSHA", sha, "2", high, counter, low) }()
+	waitWide(t, e, sha)
+	other := newTestConn(t, e)
+	n, c := other.do("LLEN", high), other.do("EXISTS", counter)
+	unlock()
+	if want := fmt.Sprintf(":%d\r\n", undoMaxElems+10); n != want || c != ":0\r\n" {
+		t.Errorf("while the rerun waits: LLEN %q (want %q), counter EXISTS %q (want 0)", n, want, c)
+	}
+	if r := <-done; r != "$-1\r\n" {
+		t.Fatalf("reply %q", r)
+	}
+	if got := other.do("LLEN", high); got != fmt.Sprintf(":%d\r\n", undoMaxElems+11) {
+		t.Errorf("LLEN %q: pushed other than once", got)
+	}
+	if got := other.do("GET", counter); got != "$1\r\n1\r\n" {
+		t.Errorf("counter %q", got)
+	}
+}
+
+// PUBLISH cannot be taken back: the run takes every shard before it, so a message is published
+// once although the run was aborted after a write.
+func TestScriptUndoPublishOnce(t *testing.T) {
+	e := newTestEngine()
+	defer e.Close()
+	low, high := lowHighKeys(e, "p:")
+	tc, sub := newTestConn(t, e), newTestConn(t, e)
+	sub.do("SUBSCRIBE", "ch")
+	body := `redis.call('INCR', KEYS[1]); redis.call('PUBLISH', 'ch', 'm'); return redis.call('GET', ARGV[1])`
+	sha := replyText(t, tc.do("SCRIPT", "LOAD", body))
+	unlock := holdShard(e, low)
+	done := make(chan string, 1)
+	go func() { done <- tc.do("EVALSHA", sha, "1", high, low) }()
+	waitWide(t, e, sha)
+	unlock()
+	if r := <-done; r != "$-1\r\n" {
+		t.Fatalf("reply %q", r)
+	}
+	out, _ := sub.send(nil)
+	if n := strings.Count(string(out), "$1\r\nm\r\n"); n != 1 {
+		t.Errorf("the subscriber got %d messages, want 1: %q", n, out)
+	}
+	if got := tc.do("GET", high); got != "$1\r\n1\r\n" {
+		t.Errorf("counter %q", got)
+	}
+}
+
+// transferWriteFirst writes the first account before it reads the second: a run that must add
+// a lower shard then has written, and is undone when it cannot take it.
+const transferWriteFirst = `local n = tonumber(ARGV[3])
+local a = redis.call('DECRBY', ARGV[1], n)
+redis.call('INCRBY', ARGV[2], n)
+return a -- %d`
+
+// Write-first transfers on undeclared keys between accounts on different shards, beside
+// MULTI/EXEC transfers, while readers check the total: no transfer fails and the total never
+// changes. Each writer cycles through 200 copies of the script (a comment apart), so that many
+// first runs, not yet marked wide, meet a busy lower shard after their first write.
+func TestScriptUndeclaredWriteFirst(t *testing.T) {
+	bodies := make([]string, 200)
+	for i := range bodies {
+		bodies[i] = fmt.Sprintf(transferWriteFirst, i)
+	}
+	transfersWith(t, bodies, false)
+}
