@@ -88,7 +88,7 @@ func TestScriptEffectsLikeRedis(t *testing.T) {
 // run through the same steps where HotKV must answer as it does (BUSY text, KILL, the killed
 // script's reply); then the same for a looping FCALL, FUNCTION STATS included.
 func TestScriptBusyKillE2E(t *testing.T) {
-	var replies []string
+	var replies, connReplies []string
 	for _, name := range []string{"redis", "hotkv"} {
 		t.Run(name, func(t *testing.T) {
 			var addr string
@@ -117,6 +117,11 @@ func TestScriptBusyKillE2E(t *testing.T) {
 			if got := other.do("GET", "k"); got != want {
 				t.Fatalf("GET during the script: %q, want %q", got, want)
 			}
+			// Connection commands without allow-busy are refused too (PING, ECHO, CLIENT,
+			// CONFIG, SELECT): compared with redis-server below.
+			conn := other.do("PING") + other.do("ECHO", "x") + other.do("CLIENT", "ID") +
+				other.do("CONFIG", "GET", "maxmemory") + other.do("SELECT", "1")
+			connReplies = append(connReplies, conn)
 			if got := other.do("SCRIPT", "KILL"); got != "+OK\r\n" {
 				t.Errorf("SCRIPT KILL: %q", got)
 			}
@@ -132,6 +137,9 @@ func TestScriptBusyKillE2E(t *testing.T) {
 	}
 	if replies[0] != replies[1] {
 		t.Errorf("busy FCALL: Redis %q\nHotKV %q", replies[0], replies[1])
+	}
+	if len(connReplies) == 2 && connReplies[0] != connReplies[1] {
+		t.Errorf("connection commands while busy: Redis %q\nHotKV %q", connReplies[0], connReplies[1])
 	}
 	t.Logf("busy FCALL, equal: %q", replies[1])
 }

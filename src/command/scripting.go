@@ -44,8 +44,8 @@ import (
 //     events go to the script's slot, published after its reply, in order; blocked clients
 //     are served after the run, before the tokens are let go.
 //  5. While a run is busy (past busy-reply-threshold) commands without allow-busy that need a
-//     shard it holds (or every shard, or no key) are refused with the engine's BUSY text;
-//     connection commands run.
+//     shard it holds (or every shard, or no key: PING, CLIENT, CONFIG too) are refused with the
+//     engine's BUSY text.
 
 var scriptingCommands = []*Spec{
 	{Name: "eval", Arity: -3, Flags: NoScript | Stale | SkipMonitor | NoMandatoryKeys | MovableKeys | MayReplicate,
@@ -689,7 +689,7 @@ func scriptLog(level int, msg string) {
 // needs a shard a run holds (or every shard, or names no key); "" otherwise. route calls it
 // only while a run is in progress.
 func (e *Engine) scriptBusy(spec *Spec, args [][]byte, keyPos []int) string {
-	if spec.Flags&AllowBusy != 0 || spec.Scope == ScopeConn {
+	if spec.Flags&AllowBusy != 0 { // connection commands (PING, ECHO, CLIENT, CONFIG) too, as Redis 7.0.15
 		return ""
 	}
 	reply := e.Scripts().BusyReply()
