@@ -46,10 +46,25 @@ func (p *pauseState) clear() {
 
 // pauseWait blocks while the command spec with args is paused (the route stage calls it; one
 // atomic load when nothing is paused).
-func (e *Engine) pauseWait(spec *Spec, args [][]byte) {
+func (e *Engine) pauseWait(cl *Client, spec *Spec, args [][]byte) {
 	if e.pause.active.Load() {
-		e.pause.wait(func() bool { return e.pausedAsWrite(spec, args) })
+		e.pause.wait(func() bool { return e.pausedAsWrite(spec, args) || execWrites(cl, spec) })
 	}
+}
+
+// execWrites reports whether spec is an EXEC of cl's whose queue holds a write or may-replicate
+// command: CLIENT PAUSE WRITE holds it back, as Redis 7.0 looks at the transaction's flags (by
+// the queued commands' static flags: a queued no-writes script counts as its command).
+func execWrites(cl *Client, spec *Spec) bool {
+	if spec.Name != "exec" || cl == nil || !cl.tx.on {
+		return false
+	}
+	for _, q := range cl.tx.cmds {
+		if q.spec.Flags&(Write|MayReplicate) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // pausedAsWrite reports whether CLIENT PAUSE WRITE holds the command back, as Redis 7.0's

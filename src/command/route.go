@@ -54,7 +54,7 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 			return
 		}
 	}
-	e.pauseWait(spec, s.Args)
+	e.pauseWait(cl, spec, s.Args)
 	s.Cmd = spec
 	if cl.lastSpec != spec { // pipelines repeat a command: publish for CLIENT LIST only on change
 		cl.lastSpec = spec
