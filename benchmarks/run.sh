@@ -27,6 +27,7 @@
 #   --only     any of throughput scaling latency pubsub throughput-batch collections memory growing
 #              smallcoll big proof, e.g. --only "memory"
 #   --only ipsets  IP sets against Redis SETs and ZSETs (benchmarks/ipsets/bench.sh, its own report; ~6 min)
+#   --only families  issue 15's bitmap, HLL, geo and stream rows and memory rows (benchmarks/families.sh; ~4 min)
 #   --quick    small key range, short runs, one run each: a smoke test of the whole harness (3 minutes)
 # Env: KEYS (1000000) DURATION (5s) RUNS (3) PIPELINE (30) SIZE (256) CLIENTS (50) COMMANDS (all twelve)
 #      BATCH_COMMANDS (COMMANDS: throughput-batch's)
@@ -64,6 +65,7 @@ done
 
 # The ipsets section is a script of its own (own data, servers and Markdown tables).
 if [ "$sections" = ipsets ]; then exec bash benchmarks/ipsets/bench.sh; fi
+if [ "$sections" = families ]; then exec bash benchmarks/families.sh; fi
 
 if [ "$quick" = 1 ]; then
   : "${KEYS:=10000}" "${DURATION:=1s}" "${RUNS:=1}" "${BIG_KEYS:=20000}" "${PROOF_REQUESTS:=200000}"
