@@ -125,7 +125,7 @@ func TestClientPauseWriteMatchesRedis(t *testing.T) {
 func TestClientPauseWriteExecMatchesRedis(t *testing.T) {
 	addr, stop := startRedisAddr(t)
 	t.Cleanup(stop)
-	queues := [][][]string{{{"SET", "k", "v"}}, {{"GET", "k"}}, {{"GET", "k"}, {"INCR", "n"}}}
+	queues := [][][]string{{{"SET", "k", "v"}}, {{"GET", "k"}}, {{"GET", "j"}, {"INCR", "n"}}} // the held ones touch disjoint keys: their order after UNPAUSE is free
 	type conn struct{ send func(args ...string) string }
 	run := func(dial func() conn, admin func(args ...string) string) ([]bool, []string) {
 		conns := make([]conn, len(queues))
