@@ -54,7 +54,17 @@ const (
 	errLLMNoVector  = "ERR a semantic lookup needs VECTOR or a cache EMBEDDER"
 	errLLMNeedArgs  = "ERR NS, PROMPT and RESPONSE are required"
 	errLLMGetArgs   = "ERR NS and PROMPT are required"
+	errLLMEF        = "ERR EF must be between 1 and 4096"
 )
+
+// parseLLMEF reads a search EF (1 to llmcache.MaxEF).
+func parseLLMEF(b []byte) (int, bool) {
+	n, ok := ParseInt(b)
+	if !ok || n < 1 || n > llmcache.MaxEF {
+		return 0, false
+	}
+	return int(n), true
+}
 
 // llmEmbedTimeout bounds one request to an openai embedder (tests shorten it).
 var llmEmbedTimeout = embed.DefaultTimeout
@@ -103,7 +113,8 @@ func findLLM(c *Ctx, key []byte) (*keyspace.Entry, *llmValue, bool) {
 }
 
 // LLMCACHE.CREATE key [DIM d] [THRESHOLD cos] [TTL seconds] [MAXENTRIES n]
-// [GUARD NUMBERS|NEGATION|BOTH|NONE]... [QUANT NOQUANT|Q8|BIN] [EMBEDDER lexical | EMBEDDER openai URL model]
+// [GUARD NUMBERS|NEGATION|BOTH|NONE]... [QUANT NOQUANT|Q8|BIN] [EF search-ef]
+// [EMBEDDER lexical | EMBEDDER openai URL model]
 func llmCreate(c *Ctx) {
 	key := c.Args[1]
 	cfg := llmcache.Config{Threshold: 0.9, Guard: llmcache.GuardNumbers | llmcache.GuardNegation, Quant: vector.NoQuant}
@@ -166,6 +177,13 @@ func llmCreate(c *Ctx) {
 				return
 			}
 			j++
+		case eqFold(a, "ef") && more >= 1:
+			ef, ok := parseLLMEF(args[j+1])
+			if !ok {
+				c.Err(errLLMEF)
+				return
+			}
+			cfg.EF, j = ef, j+1
 		case eqFold(a, "embedder") && more >= 1 && eqFold(args[j+1], "lexical"):
 			cfg.Embedder, j = "lexical", j+1
 		case eqFold(a, "embedder") && more >= 3 && eqFold(args[j+1], "openai"):

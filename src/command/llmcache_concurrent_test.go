@@ -68,7 +68,7 @@ func TestLLMCacheConcurrent(t *testing.T) {
 				case op == 17:
 					args = []string{"LLMCACHE.STATS", k}
 					ok = func(s string) bool {
-						return strings.HasPrefix(s, "-ERR no such LLMCACHE key") || strings.HasPrefix(s, "*46\r\n")
+						return strings.HasPrefix(s, "-ERR no such LLMCACHE key") || strings.HasPrefix(s, "*48\r\n")
 					}
 				case op == 18:
 					args = []string{"DEL", k}

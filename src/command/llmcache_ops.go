@@ -310,6 +310,12 @@ func parseLLMGet(args [][]byte) (q llmcache.Query, msg string) {
 				return q, errLLMThreshold
 			}
 			q.Threshold, q.HasThreshold, j = float32(f), true, j+1
+		case eqFold(a, "ef") && more >= 1:
+			ef, ok := parseLLMEF(args[j+1])
+			if !ok {
+				return q, errLLMEF
+			}
+			q.EF, j = ef, j+1
 		case eqFold(a, "tags") && more >= 1:
 			tags, last, ok := parseTags(args, j+1)
 			if !ok {
@@ -327,7 +333,7 @@ func parseLLMGet(args [][]byte) (q llmcache.Query, msg string) {
 }
 
 // LLMCACHE.GET key NS ns PROMPT p [VECTOR FP32 blob] [MODE EXACT|SEMANTIC|BOTH] [THRESHOLD cos]
-// [TAGS n tag …]
+// [EF search-ef] [TAGS n tag …]
 //
 // A hit replies [id, response, "exact"|"semantic", score, tokens (in + out)]; a miss a null. The
 // exact lookup runs first and costs no vector: a remote embedder is called only when it misses.
@@ -577,7 +583,7 @@ func llmStats(c *Ctx) {
 	v := keyspace.Obj[llmValue](e)
 	st, cfg := v.c.Stats(), v.c.Config()
 	s := &st
-	c.MapLen(23)
+	c.MapLen(24)
 	kv := func(k string, n int64) { c.BulkString(k); c.Int(n) }
 	kv("entries", int64(v.c.Len()))
 	kv("namespaces", int64(v.c.Namespaces()))
@@ -595,6 +601,11 @@ func llmStats(c *Ctx) {
 	}
 	kv("ttl", cfg.TTL/1000)
 	kv("maxentries", int64(cfg.MaxEntries))
+	ef := cfg.EF
+	if ef == 0 {
+		ef = llmcache.DefaultEF
+	}
+	kv("ef", int64(ef))
 	kv("lookups", s.Lookups)
 	kv("exact_hits", s.ExactHits)
 	kv("semantic_hits", s.SemanticHits)

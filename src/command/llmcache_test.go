@@ -3,8 +3,13 @@ package command
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/hotkv/hotkv/src/ai/llmcache"
 )
 
 // TestLLMCacheTranscript replays testdata/hotkv/llmcache.txt (HotKV-only: see its header).
@@ -111,5 +116,42 @@ func TestLLMCacheRDBAndDump(t *testing.T) {
 	small, big := replyAny(t, dc.do("MEMORY", "USAGE", "c3")).(int64), replyAny(t, dc.do("MEMORY", "USAGE", "c")).(int64)
 	if small <= 0 || big <= small+50*100 {
 		t.Errorf("MEMORY USAGE: empty %d, 50 entries %d", small, big)
+	}
+}
+
+// TestLLMCacheEF: CREATE EF and GET EF are checked, kept by DUMP/RESTORE, and a GET with EF on
+// a namespace above the exact-scan size finds an entry's own vector.
+func TestLLMCacheEF(t *testing.T) {
+	tc := newTestConn(t, newTestEngine())
+	for _, bad := range []string{"0", "4097", "x"} {
+		if got := tc.do("LLMCACHE.CREATE", "c", "DIM", "8", "EF", bad); got != "-"+errLLMEF+"\r\n" {
+			t.Fatalf("EF %s: %q", bad, got)
+		}
+	}
+	if got := tc.do("LLMCACHE.CREATE", "c", "DIM", "8", "EF", "32", "GUARD", "NONE"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	r := rand.New(rand.NewPCG(1, 9))
+	vecs := make([]string, llmcache.ExactBelow+200)
+	for i := range vecs {
+		vecs[i] = fp32(randVec(r, 8))
+		tc.do("LLMCACHE.SET", "c", "NS", "n", "PROMPT", strconv.Itoa(i), "RESPONSE", "r"+strconv.Itoa(i), "VECTOR", "FP32", vecs[i], "TOKENS", "1", "1")
+	}
+	if got := tc.do("LLMCACHE.GET", "c", "NS", "n", "PROMPT", "x", "VECTOR", "FP32", vecs[7], "EF", "0"); got != "-"+errLLMEF+"\r\n" {
+		t.Fatal(got)
+	}
+	for i := range 50 {
+		got := tc.do("LLMCACHE.GET", "c", "NS", "n", "PROMPT", "x", "VECTOR", "FP32", vecs[i], "EF", "400")
+		if !strings.Contains(got, "\r\nsemantic\r\n") {
+			t.Fatalf("GET EF 400 of entry %d's vector: %q", i, got)
+		}
+	}
+	payload := bulkBody(t, tc.do("DUMP", "c"))
+	tc.do("DEL", "c")
+	if got := tc.do("RESTORE", "c", "0", payload); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	if got := tc.do("LLMCACHE.STATS", "c"); !strings.Contains(got, "$2\r\nef\r\n:32\r\n") {
+		t.Fatalf("EF after RESTORE: %q", got)
 	}
 }

@@ -14,7 +14,8 @@ import (
 // has one), and the FEEDBACK pairs. Vector indexes are rebuilt on decode.
 var magic = []byte("LLMC")
 
-const encVersion = 1
+// Version 2 added the search EF after the embedder; version 1 (EF 0) still decodes.
+const encVersion = 2
 
 // ErrCorrupt is Decode's error for bytes that are not a cache's encoding.
 var ErrCorrupt = errors.New("llmcache: corrupt encoding")
@@ -30,6 +31,7 @@ func (c *Cache) AppendBinary(dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(cfg.MaxEntries))
 	dst = append(dst, byte(cfg.Guard), byte(cfg.Quant))
 	dst = appendBytes(dst, []byte(cfg.Embedder))
+	dst = binary.AppendUvarint(dst, uint64(cfg.EF))
 	dst = binary.AppendUvarint(dst, c.nextID)
 	st := c.Stats()
 	s := &st
@@ -161,7 +163,11 @@ func (d *decoder) count(min int) int {
 // Decode rebuilds a cache from AppendBinary's bytes.
 func Decode(b []byte) (*Cache, error) {
 	d := &decoder{b: b}
-	if string(d.fixed(4)) != string(magic) || d.fixed(1)[0] != encVersion {
+	if string(d.fixed(4)) != string(magic) {
+		return nil, ErrCorrupt
+	}
+	version := d.fixed(1)[0]
+	if version != 1 && version != encVersion {
 		return nil, ErrCorrupt
 	}
 	var cfg Config
@@ -172,6 +178,9 @@ func Decode(b []byte) (*Cache, error) {
 	g := d.fixed(2)
 	cfg.Guard, cfg.Quant = Guard(g[0]), vector.Quant(g[1])
 	cfg.Embedder = string(d.bytes())
+	if version >= 2 {
+		cfg.EF = int(min(d.uvarint(), MaxEF+1))
+	}
 	if d.bad || cfg.Dim > vector.MaxDim || cfg.MaxEntries < 0 || cfg.TTL < 0 {
 		return nil, ErrCorrupt
 	}
