@@ -36,7 +36,8 @@ func twoNodeCluster(t *testing.T, ports []int) [2]string {
 // on a two-node redis-server 7.0.15 cluster, and compares every reply: -ASK for a key missing in a
 // migrating slot, MOVED without ASKING at the importing node and service with it, -TRYAGAIN for a
 // multi-key command missing keys there, COUNTKEYSINSLOT and GETKEYSINSLOT as keys leave, SETSLOT
-// NODE refused while keys remain, and CLUSTER RESET and REPLICATE refused on a master with keys.
+// NODE refused while keys remain, CLUSTER RESET and REPLICATE refused on a master with keys, and
+// redis-cli -c following the ASK.
 // Ports from clusterPorts.
 func TestClusterReshardAgainstRedis(t *testing.T) {
 	if !haveRedis() {
@@ -78,13 +79,15 @@ func TestClusterReshardAgainstRedis(t *testing.T) {
 		{0, "EXISTS {foo}missing {foo}other"}, {0, "GET bar"},
 		{0, "MIGRATE 127.0.0.1 <p1> foo 0 5000"},
 		{0, "GET foo"}, {0, "MGET foo {foo}x"}, {0, "TYPE foo"},
+		{-1, "GET foo"}, // redis-cli -c on node 0 follows the ASK
+		{-1, "SET {foo}z 9"},
 		{1, "GET foo"}, {1, "ASKING"}, {1, "GET foo"}, {1, "GET foo"},
 		{1, "ASKING"}, {1, "MGET foo {foo}x"}, {1, "ASKING"}, {1, "MGET foo foo"},
 		{1, "ASKING"}, {1, "SET {foo}y 5"}, {1, "CLUSTER COUNTKEYSINSLOT " + slot},
 		{0, "CLUSTER COUNTKEYSINSLOT " + slot}, {0, "CLUSTER GETKEYSINSLOT " + slot + " 10"},
 		{0, "MIGRATE 127.0.0.1 <p1> \"\" 0 5000 KEYS {foo}x"},
 		{0, "CLUSTER COUNTKEYSINSLOT " + slot}, {0, "CLUSTER GETKEYSINSLOT " + slot + " 10"},
-		{1, "ASKING"}, {1, "MGET foo {foo}x {foo}y"},
+		{1, "ASKING"}, {1, "MGET foo {foo}x {foo}y {foo}z"},
 		{0, "CLUSTER SETSLOT " + slot + " NODE <n1>"}, {1, "CLUSTER SETSLOT " + slot + " NODE <n1>"},
 		{0, "GET foo"}, {1, "GET foo"}, {1, "MGET foo {foo}x {foo}y"},
 		{1, "CLUSTER RESET"}, {1, "CLUSTER RESET HARD"}, {1, "CLUSTER REPLICATE <n0>"},
@@ -105,12 +108,20 @@ func TestClusterReshardAgainstRedis(t *testing.T) {
 					args[k] = ""
 				}
 			}
-			out := pp.conns[st.node].do(args...)
+			var out string
+			if st.node < 0 {
+				out, _ = cli(t, append([]string{"-c", "-p", strconv.Itoa(pp.ports[0])}, args...)...)
+			} else {
+				out = pp.conns[st.node].do(args...)
+			}
 			for j := range 2 {
 				out = strings.ReplaceAll(out, pp.ids[j], fmt.Sprintf("<n%d>", j))
 				out = strings.ReplaceAll(out, strconv.Itoa(pp.ports[j]), fmt.Sprintf("<p%d>", j))
 			}
 			got[i] = out
+		}
+		if st.node < 0 && st.cmd == "GET foo" && strings.TrimSpace(got[0]) != "1" {
+			t.Errorf("redis-cli -c GET foo on HotKV: %q, want 1 (after following the ASK)", got[0])
 		}
 		if got[0] != got[1] {
 			t.Errorf("node %d: %s:\nHotKV: %q\nRedis: %q", st.node, st.cmd, got[0], got[1])

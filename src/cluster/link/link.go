@@ -36,6 +36,13 @@ type Bus struct {
 	now     func() int64
 	closed  chan struct{}
 	wg      sync.WaitGroup
+	// writing is read-held from encoding a tick's or a message's output (under mu) until it is
+	// written; Do takes it exclusively before it returns, so what the node sent before a CLUSTER
+	// command's change is on the wire before the command's reply. (redis-cli --cluster reshard
+	// sets SETSLOT NODE on the source and then the target: a PING the source encoded before, still
+	// claiming the slot, must not reach the target after it took the slot, or the target gives it
+	// back to the source, at a higher epoch when the target had not bumped its own yet.)
+	writing sync.RWMutex
 	// OnChange, when set, runs under the bus lock after a message or tick changed nothing in
 	// particular; the server saves nodes.conf from it. It must not call back into the Bus.
 	OnChange func(st *cluster.State)
@@ -79,6 +86,8 @@ func (b *Bus) Do(f func(st *cluster.State, now int64) []cluster.Out) {
 	outs := f(b.st, b.now())
 	w := b.encodeLocked(nil, outs)
 	b.mu.Unlock()
+	b.writing.Lock() // the writes encoded before f ran are done
+	b.writing.Unlock()
 	b.flush(w)
 }
 
@@ -216,8 +225,10 @@ func (b *Bus) receive(c *conn, src string, m *wire.Msg) {
 	if b.OnChange != nil {
 		b.OnChange(b.st)
 	}
+	b.writing.RLock()
 	b.mu.Unlock()
 	b.flush(w)
+	b.writing.RUnlock()
 	if (m.Type == wire.Publish || m.Type == wire.PublishShard) && b.OnPublish != nil {
 		b.OnPublish(m.Type == wire.PublishShard, m.Channel, m.Message)
 	}
@@ -262,8 +273,10 @@ func (b *Bus) ticker() {
 		if b.OnChange != nil {
 			b.OnChange(b.st)
 		}
+		b.writing.RLock()
 		b.mu.Unlock()
 		b.flush(w)
+		b.writing.RUnlock()
 	}
 }
 
