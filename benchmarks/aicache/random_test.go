@@ -1,7 +1,6 @@
 package aicache
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -86,6 +85,5 @@ func randomSet(t *testing.T, n, dim int, quant vector.Quant) (*vector.Set, [][]f
 	t.Logf("built %d x %d %v in %v", n, dim, quant, time.Since(start).Round(time.Millisecond))
 	os.MkdirAll("data", 0o755)
 	os.WriteFile(path, s.AppendBinary(nil), 0o644)
-	_ = binary.LittleEndian
 	return s, vecs
 }
