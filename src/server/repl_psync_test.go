@@ -384,3 +384,105 @@ func readCommand(br *bufio.Reader) ([]string, error) {
 	}
 	return args, nil
 }
+
+// HotKV -> HotKV with HotKV's own types (vector sets, IP sets, key tags, hash-field TTLs), in the
+// RDB of a full sync (disk and diskless) and in the stream after it: DEBUG DIGEST, DEBUG
+// DIGEST-VALUE and each type's own reads equal on the replica.
+func TestReplHotKVToHotKVOwnTypes(t *testing.T) {
+	for _, diskless := range []string{"no", "yes"} {
+		t.Run("diskless-"+diskless, func(t *testing.T) {
+			ctx := context.Background()
+			_, hp := startHotKVAt(t, replPort(t), "--repl-diskless-sync", diskless)
+			write := func(round int) {
+				t.Helper()
+				p := hp.Pipeline()
+				for i := range 30 {
+					k := strconv.Itoa(round*100 + i)
+					for _, cmd := range [][]any{
+						{"VADD", "v", "VALUES", 3, i, round, 1 + i%2, "e" + k, "SETATTR", `{"n":` + k + `}`},
+						{"VADD", "vq", "VALUES", 2, i + 1, -i, "e" + k, "NOQUANT"},
+						{"IPSET.ADD", "ips", "LABELS", "10." + strconv.Itoa(round) + "." + strconv.Itoa(i) + ".0/24", "l" + k},
+						{"IPSET.ADD", "ips", "TTL", 1000, "LABEL", "v6", "2001:db8::" + strconv.Itoa(i+round*100)},
+						{"SET", "tagged" + k, k},
+						{"TAG.SET", "tagged" + k, "t" + strconv.Itoa(i%3), "all"},
+						{"HSET", "hf", "f" + k, k},
+						{"HEXPIRE", "hf", 1000 + i, "FIELDS", 1, "f" + k},
+					} {
+						p.Do(ctx, cmd...)
+					}
+				}
+				p.Do(ctx, "VREM", "v", "e"+strconv.Itoa(round*100+3))
+				cmds, err := p.Exec(ctx)
+				for _, c := range cmds {
+					if c.Err() != nil {
+						t.Fatalf("%v: %v", c.Args(), c.Err())
+					}
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			write(0) // in the RDB
+			rp := replPort(t)
+			_, hr := startHotKVAt(t, rp)
+			if err := hr.Do(ctx, "REPLICAOF", "127.0.0.1", hp.Options().Addr[len("127.0.0.1:"):]).Err(); err != nil {
+				t.Fatal(err)
+			}
+			waitInSync(t, hp, hr)
+			write(1) // in the stream
+			waitOffsets(t, hp, hr)
+			cmds := [][]any{
+				{"DEBUG", "DIGEST-VALUE", "ips", "hf", "tagged5", "tagged105"},
+				{"VCARD", "v"}, {"VEMB", "vq", "e7"}, {"VGETATTR", "v", "e105"},
+				{"VSIM", "vq", "VALUES", 2, 1, 1, "COUNT", 5},
+				{"IPSET.CARD", "ips"}, {"IPSET.MATCH", "ips", "10.1.7.9"},
+				{"TAG.COUNT", "all"}, {"TAG.GET", "tagged107"},
+				// Only the field TTL set in the stream: an RDB 10 has no room for field TTLs
+				// (docs/decisions.md), so the full sync carries f3 without its TTL. Not yet
+				// fixed: it needs an RDB extension for replicas with capa hotkv.
+				{"HLEN", "hf"}, {"HEXPIRETIME", "hf", "FIELDS", 1, "f103"},
+			}
+			// A vector set's graph (HNSW levels and links) is the replica's own, as Redis's: its
+			// DUMP, and so its digest, may differ; its elements, vectors and attributes may not.
+			for _, v := range []string{"v", "vq"} {
+				els, err := hp.Do(ctx, "VRANDMEMBER", v, 1000).StringSlice()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, el := range els {
+					cmds = append(cmds, []any{"VEMB", v, el, "RAW"}, []any{"VGETATTR", v, el})
+				}
+			}
+			var got [2][]*redis.Cmd
+			for i, c := range []*redis.Client{hp, hr} {
+				p := c.Pipeline()
+				for _, cmd := range cmds {
+					got[i] = append(got[i], p.Do(ctx, cmd...))
+				}
+				p.Exec(ctx)
+			}
+			for i, cmd := range cmds {
+				a, aerr := got[0][i].Result()
+				b, berr := got[1][i].Result()
+				if aerr != nil && aerr != redis.Nil || fmt.Sprint(a) != fmt.Sprint(b) || fmt.Sprint(berr) != fmt.Sprint(aerr) {
+					t.Fatalf("%v: primary %v %v, replica %v %v", cmd, a, aerr, b, berr)
+				}
+			}
+			t.Logf("%d reads equal", len(cmds))
+		})
+	}
+}
+
+// waitOffsets waits until the replica's offset equals the primary's and its link is up.
+func waitOffsets(t *testing.T, primary, replica *redis.Client) {
+	t.Helper()
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		po := replInfo(t, primary, "replication", "master_repl_offset")
+		if po == replInfo(t, replica, "replication", "slave_repl_offset") && replInfo(t, replica, "replication", "master_link_status") == "up" {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("replica offset %s, primary's %s after 30 s", replInfo(t, replica, "replication", "slave_repl_offset"), po)
+		}
+	}
+}
