@@ -38,3 +38,25 @@ func BenchmarkLoadPrefixes(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/entry")
 	b.ReportMetric(float64(cpuNs()-cpu0)/float64(b.N*n), "cpu-ns/entry")
 }
+
+// BenchmarkLoadHosts is a bulk load of 1M random plain IPv4 hosts, one Add each, then Compact.
+func BenchmarkLoadHosts(b *testing.B) {
+	const n = 1_000_000
+	rng := rand.New(rand.NewPCG(1, 2))
+	rs := make([]Range, n)
+	for i := range rs {
+		a := U128{0, uint64(rng.Uint32())}
+		rs[i] = Range{a, a, false}
+	}
+	cpu0 := cpuNs()
+	b.ResetTimer()
+	for range b.N {
+		s := New()
+		for _, r := range rs {
+			s.Add(r, Meta{}, false, false)
+		}
+		s.Compact()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/entry")
+	b.ReportMetric(float64(cpuNs()-cpu0)/float64(b.N*n), "cpu-ns/entry")
+}
