@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hotkv/hotkv/ds/hash"
 	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/ds/list"
 	"github.com/hotkv/hotkv/pipeline"
@@ -92,7 +91,6 @@ func TestCollectionValues(t *testing.T) {
 	tc := newTestConn(t, e)
 	orig := listOf("a", "b")
 	ktPlant(e, 0, "l", keyspace.KindList, orig, 0)
-	ktPlant(e, 0, "h", keyspace.KindHash, hash.New(), 0)
 	ktPlant(e, 0, "s", keyspace.KindString, "str", 0)
 	f := func(want string, args ...string) {
 		t.Helper()
@@ -100,6 +98,8 @@ func TestCollectionValues(t *testing.T) {
 			t.Errorf("%v = %q, want %q", args, got, want)
 		}
 	}
+	// A hash's header lives in its entry (keyspace.Inline), so it is made as HSET makes it.
+	f(":1\r\n", "HSET", "h", "f", "v")
 	f("+list\r\n", "TYPE", "l")
 	f("+hash\r\n", "TYPE", "h")
 	f("*2\r\n$1\r\n0\r\n*1\r\n$1\r\nl\r\n", "SCAN", "0", "TYPE", "LIST")
