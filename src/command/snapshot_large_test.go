@@ -189,31 +189,10 @@ func TestSnapshotLargeKeysPointInTime(t *testing.T) {
 		}
 		inWindow.Add(20)
 	}
-	var ref digest
-	var refNow int64
-	snapshotInstant = func(e *Engine) {
-		refNow = time.Now().UnixNano()
-		ref = e.datasetDigestLocked(refNow)
-	}
-	t.Cleanup(func() { snapshotFreezing, snapshotInstant = nil, nil })
+	at := watchInstant(t)
 	for round := range 4 {
 		before := ops.Load()
-		var file bytes.Buffer
-		st, err := e.WriteRDB(context.Background(), &file, RDBOptions{Checksum: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		dst := newTestEngine()
-		if _, err := dst.LoadRDB(bytes.NewReader(file.Bytes()), LoadOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		dst.Group.LockAll()
-		got := dst.datasetDigestLocked(refNow)
-		dst.Group.UnlockAll()
-		if got != ref {
-			t.Fatalf("round %d: the file's digest %s, the instant's %s (%d writes during, stats %+v)",
-				round, got.hex(), ref.hex(), ops.Load()-before, st.Snapshot)
-		}
+		st := at.saveMatches(t, e, round, func() int64 { return ops.Load() - before })
 		if st.Snapshot.Frozen == 0 {
 			t.Fatalf("round %d: nothing frozen: %+v", round, st.Snapshot)
 		}
@@ -261,4 +240,44 @@ func largeWrite(t *testing.T, tc *testConn, r *rand.Rand, names map[string]strin
 	if out := tc.do(cmd...); strings.HasPrefix(out, "-") && !strings.HasPrefix(out, "-ERR no such key") {
 		t.Errorf("%q: %q", cmd, out)
 	}
+}
+
+// instantDigest is the dataset digest a snapshot's instant saw (snapshotInstant's hook).
+type instantDigest struct {
+	ref digest
+	now int64
+}
+
+// watchInstant makes every snapshot of the test record its instant's digest, until t ends.
+func watchInstant(t *testing.T) *instantDigest {
+	at := &instantDigest{}
+	snapshotInstant = func(e *Engine) {
+		at.now = time.Now().UnixNano()
+		at.ref = e.datasetDigestLocked(at.now)
+	}
+	t.Cleanup(func() { snapshotFreezing, snapshotInstant = nil, nil })
+	return at
+}
+
+// saveMatches writes e's RDB, loads it into a fresh engine, and fails t unless its digest is
+// the instant's; during counts the writes made meanwhile, for the message.
+func (at *instantDigest) saveMatches(t *testing.T, e *Engine, round int, during func() int64) RDBStats {
+	t.Helper()
+	var file bytes.Buffer
+	st, err := e.WriteRDB(context.Background(), &file, RDBOptions{Checksum: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := newTestEngine()
+	if _, err := dst.LoadRDB(bytes.NewReader(file.Bytes()), LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dst.Group.LockAll()
+	got := dst.datasetDigestLocked(at.now)
+	dst.Group.UnlockAll()
+	if got != at.ref {
+		t.Fatalf("round %d: the file's digest %s, the instant's %s (%d writes during, stats %+v)",
+			round, got.hex(), at.ref.hex(), during(), st.Snapshot)
+	}
+	return st
 }

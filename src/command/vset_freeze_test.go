@@ -1,8 +1,6 @@
 package command
 
 import (
-	"bytes"
-	"context"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -99,30 +97,10 @@ func TestVsetSnapshotFreeze(t *testing.T) {
 		}
 		inWindow.Add(30)
 	}
-	var ref digest
-	var refNow int64
-	snapshotInstant = func(e *Engine) {
-		refNow = time.Now().UnixNano()
-		ref = e.datasetDigestLocked(refNow)
-	}
-	t.Cleanup(func() { snapshotFreezing, snapshotInstant = nil, nil })
+	at := watchInstant(t)
 	for round := range 3 {
 		before := ops.Load()
-		var file bytes.Buffer
-		st, err := e.WriteRDB(context.Background(), &file, RDBOptions{Checksum: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		dst := newTestEngine()
-		if _, err := dst.LoadRDB(bytes.NewReader(file.Bytes()), LoadOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		dst.Group.LockAll()
-		got := dst.datasetDigestLocked(refNow)
-		dst.Group.UnlockAll()
-		if got != ref {
-			t.Fatalf("round %d: the file's digest %s, the instant's %s (%d writes during)", round, got.hex(), ref.hex(), ops.Load()-before)
-		}
+		st := at.saveMatches(t, e, round, func() int64 { return ops.Load() - before })
 		if st.Snapshot.Frozen != 1 {
 			t.Fatalf("round %d: %d values frozen, want the large vector set only: %+v", round, st.Snapshot.Frozen, st.Snapshot)
 		}
