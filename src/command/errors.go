@@ -219,7 +219,6 @@ const (
 	// HotKV's own: a script's key that was not declared in KEYS (docs/decisions.md "Scripts").
 	ErrScriptStrictKeys   = "ERR Script attempted to access a key not declared in KEYS (lua-strict-keys yes)"
 	ErrScriptUndeclaredTx = "ERR Script inside MULTI attempted to access an undeclared key on a shard the transaction does not hold: declare it in KEYS"
-	ErrScriptUndeclared   = "ERR Script attempted to access an undeclared key after writing, and its shard was busy: declare it in KEYS (this script runs under every shard from now on)"
 
 	// MIGRATE (migrate.go), as Redis 7.0.15 words them.
 	ErrMigrateKeysArg = "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string"
