@@ -18,12 +18,17 @@ import (
 // pipelined sends every command to redis-server at once and reads the replies.
 func pipelined(t *testing.T, rw *bufio.ReadWriter, cmds [][]string) []string {
 	t.Helper()
+	// The writer's Flush can return after the last reply was read, so the
+	// next call's writer would race with this one on rw.Writer: wait for it.
+	written := make(chan struct{})
 	go func() {
+		defer close(written)
 		for _, c := range cmds {
 			rw.Write(encodeCommand(c))
 		}
 		rw.Flush()
 	}()
+	defer func() { <-written }()
 	out := make([]string, len(cmds))
 	for i := range cmds {
 		raw, err := resptest.ReadRaw(rw.Reader)
