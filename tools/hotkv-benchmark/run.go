@@ -62,6 +62,7 @@ type phase struct {
 	order    []uint8
 	pipeline int
 	inOrder  bool // every connection starts at order[0]
+	oneKey   bool // every __key__ of a request is the same key
 	keys     func(i int) (keySource, error)
 	quota    func(i int) int64 // per connection; negative until stop
 	duration time.Duration
@@ -166,7 +167,7 @@ func compileCommands(cmds []string, ratio string, dataSize int) ([]*template, []
 }
 
 // prefillPhase SETs every key of the range exactly once, connections taking chunks of a shared
-// sequence.
+// sequence; every __key__ of one prefill command is that command's key.
 func prefillPhase(cfg *config) phase {
 	tpl, err := cfg.compilePrefill()
 	if err != nil {
@@ -174,7 +175,7 @@ func prefillPhase(cfg *config) phase {
 	}
 	seq := &sequence{n: cfg.keys}
 	return phase{
-		name: "prefill", tpls: []*template{tpl}, order: []uint8{0}, pipeline: cfg.prefillPipeline,
+		name: "prefill", tpls: []*template{tpl}, order: []uint8{0}, pipeline: cfg.prefillPipeline, oneKey: true,
 		keys:  func(int) (keySource, error) { return &seqKeys{seq: seq}, nil },
 		quota: func(int) int64 { return -1 },
 		total: cfg.keys,
@@ -297,7 +298,7 @@ func newWorkers(cfg *config, clients []*client, p phase, stop *atomic.Bool) ([]*
 		if err != nil {
 			return nil, err
 		}
-		e := expander{keys: keys, data: data, lines: cfg.lines, width: cfg.keyWidth, rng: randStream(cfg.seed, i)}
+		e := expander{keys: keys, oneKey: p.oneKey, data: data, lines: cfg.lines, width: cfg.keyWidth, rng: randStream(cfg.seed, i)}
 		w := newWorker(cl.conn, cl.rd, p.tpls, p.order, p.pipeline, e)
 		w.quota, w.stop, w.pos = p.quota(i), stop, i%len(p.order)
 		if p.inOrder {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -102,6 +103,29 @@ func TestRunAgainstRedis(t *testing.T) {
 	}
 	if res.PerCommand[1].Ops < 1400 || res.OpsPerSec <= 0 || res.Latency.P50 <= 0 || res.Latency.P99 < res.Latency.P50 {
 		t.Fatalf("implausible result %+v", res)
+	}
+}
+
+// A prefill command with two __key__ loads every key once, the same number in both places (it
+// drew a key for each, loading 500 of 1,000 keys, the odd numbers into the even keys' elements).
+func TestPrefillOneKeyPerCommand(t *testing.T) {
+	port := startRedis(t)
+	cfg := testConfig(t, port, "--prefill-only", "--keys", "1000", "--clients", "3", "--prefill-pipeline", "7",
+		"--prefill-command", "HSET h:__key__ f v__key__", "--prefill-expect", "int:1")
+	res, err := run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Prefill == nil || res.Prefill.Keys != 1000 {
+		t.Fatalf("prefill = %+v, want 1000 keys", res.Prefill)
+	}
+	if got := ask(t, port, "DBSIZE"); got != ":1000\r\n" {
+		t.Fatalf("DBSIZE after the prefill = %q", got)
+	}
+	for _, k := range []string{"0", "1", "998", "999"} {
+		if got := ask(t, port, "HGET", "h:"+k, "f"); got != "$"+strconv.Itoa(1+len(k))+"\r\nv"+k+"\r\n" {
+			t.Fatalf("HGET h:%s f = %q", k, got)
+		}
 	}
 }
 

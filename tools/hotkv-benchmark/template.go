@@ -11,7 +11,8 @@ import (
 )
 
 // The placeholders of a --command. Every __key__ draws a new key number from the distribution, so
-// "MGET k:__key__ k:__key__" reads two (usually different) keys; every __data__ is the --data-size
+// "MGET k:__key__ k:__key__" reads two (usually different) keys (but every __key__ of one
+// --prefill-command is the same key: "PFADD h:__key__ e__key__" loads each key once); every __data__ is the --data-size
 // value bytes, the same for every request; every __rand__ is --data-size printable random bytes
 // drawn afresh for each request (SADD members, list elements that must all differ); every __line__
 // is a line of the --lines file drawn at random for each occurrence (IP addresses to look up, one
@@ -64,6 +65,9 @@ type keySource interface {
 // expansion allocates nothing once the scratch has grown to the largest argument.
 type expander struct {
 	keys   keySource
+	oneKey bool     // every __key__ of a request is the same key (the prefill's)
+	drawn  bool     // oneKey: the current request's key is in key
+	key    uint64   // oneKey: the current request's key
 	data   []byte   // __data__; __rand__ is as long
 	lines  [][]byte // --lines: what __line__ draws from
 	picks  []int    // the lines drawn for the argument being built
@@ -233,6 +237,7 @@ func appendBulk(dst []byte, s string) []byte {
 // original length, so a batch never holds half a command.
 func (t *template) appendTo(dst []byte, e *expander) (out []byte, ok bool) {
 	start := len(dst)
+	e.drawn = false
 	for i := range t.segs {
 		s := &t.segs[i]
 		if s.pieces == nil {
@@ -253,7 +258,7 @@ func (e *expander) appendArg(dst []byte, s *segment) ([]byte, bool) {
 	for _, p := range s.pieces {
 		switch p.kind {
 		case pieceKey:
-			k, ok := e.keys.next()
+			k, ok := e.nextKey()
 			if !ok {
 				return dst, false
 			}
@@ -308,6 +313,16 @@ func (e *expander) appendRand(dst []byte, n int) []byte {
 		copy(out, last[:])
 	}
 	return dst[:len(dst)+n]
+}
+
+// nextKey is the key of the next __key__: a new draw, or with oneKey the request's one key.
+func (e *expander) nextKey() (uint64, bool) {
+	if e.oneKey && e.drawn {
+		return e.key, true
+	}
+	k, ok := e.keys.next()
+	e.key, e.drawn = k, ok
+	return k, ok
 }
 
 // appendKey adds k's digits to e.digits, zero-padded to e.width.
