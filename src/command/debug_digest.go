@@ -29,7 +29,8 @@ import (
 //     "!!expire!!" (the time is not mixed in). The data set xors the sha1 of its keys' digests, after
 //     mixing in htonl(db) for each non-empty database. An empty data set is 40 zeros.
 //   - HotKV's own types (vector sets, IP sets, …) are module values to Redis (type 5): their
-//     serialized form is mixed in, which only HotKV compares.
+//     serialized form is mixed in, which only HotKV compares; a vector set mixes its elements
+//     instead (vset_digest.go), so a replica that built its own graph digests the same.
 //   - Logically expired keys: Redis digests what its dict still holds; HotKV digests live keys
 //     (a key past its TTL that neither side reclaimed yet is the one case that can differ).
 
@@ -145,6 +146,8 @@ func (e *Engine) objectDigest(d *digest, en *keyspace.Entry, now int64) {
 				d.mix(x)
 			}
 		}
+	case keyspace.KindVectorSet: // its elements, not its graph (vset_digest.go)
+		vsetDigest(d, keyspace.Obj[vsetValue](en), now)
 	default: // HotKV's own types, module values to Redis
 		d.mix(e.dumpObject(en, now))
 	}
