@@ -616,7 +616,7 @@ func (c *Cache) remove(e *Entry) {
 	if ns.exact[e.norm] == e {
 		delete(ns.exact, e.norm)
 	}
-	if e.hasVec {
+	if e.hasVec && ns.set != nil { // nil only while a version 3 encoding is decoded
 		ns.set.Remove(idName(e.ID))
 	}
 	ns.n--

@@ -10,18 +10,30 @@ import (
 )
 
 // The encoding (DUMP, RDB module value, COPY): "LLMC", a version byte, the config, the next id,
-// the statistics, the entries in LRU order from the least recent (each with its vector when it
-// has one), and the FEEDBACK pairs. Vector indexes are rebuilt on decode.
+// the statistics, the entries in LRU order from the least recent, each namespace's vector index
+// (ds/vector's encoding: the HNSW graph as built, so decoding does not rebuild it), and the
+// FEEDBACK pairs.
 var magic = []byte("LLMC")
 
-// Version 2 added the search EF after the embedder; version 1 (EF 0) still decodes.
-const encVersion = 2
+// Version 3 stores the indexes (an entry says only whether it has a vector); versions 1 and 2,
+// still decoded, stored each entry's vector and rebuilt the indexes (100,000 x 512 took 4-10
+// minutes). Version 2 added the search EF after the embedder; version 1 has EF 0.
+const encVersion = 3
 
 // ErrCorrupt is Decode's error for bytes that are not a cache's encoding.
 var ErrCorrupt = errors.New("llmcache: corrupt encoding")
 
 // AppendBinary appends the cache's encoding to dst.
 func (c *Cache) AppendBinary(dst []byte) []byte {
+	dst = c.appendHead(dst)
+	for _, e := range c.byRecency() {
+		dst = c.appendEntry(dst, e)
+	}
+	return c.appendTail(dst)
+}
+
+// appendHead appends the magic, version, config, next id, statistics and the entry count.
+func (c *Cache) appendHead(dst []byte) []byte {
 	dst = append(dst, magic...)
 	dst = append(dst, encVersion)
 	cfg := c.cfg
@@ -44,9 +56,22 @@ func (c *Cache) AppendBinary(dst []byte) []byte {
 		dst = binary.AppendVarint(dst, s.HitScores[i])
 		dst = binary.AppendVarint(dst, s.NearMisses[i])
 	}
-	dst = binary.AppendUvarint(dst, uint64(len(c.byID)))
-	for _, e := range c.byRecency() {
-		dst = c.appendEntry(dst, e)
+	return binary.AppendUvarint(dst, uint64(len(c.byID)))
+}
+
+// appendTail appends what follows the entries: the namespaces' indexes and the FEEDBACK pairs.
+func (c *Cache) appendTail(dst []byte) []byte {
+	names := make([]string, 0, len(c.ns))
+	for name, ns := range c.ns {
+		if ns.set != nil && ns.set.Len() > 0 {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	dst = binary.AppendUvarint(dst, uint64(len(names)))
+	for _, name := range names {
+		dst = appendBytes(dst, []byte(name))
+		dst = appendBytes(dst, c.ns[name].set.AppendBinary(nil))
 	}
 	bad := make([]badKey, 0, len(c.bad))
 	for k := range c.bad {
@@ -92,12 +117,10 @@ func (c *Cache) appendEntry(dst []byte, e *Entry) []byte {
 		last = *p
 	}
 	dst = appendBytes(dst, last)
-	v := c.Vector(e.ID)
-	dst = binary.AppendUvarint(dst, uint64(len(v)))
-	for _, x := range v {
-		dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(x))
+	if e.hasVec {
+		return append(dst, 1)
 	}
-	return dst
+	return append(dst, 0)
 }
 
 func appendBytes(dst, b []byte) []byte {
@@ -150,6 +173,16 @@ func (d *decoder) bytes() []byte {
 	return append([]byte(nil), d.fixed(int(n))...)
 }
 
+// view is bytes without the copy: valid while the decoded buffer is.
+func (d *decoder) view() []byte {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.bad, d.b = true, nil
+		return nil
+	}
+	return d.fixed(int(n))
+}
+
 // count reads a count of items of at least min bytes each.
 func (d *decoder) count(min int) int {
 	n := d.uvarint()
@@ -167,7 +200,7 @@ func Decode(b []byte) (*Cache, error) {
 		return nil, ErrCorrupt
 	}
 	version := d.fixed(1)[0]
-	if version != 1 && version != encVersion {
+	if version < 1 || version > encVersion {
 		return nil, ErrCorrupt
 	}
 	var cfg Config
@@ -204,11 +237,16 @@ func Decode(b []byte) (*Cache, error) {
 	max := c.cfg.MaxEntries
 	c.cfg.MaxEntries = 0 // the entries were within it when encoded
 	for i := 0; i < n && !d.bad; i++ {
-		if err := c.decodeEntry(d); err != nil {
+		if err := c.decodeEntry(d, version); err != nil {
 			return nil, err
 		}
 	}
 	c.cfg.MaxEntries = max
+	if version >= 3 {
+		if err := c.decodeIndexes(d); err != nil {
+			return nil, err
+		}
+	}
 	nb := d.count(17)
 	for i := 0; i < nb && !d.bad; i++ {
 		if c.bad == nil {
@@ -234,7 +272,7 @@ func max64(a, b uint64) uint64 {
 	return b
 }
 
-func (c *Cache) decodeEntry(d *decoder) error {
+func (c *Cache) decodeEntry(d *decoder, version byte) error {
 	var a SetArgs
 	a.ID = d.uvarint()
 	a.NS, a.Prompt, a.Response = d.bytes(), d.bytes(), d.bytes()
@@ -249,7 +287,19 @@ func (c *Cache) decodeEntry(d *decoder) error {
 	}
 	a.Attr = d.bytes()
 	last := d.bytes()
-	dim := d.count(4)
+	hasVec := false
+	dim := 0
+	if version >= 3 {
+		switch d.fixed(1)[0] {
+		case 0:
+		case 1:
+			hasVec = true
+		default:
+			return ErrCorrupt
+		}
+	} else {
+		dim = d.count(4)
+	}
 	if dim > 0 {
 		a.Vector = make([]float32, dim)
 		raw := d.fixed(4 * dim)
@@ -267,9 +317,52 @@ func (c *Cache) decodeEntry(d *decoder) error {
 	if e == nil {
 		return ErrCorrupt
 	}
+	if version >= 3 {
+		e.hasVec = hasVec // its vector is in the namespace's index, decoded after the entries
+	}
 	e.hits.Store(hits)
 	if len(last) > 0 {
 		e.lastHit.Store(&last)
+	}
+	return nil
+}
+
+// decodeIndexes reads version 3's namespace indexes and attaches each to its namespace: its
+// config must be the cache's and its elements exactly the namespace's entries with a vector.
+func (c *Cache) decodeIndexes(d *decoder) error {
+	withVec := map[string]int{}
+	for _, e := range c.byID {
+		if e.hasVec {
+			withVec[e.NS]++
+		}
+	}
+	n := d.count(2)
+	for i := 0; i < n && !d.bad; i++ {
+		name := string(d.bytes())
+		raw := d.view() // vector.Decode copies what it keeps
+		ns := c.ns[name]
+		if d.bad || ns == nil || ns.set != nil {
+			return ErrCorrupt
+		}
+		s, err := vector.Decode(raw)
+		if err != nil {
+			return ErrCorrupt
+		}
+		cfg := s.Config()
+		if cfg.Dim != c.cfg.Dim || cfg.Metric != vector.Cosine || cfg.Quant != c.cfg.Quant ||
+			s.Len() != withVec[name] {
+			return ErrCorrupt
+		}
+		for _, e := range ns.exact {
+			if e.hasVec && !s.Has(idName(e.ID)) {
+				return ErrCorrupt
+			}
+		}
+		ns.set = s
+		delete(withVec, name)
+	}
+	if d.bad || len(withVec) != 0 {
+		return ErrCorrupt
 	}
 	return nil
 }
