@@ -27,7 +27,7 @@ func (s *Set) covered(v6 bool, now int64) []Range {
 	if ix != nil {
 		for i := range ix.n() {
 			b := ix.bound(i)
-			t := ix.top[i]
+			t := ix.topAt(i)
 			if t == noNode || s.recs[ix.nodes[t].slot].flags&fNoMatch != 0 {
 				continue
 			}

@@ -14,13 +14,23 @@ import (
 //
 // An index never changes once built: a merge (build.go) builds a new one, off the shard's token,
 // from the old one's order and the records added since.
+//
+// IPv4 segments are packed as bound<<32 | top in p4, so the step of the binary search that finds
+// the segment also reads its node, and a large IPv4 table has buckets by the top 16 bits of the
+// bound (bk[k] is the first segment whose bound's top bits are >= k), so a search starts within
+// one bucket: two or three cache misses a lookup instead of the dozen a search of the whole table
+// takes (the profile of IPSET.MATCH in benchmarks/results/2026-12-02-ipsets.md).
 type index struct {
-	bounds []U128   // IPv6; nil for IPv4, whose bounds are b4
-	b4     []uint32 // IPv4 bounds
-	top    []uint32 // node per segment, noNode: none
+	bounds []U128   // IPv6 bounds; nil for IPv4
+	top    []uint32 // IPv6: node per segment, noNode: none
+	p4     []uint64 // IPv4: bound<<32 | node per segment
+	bk     []uint32 // IPv4 with at least bucketSegs segments: 1<<16+1 bucket starts, else nil
 	nodes  []node
 	order  []uint32 // the records' slots by start, then end from the greatest (byOrder)
 }
+
+// bucketSegs is the fewest IPv4 segments given buckets (their table is 256 KiB; tests lower it).
+var bucketSegs = 1 << 15
 
 type node struct{ slot, parent uint32 }
 
@@ -49,29 +59,37 @@ func (ix *index) lookup(recs []rec, a U128, now int64) int64 {
 
 // seg is the top node of the segment holding a, noNode when none covers it.
 func (ix *index) seg(a U128) uint32 {
-	// the last bound <= a
-	var lo int
-	if b := ix.b4; b != nil {
+	if p := ix.p4; p != nil {
+		// the first segment whose bound is > a, searched as its packed form > a<<32 | max
 		x := uint32(a.Lo)
-		hi := len(b)
+		key := uint64(x)<<32 | 0xffffffff
+		lo, hi := 0, len(p)
+		if ix.bk != nil {
+			lo, hi = int(ix.bk[x>>16]), int(ix.bk[x>>16+1])
+		}
 		for lo < hi {
 			m := int(uint(lo+hi) >> 1)
-			if b[m] <= x {
+			if p[m] <= key {
 				lo = m + 1
 			} else {
 				hi = m
 			}
 		}
-	} else {
-		b := ix.bounds
-		hi := len(b)
-		for lo < hi {
-			m := int(uint(lo+hi) >> 1)
-			if !a.Less(b[m]) {
-				lo = m + 1
-			} else {
-				hi = m
-			}
+		if lo == 0 {
+			return noNode
+		}
+		return uint32(p[lo-1])
+	}
+	// the last bound <= a
+	var lo int
+	b := ix.bounds
+	hi := len(b)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if !a.Less(b[m]) {
+			lo = m + 1
+		} else {
+			hi = m
 		}
 	}
 	if lo == 0 {
@@ -93,16 +111,31 @@ func buildOrdered(rngs []Range, order []uint32, v6 bool) *index {
 		ix = sweepGeneral(rngs, order, v6)
 	}
 	if !v6 {
-		ix.b4 = make([]uint32, len(ix.bounds))
-		for i, b := range ix.bounds {
-			ix.b4[i] = uint32(b.Lo)
-		}
-		ix.bounds = nil
+		ix.pack4()
 	}
 	ix.bounds = slices.Clip(ix.bounds)
 	ix.top = slices.Clip(ix.top)
 	ix.nodes = slices.Clip(ix.nodes)
 	return ix
+}
+
+// pack4 moves an IPv4 index's bounds and tops into p4 and, when it is large, bk.
+func (ix *index) pack4() {
+	ix.p4 = make([]uint64, len(ix.bounds))
+	for i, b := range ix.bounds {
+		ix.p4[i] = b.Lo<<32 | uint64(ix.top[i])
+	}
+	ix.bounds, ix.top = nil, nil
+	if len(ix.p4) < bucketSegs {
+		return
+	}
+	ix.bk = make([]uint32, 1<<16+1)
+	for _, p := range ix.p4 {
+		ix.bk[p>>48+1]++
+	}
+	for k := 1; k <= 1<<16; k++ {
+		ix.bk[k] += ix.bk[k-1]
+	}
 }
 
 // endOf is where a record ending at hi stops covering: hi+1, or false past the family's last
@@ -271,15 +304,22 @@ func mergeOrder(rngs []Range, a, b []uint32, keep func(uint32) bool) []uint32 {
 }
 
 func (ix *index) memory() int64 {
-	return int64(16*cap(ix.bounds) + 4*cap(ix.b4) + 4*cap(ix.top) + 8*cap(ix.nodes) + 4*cap(ix.order))
+	return int64(16*cap(ix.bounds) + 4*cap(ix.top) + 8*cap(ix.p4) + 4*len(ix.bk) + 8*cap(ix.nodes) + 4*cap(ix.order))
 }
 
-// n is the number of segments, bound(i) where segment i starts.
-func (ix *index) n() int { return len(ix.top) }
+// n is the number of segments, bound(i) where segment i starts, topAt(i) its node.
+func (ix *index) n() int { return len(ix.top) + len(ix.p4) }
 
 func (ix *index) bound(i int) U128 {
-	if ix.b4 != nil {
-		return U128{0, uint64(ix.b4[i])}
+	if ix.p4 != nil {
+		return U128{0, ix.p4[i] >> 32}
 	}
 	return ix.bounds[i]
+}
+
+func (ix *index) topAt(i int) uint32 {
+	if ix.p4 != nil {
+		return uint32(ix.p4[i])
+	}
+	return ix.top[i]
 }

@@ -1,0 +1,81 @@
+package ipset
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// Lookups on sets of the benchmarks' shapes (benchmarks/ipsets), with random queries, so that
+// most probes miss the CPU caches as they do in the server:
+//
+//	go test ./ds/ipset -run '^$' -bench 'Contains|Lookup' -benchtime 2s
+
+// BenchmarkContainsHosts is Contains on 1M random IPv4 hosts (the flat host index), half hits.
+func BenchmarkContainsHosts(b *testing.B) {
+	s := New()
+	rng := rand.New(rand.NewPCG(4, 4))
+	hs := make([]uint32, 1_000_000)
+	for i := range hs {
+		hs[i] = rng.Uint32()
+		a := U128{0, uint64(hs[i])}
+		s.Add(Range{a, a, false}, Meta{}, false, false)
+	}
+	s.Compact()
+	q := make([]U128, 1<<16)
+	for i := range q {
+		if i%2 == 0 {
+			q[i] = U128{0, uint64(hs[rng.IntN(len(hs))])}
+		} else {
+			q[i] = U128{0, uint64(rng.Uint32())}
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuNs()
+	defer func() { b.ReportMetric(float64(cpuNs()-cpu0)/float64(b.N), "cpu-ns/op") }()
+	n := 0
+	for i := 0; i < b.N; i++ {
+		if s.Contains(q[i&(len(q)-1)], false, 1) {
+			n++
+		}
+	}
+	if n == 0 {
+		b.Fatal("no hit")
+	}
+}
+
+// BenchmarkLookupRanges is Lookup on 380k labelled disjoint IPv4 ranges (Tor's geoip shape:
+// contiguous ranges of random sizes with gaps), queries anywhere in the covered span.
+func BenchmarkLookupRanges(b *testing.B) {
+	s := New()
+	rng := rand.New(rand.NewPCG(5, 5))
+	cc := [][]byte{[]byte("US"), []byte("DE"), []byte("CN"), []byte("FR"), []byte("GB")}
+	at := uint64(1 << 24)
+	for range 380_000 {
+		size := uint64(1) << (4 + rng.IntN(10))
+		if rng.IntN(4) == 0 {
+			at += size // a gap
+		}
+		r := Range{U128{0, at}, U128{0, at + size - 1}, false}
+		s.Add(r, Meta{Label: cc[rng.IntN(len(cc))]}, false, false)
+		at += size
+	}
+	s.Compact()
+	q := make([]U128, 1<<16)
+	for i := range q {
+		q[i] = U128{0, 1<<24 + rng.Uint64N(at-1<<24)}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuNs()
+	defer func() { b.ReportMetric(float64(cpuNs()-cpu0)/float64(b.N), "cpu-ns/op") }()
+	n := 0
+	for i := 0; i < b.N; i++ {
+		if _, ok := s.Lookup(q[i&(len(q)-1)], false, 1); ok {
+			n++
+		}
+	}
+	if n == 0 {
+		b.Fatal("no hit")
+	}
+}
