@@ -27,9 +27,35 @@ import (
 // pendMin is the smallest pending part merged (tests lower it to exercise merges).
 var pendMin = 4096
 
+// bg is a merge's run: on a goroutine, or inline for Compact and Rebuild. The writer that
+// started it reads its results only after finished (an atomic load, ordered after the run's
+// writes) or join.
+type bg struct {
+	done atomic.Bool
+	wait chan struct{} // closed with done
+}
+
+// start runs fn, on a goroutine unless sync.
+func (b *bg) start(sync bool, fn func()) {
+	b.wait = make(chan struct{})
+	run := func() {
+		fn()
+		b.done.Store(true)
+		close(b.wait)
+	}
+	if sync {
+		run()
+	} else {
+		go run()
+	}
+}
+
+func (b *bg) finished() bool { return b.done.Load() }
+
+func (b *bg) join() { <-b.wait }
+
 type job struct {
-	done       atomic.Bool
-	wait       chan struct{} // closed with done
+	bg
 	idx        [2]*index
 	kc, kr, kd int // len(pendC), len(pendR), len(dead) at the snapshot
 	base       int
@@ -40,7 +66,7 @@ func (s *Set) pending() int { return len(s.pendC) + len(s.pendR) + len(s.dead) }
 
 // poll installs a finished merge.
 func (s *Set) poll() {
-	if j := s.job; j != nil && j.done.Load() {
+	if j := s.job; j != nil && j.finished() {
 		s.install()
 	}
 	s.hosts.poll()
@@ -56,7 +82,7 @@ func (s *Set) maybeMerge() {
 
 // startJob snapshots the records and builds their index, on a goroutine unless sync.
 func (s *Set) startJob(sync bool) {
-	j := &job{wait: make(chan struct{}), kc: len(s.pendC), kr: len(s.pendR), kd: len(s.dead), base: s.nrec}
+	j := &job{kc: len(s.pendC), kr: len(s.pendR), kd: len(s.dead), base: s.nrec}
 	rngs := s.rngs[:len(s.rngs):len(s.rngs)]
 	live := slices.Clone(s.live)
 	add := make([]uint32, 0, len(s.pendC)+len(s.pendR))
@@ -68,7 +94,7 @@ func (s *Set) startJob(sync bool) {
 		}
 	}
 	s.job = j
-	run := func() {
+	j.start(sync, func() {
 		start := time.Now()
 		isLive := func(sl uint32) bool { return live[sl/64]&(1<<(sl%64)) != 0 }
 		for f := range j.idx {
@@ -83,14 +109,7 @@ func (s *Set) startJob(sync bool) {
 			j.idx[f] = buildOrdered(rngs, mergeOrder(rngs, old[f], fresh, isLive), v6)
 		}
 		j.took = time.Since(start)
-		j.done.Store(true)
-		close(j.wait)
-	}
-	if sync {
-		run()
-	} else {
-		go run()
-	}
+	})
 }
 
 // install swaps a finished job's index in.
@@ -119,7 +138,7 @@ func (s *Set) install() {
 // wait blocks until the job in flight, if any, is done, and installs it.
 func (s *Set) wait() {
 	if j := s.job; j != nil {
-		<-j.wait
+		j.join()
 		s.install()
 	}
 }

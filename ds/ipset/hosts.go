@@ -1,9 +1,6 @@
 package ipset
 
-import (
-	"slices"
-	"sync/atomic"
-)
+import "slices"
 
 // hosts is the set of plain IPv4 hosts (no label, no expiry, not NOMATCH): a frozen sorted
 // base plus a delta of additions and removals, merged into a new base off the shard's token
@@ -28,8 +25,7 @@ type hosts struct {
 }
 
 type hostJob struct {
-	done atomic.Bool
-	wait chan struct{}
+	bg
 	base hostBase
 }
 
@@ -142,14 +138,14 @@ func (h *hosts) maybeMerge() {
 
 // poll installs a finished merge.
 func (h *hosts) poll() {
-	if j := h.job; j != nil && j.done.Load() {
+	if j := h.job; j != nil && j.finished() {
 		h.install()
 	}
 }
 
 // startJob freezes the delta and builds the new base from it, on a goroutine unless sync.
 func (h *hosts) startJob(sync bool) {
-	j := &hostJob{wait: make(chan struct{})}
+	j := &hostJob{}
 	h.job = j
 	h.fadd, h.fdel = h.add, h.del
 	if h.fadd == nil {
@@ -159,16 +155,7 @@ func (h *hosts) startJob(sync bool) {
 	h.add, h.del = nil, nil
 	old := hostBase{h.small, h.starts, h.lows}
 	fadd, fdel := h.fadd, h.fdel
-	run := func() {
-		j.base = newHostBase(applyDelta(old.sorted(), fadd, fdel))
-		j.done.Store(true)
-		close(j.wait)
-	}
-	if sync {
-		run()
-	} else {
-		go run()
-	}
+	j.start(sync, func() { j.base = newHostBase(applyDelta(old.sorted(), fadd, fdel)) })
 }
 
 func (h *hosts) install() {
@@ -182,7 +169,7 @@ func (h *hosts) install() {
 // compact merges the whole delta, waiting for it.
 func (h *hosts) compact() {
 	if j := h.job; j != nil {
-		<-j.wait
+		j.join()
 		h.install()
 	}
 	if h.deltaLen() > 0 {
