@@ -2,6 +2,7 @@ package command
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -32,82 +33,22 @@ func TestClientPauseWriteMatchesRedis(t *testing.T) {
 	}
 	setup := [][]string{{"FUNCTION", "LOAD", "REPLACE", lib}, {"SCRIPT", "LOAD", "return 1"}}
 
-	held := func(send func(i int, args []string) <-chan string, admin func(args ...string) string) (map[int]bool, []string) {
+	sends := func(dial func() func(args ...string) string, admin func(args ...string) string) ([]bool, []string) {
 		for _, c := range setup {
 			admin(c...)
 		}
-		admin("CLIENT", "PAUSE", "10000", "WRITE")
-		outs := make([]<-chan string, len(cmds))
-		for i, c := range cmds {
-			outs[i] = send(i, c)
+		conns := make([]func(args ...string) string, len(cmds)) // a connection for each
+		for i := range conns {
+			conns[i] = dial()
 		}
-		time.Sleep(300 * time.Millisecond)
-		waited := map[int]bool{}
-		replies := make([]string, len(cmds))
-		for i, ch := range outs {
-			select {
-			case r := <-ch:
-				replies[i] = r
-			default:
-				waited[i] = true
-			}
-		}
-		admin("CLIENT", "UNPAUSE")
-		for i, ch := range outs {
-			if waited[i] {
-				select {
-				case replies[i] = <-ch:
-				case <-time.After(10 * time.Second):
-					t.Fatalf("%q still held after CLIENT UNPAUSE", cmds[i])
-				}
-			}
-		}
-		return waited, replies
+		return heldByPause(t, admin, len(cmds), func(i int) string { return conns[i](cmds[i]...) },
+			func(i int) string { return fmt.Sprintf("%q", cmds[i]) })
 	}
-
-	var rconns []net.Conn
-	t.Cleanup(func() {
-		for _, c := range rconns {
-			c.Close()
-		}
-	})
-	rdial := func() (net.Conn, *bufio.Reader) {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.SetDeadline(time.Now().Add(30 * time.Second))
-		rconns = append(rconns, c)
-		return c, bufio.NewReader(c)
-	}
-	aw, ar := rdial()
-	redisDo(t, aw, ar, "FLUSHALL")
-	rWaited, rReplies := held(func(i int, args []string) <-chan string {
-		w, r := rdial()
-		ch := make(chan string, 1)
-		go func() {
-			w.Write(encodeCommand(args))
-			raw, err := resptest.ReadRaw(r)
-			if err != nil {
-				ch <- err.Error()
-				return
-			}
-			ch <- string(raw)
-		}()
-		return ch
-	}, func(args ...string) string { return redisDo(t, aw, ar, args...) })
-
+	radmin := redisSender(t, addr)()
+	radmin("FLUSHALL")
+	rWaited, rReplies := sends(redisSender(t, addr), radmin)
 	e := newTestEngine()
-	admin := newTestConn(t, e)
-	hWaited, hReplies := held(func(i int, args []string) <-chan string {
-		tc := newTestConn(t, e)
-		ch := make(chan string, 1)
-		go func() {
-			out, _ := tc.send(encodeCommand(args))
-			ch <- string(out)
-		}()
-		return ch
-	}, func(args ...string) string { return admin.do(args...) })
+	hWaited, hReplies := sends(hotkvSender(t, e), hotkvSender(t, e)())
 
 	for i, c := range cmds {
 		name := strings.ReplaceAll(strings.Join(c, " "), "\n", `\n`)
@@ -126,78 +67,23 @@ func TestClientPauseWriteExecMatchesRedis(t *testing.T) {
 	addr, stop := startRedisAddr(t)
 	t.Cleanup(stop)
 	queues := [][][]string{{{"SET", "k", "v"}}, {{"GET", "k"}}, {{"GET", "j"}, {"INCR", "n"}}} // the held ones touch disjoint keys: their order after UNPAUSE is free
-	type conn struct{ send func(args ...string) string }
-	run := func(dial func() conn, admin func(args ...string) string) ([]bool, []string) {
-		conns := make([]conn, len(queues))
+	run := func(dial func() func(args ...string) string, admin func(args ...string) string) ([]bool, []string) {
+		conns := make([]func(args ...string) string, len(queues))
 		for i, q := range queues {
 			conns[i] = dial()
-			conns[i].send("MULTI")
+			conns[i]("MULTI")
 			for _, c := range q {
-				conns[i].send(c...)
+				conns[i](c...)
 			}
 		}
-		admin("CLIENT", "PAUSE", "10000", "WRITE")
-		outs := make([]chan string, len(queues))
-		for i := range queues {
-			outs[i] = make(chan string, 1)
-			go func() { outs[i] <- conns[i].send("EXEC") }()
-		}
-		time.Sleep(300 * time.Millisecond)
-		waited := make([]bool, len(queues))
-		replies := make([]string, len(queues))
-		for i, ch := range outs {
-			select {
-			case replies[i] = <-ch:
-			default:
-				waited[i] = true
-			}
-		}
-		admin("CLIENT", "UNPAUSE")
-		for i, ch := range outs {
-			if waited[i] {
-				select {
-				case replies[i] = <-ch:
-				case <-time.After(10 * time.Second):
-					t.Fatalf("EXEC of %q still held after CLIENT UNPAUSE", queues[i])
-				}
-			}
-		}
-		return waited, replies
+		return heldByPause(t, admin, len(queues), func(i int) string { return conns[i]("EXEC") },
+			func(i int) string { return fmt.Sprintf("EXEC of %q", queues[i]) })
 	}
-	var rconns []net.Conn
-	t.Cleanup(func() {
-		for _, c := range rconns {
-			c.Close()
-		}
-	})
-	rdial := func() (net.Conn, *bufio.Reader) {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.SetDeadline(time.Now().Add(30 * time.Second))
-		rconns = append(rconns, c)
-		return c, bufio.NewReader(c)
-	}
-	aw, ar := rdial()
-	redisDo(t, aw, ar, "FLUSHALL")
-	rWaited, rReplies := run(func() conn {
-		w, r := rdial()
-		return conn{func(args ...string) string {
-			w.Write(encodeCommand(args))
-			raw, err := resptest.ReadRaw(r)
-			if err != nil {
-				return err.Error()
-			}
-			return string(raw)
-		}}
-	}, func(args ...string) string { return redisDo(t, aw, ar, args...) })
+	radmin := redisSender(t, addr)()
+	radmin("FLUSHALL")
+	rWaited, rReplies := run(redisSender(t, addr), radmin)
 	e := newTestEngine()
-	admin := newTestConn(t, e)
-	hWaited, hReplies := run(func() conn {
-		tc := newTestConn(t, e)
-		return conn{func(args ...string) string { out, _ := tc.send(encodeCommand(args)); return string(out) }}
-	}, func(args ...string) string { return admin.do(args...) })
+	hWaited, hReplies := run(hotkvSender(t, e), hotkvSender(t, e)())
 	for i, q := range queues {
 		if rWaited[i] != hWaited[i] || rReplies[i] != hReplies[i] {
 			t.Errorf("EXEC of %q: HotKV held %v replied %q; Redis held %v replied %q", q, hWaited[i], hReplies[i], rWaited[i], rReplies[i])
@@ -205,5 +91,70 @@ func TestClientPauseWriteExecMatchesRedis(t *testing.T) {
 	}
 	if !rWaited[0] || rWaited[1] {
 		t.Errorf("Redis held %v: the test's premise (a write's EXEC held, a read's not) does not hold", rWaited)
+	}
+}
+
+// heldByPause pauses writes (CLIENT PAUSE 10000 WRITE through admin), starts the n sends at
+// once, and says which of them had no reply 300 ms later; then it unpauses and returns every
+// reply, failing the test on a send still held 10 s after the UNPAUSE (named by what).
+func heldByPause(t *testing.T, admin func(args ...string) string, n int, send func(i int) string, what func(i int) string) ([]bool, []string) {
+	t.Helper()
+	admin("CLIENT", "PAUSE", "10000", "WRITE")
+	outs := make([]chan string, n)
+	for i := range outs {
+		outs[i] = make(chan string, 1)
+		go func() { outs[i] <- send(i) }()
+	}
+	time.Sleep(300 * time.Millisecond)
+	waited := make([]bool, n)
+	replies := make([]string, n)
+	for i, ch := range outs {
+		select {
+		case replies[i] = <-ch:
+		default:
+			waited[i] = true
+		}
+	}
+	admin("CLIENT", "UNPAUSE")
+	for i, ch := range outs {
+		if waited[i] {
+			select {
+			case replies[i] = <-ch:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s still held after CLIENT UNPAUSE", what(i))
+			}
+		}
+	}
+	return waited, replies
+}
+
+// redisSender returns a dialer of connections to the redis-server at addr, each a function
+// that sends one command and returns its raw reply (or the read error's text); the
+// connections close when the test ends.
+func redisSender(t *testing.T, addr string) func() func(args ...string) string {
+	return func() func(args ...string) string {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		r := bufio.NewReader(c)
+		return func(args ...string) string {
+			c.Write(encodeCommand(args))
+			raw, err := resptest.ReadRaw(r)
+			if err != nil {
+				return err.Error()
+			}
+			return string(raw)
+		}
+	}
+}
+
+// hotkvSender is redisSender for connections to engine e.
+func hotkvSender(t *testing.T, e *Engine) func() func(args ...string) string {
+	return func() func(args ...string) string {
+		tc := newTestConn(t, e)
+		return func(args ...string) string { out, _ := tc.send(encodeCommand(args)); return string(out) }
 	}
 }
