@@ -102,8 +102,11 @@ func BucketLow(i int) float64 {
 }
 
 func bucket(cos float32) int {
-	if cos < 0.5 {
+	switch {
+	case !(cos >= 0.5): // NaN too
 		return 0
+	case cos >= 1: // +Inf too: int(+Inf) is not defined
+		return Buckets - 1
 	}
 	return min(Buckets-1, 1+int((float64(cos)-0.5)/0.05+1e-9))
 }
@@ -416,8 +419,10 @@ func (c *Cache) get(q Query, scratch []byte) (Hit, bool, error) {
 	for _, r := range res {
 		e := c.byID[nameID(ns.set.Name(r.ID))]
 		cos := 2*r.Score - 1
-		best = max(best, cos)
-		if cos < thr {
+		if !math.IsNaN(float64(cos)) {
+			best = max(best, cos)
+		}
+		if !(cos >= thr) { // NaN too (an index decoded from a corrupt payload): a miss
 			break
 		}
 		if c.bad != nil {
