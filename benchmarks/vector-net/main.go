@@ -6,7 +6,7 @@
 // memory per element for each quantization (MEMORY USAGE and INFO used_memory growth).
 //
 //	vector-net -addr 127.0.0.1:27350 [-n 20000] [-dim 128] [-mnist FILE.gz] [-clients 1,8,32,100]
-//	           [-duration 5s] [-memn 5000]
+//	           [-duration 5s] [-memn 5000] [-keep] [-search-only]
 //
 // Every line of results starts with RESULT. benchmarks/vector-net/run.sh starts a HotKV and runs it.
 package main
@@ -39,6 +39,7 @@ func main() {
 	duration := flag.Duration("duration", 5*time.Second, "search time per client count")
 	memN := flag.Int("memn", 5000, "elements per quantization for the memory measurement (0: skip)")
 	keep := flag.Bool("keep", false, "leave the loaded key (vnet) in place at the end")
+	searchOnly := flag.Bool("search-only", false, "only the searches, on the key a -keep run left (same -n, -dim, -mnist)")
 	flag.Parse()
 
 	ctx := context.Background()
@@ -55,6 +56,12 @@ func main() {
 	}
 	base, queries := data[:len(data)-1000], data[len(data)-1000:]
 	const key = "vnet"
+	if *searchOnly {
+		for _, c := range clientCounts(*clientsFlag) {
+			search(ctx, rdb, key, queries, c, *duration)
+		}
+		return
+	}
 	rdb.Del(ctx, key)
 	start := time.Now()
 	load(ctx, rdb, key, base, "")
@@ -63,11 +70,7 @@ func main() {
 	info := rdb.VInfo(ctx, key).Val()
 	fmt.Printf("RESULT vinfo %v\n", info)
 	recall(ctx, rdb, key, queries[:100])
-	for _, f := range strings.Split(*clientsFlag, ",") {
-		c, err := strconv.Atoi(f)
-		if err != nil || c < 1 {
-			fail("bad -clients %q", *clientsFlag)
-		}
+	for _, c := range clientCounts(*clientsFlag) {
 		search(ctx, rdb, key, queries, c, *duration)
 	}
 	if *memN > 0 {
@@ -76,6 +79,18 @@ func main() {
 	if !*keep {
 		rdb.Del(ctx, key)
 	}
+}
+
+func clientCounts(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		c, err := strconv.Atoi(f)
+		if err != nil || c < 1 {
+			fail("bad -clients %q", s)
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 func fail(f string, a ...any) {
