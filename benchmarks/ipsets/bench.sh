@@ -13,10 +13,13 @@
 #            IPv4 prefixes through hotkv-load (IPSET.ADD LABEL into HotKV, one line per command and
 #            --entries 100, vs ZADD into Redis, also redis-cli --pipe of the ZADDs)
 #   probe    a probe client's latency (pipeline 1, one connection) during a 4-connection hotkv-load
+#   refresh  4 readers of key live (pipeline 1) while 5 loads of 200k-entry lists are RENAMEd over
+#            it (hotkv-load --replace): the slowest RENAME and the readers' p50/p99/p99.9
 #   memory   used_memory per entry of the loaded keys
 #
 # Usage: bash benchmarks/ipsets/bench.sh   (~6 min)
-# Env: RUNS (3) DURATION (5s) PIPELINE (30) CLIENTS (50) PARTS ("lookups loader probe memory")
+# Env: RUNS (3) DURATION (5s) PIPELINE (30) CLIENTS (50) PARTS ("lookups loader probe refresh memory")
+#      REFRESH_FOR (25s: how long the refresh readers run, longer than the 5 loads)
 #      IPORT (27160: Redis; HotKV on IPORT+1) OUT (file for the Markdown tables; default stdout only)
 #      HOTKV_BIN (a built hotkv to use instead of building ./src/cmd/hotkv)
 set -euo pipefail
@@ -27,7 +30,8 @@ RUNS=${RUNS:-3}
 DURATION=${DURATION:-5s}
 PIPELINE=${PIPELINE:-30}
 CLIENTS=${CLIENTS:-50}
-PARTS=${PARTS:-lookups loader probe memory}
+PARTS=${PARTS:-lookups loader probe refresh memory}
+REFRESH_FOR=${REFRESH_FOR:-25s}
 IPORT=${IPORT:-27160}
 RP=$IPORT
 HP=$((IPORT + 1))
@@ -230,6 +234,55 @@ probe() {
   out ""
 }
 
+# refresh_one NAME PORT READTPL LOADARGS...: 4 reader connections (pipeline 1) loop READTPL on key
+# live while 5 staging loads, alternately of lists A and B, are RENAMEd over live by hotkv-load
+# --replace; prints "max-rename-ms p50 p99 p99.9" (reader latencies in ms).
+refresh_one() {
+  local name=$1 port=$2 tpl=$3; shift 3
+  redis-cli -p "$port" del live >/dev/null
+  taskset -c 1 "$work/hotkv-load" -q -p "$port" --replace live "$@" "$work/listA.txt" 2>/dev/null
+  taskset -c 1 "$work/hotkv-benchmark" --port "$port" --quiet --clients 4 --pipeline 1 --duration "$REFRESH_FOR" \
+    --lines "$data/hosts-queries.txt" --command "$tpl" --expect any --json "$work/rf.json" >/dev/null &
+  local bp=$! i l ms=() t
+  sleep 0.5
+  for i in 1 2 3 4 5; do
+    l=$work/listB.txt; [ $((i % 2)) = 0 ] && l=$work/listA.txt
+    taskset -c 1 "$work/hotkv-load" -q -p "$port" --replace live "$@" "$l" 2>"$work/rf.err" || { cat "$work/rf.err" >&2; exit 1; }
+    t=$(sed -n 's/.*RENAMEd .* in \([0-9.]*\) ms.*/\1/p' "$work/rf.err")
+    [ -n "$t" ] || { echo "bench.sh: no RENAME time: $(cat "$work/rf.err")" >&2; exit 1; }
+    ms+=("$t")
+  done
+  kill -0 "$bp" 2>/dev/null || echo "bench.sh: warning: the $name readers ended before the loads did" >&2
+  wait "$bp"
+  python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["latency_us"]; print("%s %.3f %.3f %.3f" % (max(sys.argv[2:], key=float), l["p50"]/1e3, l["p99"]/1e3, l["p99.9"]/1e3))' "$work/rf.json" "${ms[@]}"
+  echo "  $name RENAME ms: ${ms[*]}" >&2
+}
+refresh() {
+  # lists A and B: 190k hosts and 10k labelled libloc prefixes each, disjoint (odd and even lines)
+  { head -n 380000 "$data/hosts.txt" | awk 'NR % 2'; head -n 20000 "$data/libloc4.txt" | awk 'NR % 2'; } >"$work/listA.txt"
+  { head -n 380000 "$data/hosts.txt" | awk 'NR % 2 == 0'; head -n 20000 "$data/libloc4.txt" | awk 'NR % 2 == 0'; } >"$work/listB.txt"
+  local hundred_r="SMISMEMBER live" hundred_h="IPSET.MCONTAINS live" i r h rr=() hh=()
+  for i in $(seq 100); do hundred_r+=" __line__"; hundred_h+=" __line__"; done
+  for i in $(seq "$RUNS"); do
+    echo "[refresh] run $i" >&2
+    r=$(refresh_one redis "$RP" "$hundred_r" --format ip --cmd 'SADD {key} {entry}')
+    h=$(refresh_one hotkv "$HP" "$hundred_h" --key live)
+    rr+=("$r"); hh+=("$h")
+  done
+  col() { local k=$1; shift; for x in "$@"; do echo "$x" | cut -d' ' -f"$k"; done; }
+  out "### Refresh: 4 readers (MCONTAINS / SMISMEMBER of 100, pipeline 1) while 5 staging loads of $(wc -l <"$work/listA.txt")-entry lists are RENAMEd over the live key"
+  out ""
+  out "| median (min-max) of $RUNS runs | Redis (SET, SADD) | HotKV (IP set) | goal |"
+  out "|---|---|---|---|"
+  # shellcheck disable=SC2046
+  out "| slowest RENAME of 5, ms (hotkv-load --replace: write to reply) | $(stats $(col 1 "${rr[@]}")) | $(stats $(col 1 "${hh[@]}")) | ≤1 ms |"
+  # shellcheck disable=SC2046
+  out "| reader p50 / p99 ms | $(stats $(col 2 "${rr[@]}")) / $(stats $(col 3 "${rr[@]}")) | $(stats $(col 2 "${hh[@]}")) / $(stats $(col 3 "${hh[@]}")) | |"
+  # shellcheck disable=SC2046
+  out "| reader p99.9 ms | $(stats $(col 4 "${rr[@]}")) | $(stats $(col 4 "${hh[@]}")) | ≤5 ms |"
+  out ""
+}
+
 memory() {
   out "### Memory (used_memory delta per entry)"
   out ""
@@ -256,6 +309,7 @@ for part in $PARTS; do
     lookups) load_all; lookups ;;
     loader) loader ;;
     probe) probe ;;
+    refresh) refresh ;;
     memory) memory ;;
     *) echo "bench.sh: unknown part $part" >&2; exit 2 ;;
   esac

@@ -342,7 +342,7 @@ func load(cfg *config, stdin io.Reader, stderr io.Writer, d *dialer) int {
 	renamed := ""
 	if staging != "" {
 		if nerr == 0 && inputErr == nil && connErr == nil {
-			msg, err := oneCommand(d, "RENAME", staging, cfg.replace)
+			msg, took, err := timedCommand(d, "RENAME", staging, cfg.replace)
 			switch {
 			case err != nil:
 				connErr = err
@@ -355,7 +355,7 @@ func load(cfg *config, stdin io.Reader, stderr io.Writer, d *dialer) int {
 			case msg != "":
 				connErr = fmt.Errorf("RENAME %s %s: %s", staging, cfg.replace, msg)
 			default:
-				renamed = fmt.Sprintf("; RENAMEd %s over %s", staging, cfg.replace)
+				renamed = fmt.Sprintf("; RENAMEd %s over %s in %.3f ms", staging, cfg.replace, float64(took)/1e6)
 			}
 		} else {
 			oneCommand(d, "DEL", staging)
@@ -391,9 +391,16 @@ func cfgAddr(cfg *config) string {
 
 // oneCommand sends one command on a fresh connection: msg is its error reply, if any.
 func oneCommand(d *dialer, args ...string) (string, error) {
+	msg, _, err := timedCommand(d, args...)
+	return msg, err
+}
+
+// timedCommand is oneCommand that also returns the time from writing the command to reading its
+// reply (the dial not included).
+func timedCommand(d *dialer, args ...string) (string, time.Duration, error) {
 	c, rd, err := d.dial()
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	defer c.Close()
 	bs := make([][]byte, len(args))
@@ -401,10 +408,12 @@ func oneCommand(d *dialer, args ...string) (string, error) {
 		bs[i] = []byte(a)
 	}
 	c.SetWriteDeadline(time.Now().Add(d.timeout))
+	t0 := time.Now()
 	if _, err := c.Write(appendCommand(nil, bs)); err != nil {
-		return "", err
+		return "", 0, err
 	}
-	return readReply(rd)
+	msg, err := readReply(rd)
+	return msg, time.Since(t0), err
 }
 
 func startProgress(cfg *config, w io.Writer, st *stats, counter *countingReader, size int64, start time.Time) func() {
