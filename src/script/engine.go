@@ -47,12 +47,16 @@ const (
 	FlagShebang
 )
 
-// Script is one compiled EVAL script. It is immutable and shared by every state.
+// Script is one compiled EVAL script. It is immutable and shared by every state, but for Hint.
 type Script struct {
 	SHA   string // 40 lowercase hex digits
 	Flags Flags
 	proto *lua.FunctionProto
 	name  string // "user_script" for EVAL; a function's name for FCALL
+	// Hint is the command layer's own, changed with atomics from any goroutine: what it learned
+	// of the script's runs (where they ran). The engine never reads it; it goes with the Script
+	// (SCRIPT FLUSH starts it again at zero).
+	Hint atomic.Int32
 }
 
 // Engine is the scripting engine of one server: the script cache, the interpreter states, the

@@ -40,6 +40,8 @@ type Function struct {
 	HasDescription bool // FUNCTION LIST shows a null description without one
 	Flags          Flags
 	Library        *Library
+	// Hint is the command layer's, as Script.Hint (a reloaded library starts it at zero).
+	Hint atomic.Int32
 }
 
 // libSet is one snapshot of the registry.

@@ -21,7 +21,18 @@ const (
 	coCallDepth   = 200
 	coRegistry    = 256
 	coRegistryMax = 1 << 16
+	// maxArrayIndex bounds the integer keys gopher-lua keeps in a table's array part. It
+	// grows that array to any key below the bound, filling the gap with nils, where Lua 5.1
+	// puts a sparse key in the hash part: with gopher-lua's default (2^26), t[2^24-1] = 1
+	// allocated 256 MB (and #t said 1, Redis 0) in one step the memory cap could not stop.
+	// Below 2^21 such a write costs at most 32 MB (64 MB while the array doubles); keys from
+	// 2^21 on go to the hash part, as Lua's would. The price: # of a table holding more than
+	// 2^21-1 consecutive elements (at least 48 MB of Lua values) stops at 2^21-1.
+	maxArrayIndex = 1 << 21
 )
+
+// gopher-lua's bound is one of its package variables; this package is its only user.
+func init() { lua.MaxArrayIndex = maxArrayIndex }
 
 // state is one interpreter with its sandbox, used by one run at a time (see pool).
 type state struct {
