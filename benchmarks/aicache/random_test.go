@@ -51,7 +51,7 @@ func TestRandomSearch(t *testing.T) {
 	}
 }
 
-func randomSet(t *testing.T, n, dim int, quant vector.Quant) (*vector.Set, [][]float32) {
+func randomSet(t testing.TB, n, dim int, quant vector.Quant) (*vector.Set, [][]float32) {
 	r := rand.New(rand.NewPCG(3, 4))
 	vecs := make([][]float32, n)
 	for i := range vecs {

@@ -4,12 +4,13 @@
 # dimensions and times exact hits, semantic hits and misses from one connection, then stops it.
 #   bash benchmarks/aicache/run-net.sh                 # 100,000 x 512
 #   N=20000 DIM=128 bash benchmarks/aicache/run-net.sh
+#   bash benchmarks/aicache/run-net.sh -quant Q8 -noise 0.3 -dump /tmp/llm-q8.dump   # extra flags: net's
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PORT=${PORT:-27200}
 N=${N:-100000}
 DIM=${DIM:-512}
-WORK=$(mktemp -d /tmp/aicache-net.XXXXXX)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/aicache-net.XXXXXX")
 PID=
 cleanup() { [[ -n $PID ]] && kill "$PID" 2>/dev/null; rm -rf "$WORK"; }
 trap cleanup EXIT
@@ -19,4 +20,4 @@ go build -o "$WORK/net" ./benchmarks/aicache/net
 PID=$!
 for _ in $(seq 50); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.2; done
 echo "# $(date -u +%FT%TZ) $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-timeout 900 "$WORK/net" -addr "127.0.0.1:$PORT" -n "$N" -dim "$DIM"
+timeout 900 "$WORK/net" -addr "127.0.0.1:$PORT" -n "$N" -dim "$DIM" "$@"

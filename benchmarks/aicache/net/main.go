@@ -1,8 +1,11 @@
 // Command net measures LLMCACHE.GET over a socket (go-redis, one connection, one request at a
 // time): it loads n entries of dim random unit vectors into one cache with pipelined
 // LLMCACHE.SET, then times GETs that hit exactly, hit semantically (an entry's vector under a
-// slightly different prompt) and miss (a fresh random vector). Embedding is not involved:
-// vectors are sent. benchmarks/aicache/run-net.sh starts the server.
+// slightly different prompt; with -noise, a vector at cosine about 1-noise²/2 from it, as a
+// paraphrase's) and miss (a fresh random vector). Embedding is not involved: vectors are sent.
+// With -dump FILE the loaded cache is kept in FILE (DUMP's payload) and later runs RESTORE it
+// instead of loading (the vectors are regenerated from the same seed). -quant and -ef are
+// CREATE's QUANT and EF. benchmarks/aicache/run-net.sh starts the server.
 package main
 
 import (
@@ -24,16 +27,18 @@ func main() {
 	n := flag.Int("n", 100000, "entries")
 	dim := flag.Int("dim", 512, "dimensions")
 	m := flag.Int("m", 3000, "GETs of each kind")
+	dump := flag.String("dump", "", "DUMP payload file: RESTOREd when present, else written after loading")
+	quant := flag.String("quant", "", "CREATE QUANT (NOQUANT, Q8); empty: the default")
+	ef := flag.Int("ef", 0, "CREATE EF; 0: the default")
+	noise := flag.Float64("noise", 0, "semantic hits: Gaussian noise of this norm added to the entry's vector")
 	flag.Parse()
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Addr: *addr, PoolSize: 1})
 	r := rand.New(rand.NewPCG(3, 4))
-	vec := func() []byte {
-		v := make([]float32, *dim)
+	unit := func(v []float32) []byte {
 		var s float64
-		for i := range v {
-			v[i] = float32(r.NormFloat64())
-			s += float64(v[i]) * float64(v[i])
+		for _, x := range v {
+			s += float64(x) * float64(x)
 		}
 		b := make([]byte, 4*len(v))
 		for i, x := range v {
@@ -41,24 +46,69 @@ func main() {
 		}
 		return b
 	}
-	rdb.Del(ctx, "llm")
-	if err := rdb.Do(ctx, "LLMCACHE.CREATE", "llm", "DIM", *dim, "THRESHOLD", 0.9).Err(); err != nil {
-		fail(err)
-	}
-	vecs := make([][]byte, *n)
-	start := time.Now()
-	for i := 0; i < *n; i += 500 {
-		p := rdb.Pipeline()
-		for j := i; j < min(*n, i+500); j++ {
-			vecs[j] = vec()
-			p.Do(ctx, "LLMCACHE.SET", "llm", "NS", "gpt", "PROMPT", fmt.Sprintf("question number %d", j), "RESPONSE", "answer",
-				"VECTOR", "FP32", vecs[j], "TOKENS", 10, 100)
+	vec := func() []byte {
+		v := make([]float32, *dim)
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
 		}
-		if _, err := p.Exec(ctx); err != nil {
+		return unit(v)
+	}
+	// near is a paraphrase's vector: b plus Gaussian noise of norm about noise, renormalized.
+	near := func(b []byte) []byte {
+		if *noise == 0 {
+			return b
+		}
+		v := make([]float32, *dim)
+		sd := *noise / math.Sqrt(float64(*dim))
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])) + float32(sd*r.NormFloat64())
+		}
+		return unit(v)
+	}
+	rdb.Del(ctx, "llm")
+	vecs := make([][]byte, *n)
+	for j := range vecs {
+		vecs[j] = vec()
+	}
+	start := time.Now()
+	if payload, err := os.ReadFile(*dump); *dump != "" && err == nil {
+		if err := rdb.Restore(ctx, "llm", 0, string(payload)).Err(); err != nil {
 			fail(err)
 		}
+		fmt.Printf("restored %d entries of %d dims from %s in %v\n", *n, *dim, *dump, time.Since(start).Round(time.Millisecond))
+	} else {
+		create := []any{"LLMCACHE.CREATE", "llm", "DIM", *dim, "THRESHOLD", 0.9}
+		if *quant != "" {
+			create = append(create, "QUANT", *quant)
+		}
+		if *ef != 0 {
+			create = append(create, "EF", *ef)
+		}
+		if err := rdb.Do(ctx, create...).Err(); err != nil {
+			fail(err)
+		}
+		for i := 0; i < *n; i += 500 {
+			p := rdb.Pipeline()
+			for j := i; j < min(*n, i+500); j++ {
+				p.Do(ctx, "LLMCACHE.SET", "llm", "NS", "gpt", "PROMPT", fmt.Sprintf("question number %d", j), "RESPONSE", "answer",
+					"VECTOR", "FP32", vecs[j], "TOKENS", 10, 100)
+			}
+			if _, err := p.Exec(ctx); err != nil {
+				fail(err)
+			}
+		}
+		fmt.Printf("loaded %d entries of %d dims in %v\n", *n, *dim, time.Since(start).Round(time.Millisecond))
+		if *dump != "" {
+			payload, err := rdb.Dump(ctx, "llm").Result()
+			if err != nil {
+				fail(err)
+			}
+			if err := os.WriteFile(*dump, []byte(payload), 0o644); err != nil {
+				fail(err)
+			}
+		}
 	}
-	fmt.Printf("loaded %d entries of %d dims in %v\n", *n, *dim, time.Since(start).Round(time.Millisecond))
+
 	kinds := []struct {
 		name string
 		args func(i int) []any
@@ -69,7 +119,7 @@ func main() {
 		}, "exact"},
 		{"semantic hit", func(i int) []any {
 			j := r.IntN(*n)
-			return []any{"LLMCACHE.GET", "llm", "NS", "gpt", "PROMPT", fmt.Sprintf("question number %d?", j), "VECTOR", "FP32", vecs[j]}
+			return []any{"LLMCACHE.GET", "llm", "NS", "gpt", "PROMPT", fmt.Sprintf("question number %d?", j), "VECTOR", "FP32", near(vecs[j])}
 		}, "semantic"},
 		{"miss", func(i int) []any {
 			return []any{"LLMCACHE.GET", "llm", "NS", "gpt", "PROMPT", "something else", "VECTOR", "FP32", vec()}
