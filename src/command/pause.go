@@ -8,14 +8,17 @@ import (
 	"github.com/hotkv/hotkv/src/script"
 )
 
-// pauseState is CLIENT PAUSE: until a deadline, commands of the paused kind wait in the route
-// stage (no token is held there, so the shards keep serving everyone else).
+// pauseState is CLIENT PAUSE, and FAILOVER's write pause (Redis's two pause purposes): until a
+// deadline, or while the failover holds it, commands of the paused kind wait in the route stage
+// (no token is held there, so the shards keep serving everyone else). CLIENT UNPAUSE ends only
+// CLIENT PAUSE's.
 type pauseState struct {
-	active atomic.Bool // fast path: false when not paused
-	mu     sync.Mutex
-	until  int64 // unix ns; 0 = not paused
-	all    bool  // ALL, else WRITE
-	wake   chan struct{}
+	active   atomic.Bool // fast path: false when not paused
+	mu       sync.Mutex
+	until    int64 // unix ns; 0 = no CLIENT PAUSE
+	all      bool  // ALL, else WRITE
+	failover bool  // FAILOVER pauses writes until it ends (SetFailoverPause)
+	wake     chan struct{}
 }
 
 // set pauses until the deadline; a later call can only extend or change the mode, as in Redis.
@@ -32,16 +35,34 @@ func (p *pauseState) set(until int64, all bool) {
 	p.active.Store(true)
 }
 
-// clear ends the pause (CLIENT UNPAUSE) and wakes the waiters.
+// clear ends CLIENT PAUSE (CLIENT UNPAUSE, or its deadline) and wakes the waiters.
 func (p *pauseState) clear() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.until, p.all = 0, false
-	p.active.Store(false)
+	p.kickLocked()
+}
+
+// kickLocked wakes the waiters to look again; the pause stays active while FAILOVER holds it.
+func (p *pauseState) kickLocked() {
 	if p.wake != nil {
 		close(p.wake)
 		p.wake = nil
 	}
+	on := p.until != 0 || p.failover
+	if on {
+		p.wake = make(chan struct{})
+	}
+	p.active.Store(on)
+}
+
+// SetFailoverPause starts or ends FAILOVER's write pause (Redis's PAUSE_DURING_FAILOVER).
+func (e *Engine) SetFailoverPause(on bool) {
+	p := &e.pause
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failover = on
+	p.kickLocked()
 }
 
 // pauseWait blocks while the command spec with args is paused (the route stage calls it; one
@@ -101,24 +122,29 @@ func (e *Engine) scriptFlags(spec *Spec, args [][]byte) (f script.Flags, declare
 	return 0, false
 }
 
-// wait blocks while paused, for every command under PAUSE ALL and for those write() says
-// write under PAUSE WRITE.
+// wait blocks while paused: for every command under PAUSE ALL, and for those write() says
+// write under PAUSE WRITE or FAILOVER's pause.
 func (p *pauseState) wait(write func() bool) {
 	for p.active.Load() {
 		p.mu.Lock()
-		until, all, wake := p.until, p.all, p.wake
+		until, all, fo, wake := p.until, p.all, p.failover, p.wake
 		p.mu.Unlock()
-		if until == 0 || (!all && !write()) {
+		d := time.Duration(until - time.Now().UnixNano())
+		if until != 0 && d <= 0 {
+			p.clear()
+			continue
+		}
+		isWrite := (!all || fo) && write()
+		if !(until != 0 && (all || isWrite)) && !(fo && isWrite) {
 			return
 		}
-		d := time.Duration(until - time.Now().UnixNano())
-		if d <= 0 {
-			p.clear()
-			return
+		var deadline <-chan time.Time
+		if until != 0 {
+			deadline = time.After(d)
 		}
 		select {
 		case <-wake:
-		case <-time.After(d):
+		case <-deadline:
 		}
 	}
 }

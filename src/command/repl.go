@@ -32,6 +32,11 @@ type ReplHooks interface {
 	Info(dst []byte) []byte
 	// SyncStats are INFO stats' sync_full, sync_partial_ok and sync_partial_err.
 	SyncStats() (full, ok, failed int64)
+	// Failover is FAILOVER with its arguments parsed; the reply is returned.
+	Failover(cl *Client, a FailoverArgs) []byte
+	// PsyncFailover is the first step of PSYNC replid offset FAILOVER: a replica whose replid is
+	// replid becomes a primary; otherwise the error reply is returned and the PSYNC ends.
+	PsyncFailover(cl *Client, replid string) (errReply string)
 }
 
 var replCommands = []*Spec{
@@ -42,6 +47,7 @@ var replCommands = []*Spec{
 	{Name: "slaveof", Arity: 3, Flags: Admin | NoScript | Stale | NoAsyncLoading, Scope: ScopeConn, Run: replicaofCmd},
 	{Name: "role", Arity: 1, Flags: NoScript | Loading | Stale | Fast, Scope: ScopeConn, Run: roleCmd},
 	{Name: "wait", Arity: 3, Flags: NoScript, Scope: ScopeConn, Run: waitCmd},
+	{Name: "failover", Arity: -1, Flags: Admin | NoScript | Stale, Scope: ScopeConn, Run: failoverCmd},
 }
 
 // Silence suppresses the reply of the running command (REPLCONF ACK, PSYNC: the server writes
@@ -77,6 +83,14 @@ func psyncCmd(c *Ctx) {
 	if err != nil {
 		c.Err(ErrNotInt)
 		return
+	}
+	if len(c.Args) > 3 && strs.EqualFold(c.Args[3], "failover") {
+		if h := c.E.Hooks.Repl; h != nil && !c.Client.tx.on {
+			if msg := h.PsyncFailover(c.Client, string(c.Args[1])); msg != "" {
+				c.Err(msg)
+				return
+			}
+		}
 	}
 	syncGeneric(c, true, string(c.Args[1]), off)
 }
@@ -118,6 +132,71 @@ func replicaofCmd(c *Ctx) {
 		return
 	}
 	c.Out = append(c.Out, h.ReplicaOf(c.Client, string(c.Args[1]), int(port))...)
+}
+
+// FailoverArgs are FAILOVER's parsed arguments.
+type FailoverArgs struct {
+	Abort     bool   // FAILOVER ABORT
+	To        bool   // TO host port given; else any replica
+	Host      string // TO's
+	Port      int64  // TO's
+	Force     bool   // FORCE
+	TimeoutMs int64  // TIMEOUT; 0 = none
+}
+
+// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms], parsed as Redis 7.0.15 does: ABORT only
+// alone, each option once, TO's port and TIMEOUT integers, TIMEOUT above 0; the state checks
+// follow in the hook.
+func failoverCmd(c *Ctx) {
+	if c.E.Hooks.Cluster != nil {
+		c.Err("ERR FAILOVER not allowed in cluster mode. Use CLUSTER FAILOVER command instead.")
+		return
+	}
+	h := c.E.Hooks.Repl
+	if len(c.Args) == 2 && strs.EqualFold(c.Args[1], "abort") {
+		if h == nil {
+			c.Err("ERR No failover in progress.")
+			return
+		}
+		c.Out = append(c.Out, h.Failover(c.Client, FailoverArgs{Abort: true})...)
+		return
+	}
+	var a FailoverArgs
+	for j := 1; j < len(c.Args); j++ {
+		arg := c.Args[j]
+		switch {
+		case strs.EqualFold(arg, "timeout") && j+1 < len(c.Args) && a.TimeoutMs == 0:
+			v, ok := ParseInt(c.Args[j+1])
+			if !ok {
+				c.Err(ErrNotInt)
+				return
+			}
+			if v <= 0 {
+				c.Err("ERR FAILOVER timeout must be greater than 0")
+				return
+			}
+			a.TimeoutMs = v
+			j++
+		case strs.EqualFold(arg, "to") && j+2 < len(c.Args) && !a.To:
+			v, ok := ParseInt(c.Args[j+2])
+			if !ok {
+				c.Err(ErrNotInt)
+				return
+			}
+			a.To, a.Host, a.Port = true, string(c.Args[j+1]), v
+			j += 2
+		case strs.EqualFold(arg, "force") && !a.Force:
+			a.Force = true
+		default:
+			c.Err(ErrSyntax)
+			return
+		}
+	}
+	if h == nil {
+		c.Err("ERR FAILOVER requires connected replicas.")
+		return
+	}
+	c.Out = append(c.Out, h.Failover(c.Client, a)...)
 }
 
 // ROLE

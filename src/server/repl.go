@@ -75,6 +75,8 @@ type replState struct {
 
 	fullSyncs, partialOK, partialErr atomic.Int64
 
+	fo failoverState // FAILOVER (repl_failover.go)
+
 	link  *masterLink // the replica role (repl_replica.go); nil as a primary
 	fresh bool        // the next link has no cached master: PSYNC ? -1 (replicaof at start-up)
 	// applyMu is held by the master link while it applies a batch and writes its bytes to the
@@ -225,7 +227,7 @@ func (r *replState) pumpLocked() {
 		}
 	}
 	r.resolveCutsLocked(false)
-	if len(r.replicas) > 0 {
+	if len(r.replicas) > 0 && r.fo.state == foNone { // no PING while FAILOVER waits for the offset
 		if p := time.Duration(r.s.cfg.Int("repl-ping-replica-period")) * time.Second; time.Since(r.lastPing) >= p {
 			r.lastPing = time.Now()
 			r.writeLocked(pingCmd)
@@ -373,6 +375,12 @@ func (r *replState) findLocked(cl *command.Client) *replica {
 
 func (h *replHooks) Sync(cl *command.Client, psync bool, replid string, off int64) string {
 	r := h.r()
+	r.mu.Lock()
+	failingOver := r.fo.state != foNone
+	r.mu.Unlock()
+	if failingOver {
+		return "NOMASTERLINK Can't SYNC while failing over"
+	}
 	if l := r.currentLink(); l != nil && !l.up.Load() {
 		return "NOMASTERLINK Can't SYNC while not connected with my master"
 	}

@@ -81,7 +81,7 @@ func (h *replHooks) Info(dst []byte) []byte {
 		w.str("slave"+strconv.Itoa(i), "ip="+rp.ip+",port="+strconv.Itoa(rp.port)+",state="+stateName(rp.state)+
 			",offset="+strconv.FormatInt(rp.ackOff.Load(), 10)+",lag="+strconv.FormatInt(lag, 10))
 	}
-	w.str("master_failover_state", "no-failover")
+	w.str("master_failover_state", failoverStateNames[r.fo.state])
 	_, id := r.s.Engine.ReplIDs()
 	w.str("master_replid", id)
 	w.str("master_replid2", r.replid2)

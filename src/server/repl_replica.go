@@ -133,6 +133,12 @@ func (m *dropStream) Write(p []byte) error { return nil }
 // ReplicaOf is REPLICAOF host port | NO ONE.
 func (h *replHooks) ReplicaOf(cl *command.Client, host string, port int) []byte {
 	r := h.r()
+	r.mu.Lock()
+	failingOver := r.fo.state != foNone
+	r.mu.Unlock()
+	if failingOver {
+		return []byte("-ERR REPLICAOF not allowed while failing over.\r\n")
+	}
 	if host == "" {
 		if r.currentLink() == nil {
 			return []byte("+OK\r\n")
@@ -373,9 +379,14 @@ func (l *masterLink) session() error {
 	if l.r.fresh {
 		askID, askOff = "?", "-1"
 	}
+	psync := []string{"PSYNC", askID, askOff}
+	failover := l.r.failoverPsyncLocked()
+	if failover { // the target becomes the primary (repl_failover.go)
+		psync = append(psync, "FAILOVER")
+	}
 	l.r.mu.Unlock()
 	c.SetDeadline(time.Now().Add(timeout))
-	if err := l.write(repl.AppendCommand(nil, "PSYNC", askID, askOff)); err != nil {
+	if err := l.write(repl.AppendCommand(nil, psync...)); err != nil {
 		return err
 	}
 	for {
@@ -385,6 +396,9 @@ func (l *masterLink) session() error {
 		if reply != "" {
 			break
 		}
+	}
+	if failover {
+		l.r.failoverAnswered(strings.HasPrefix(reply, "+FULLRESYNC") || strings.HasPrefix(reply, "+CONTINUE"))
 	}
 	switch {
 	case strings.HasPrefix(reply, "+FULLRESYNC"):
