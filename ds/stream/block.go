@@ -14,13 +14,14 @@ import (
 // (unless flagSame) uvarint field count and the fields, each field and value as uvarint length
 // and bytes (values only when flagSame).
 type block struct {
-	master ID
-	last   ID     // the last entry's ID, deleted or not
-	fields []byte // master fields: uvarint count, then uvarint length and bytes each
-	data   []byte
-	live   int32
-	dead   int32
-	lpRest int32 // Redis listpack bytes except the count and deleted elements
+	master  ID
+	last    ID     // the last entry's ID, deleted or not
+	fields  []byte // master fields: uvarint count, then uvarint length and bytes each
+	data    []byte
+	live    int32
+	dead    int32
+	lpRest  int32 // Redis listpack bytes except the count and deleted elements
+	lastOff int32 // offset of the last entry's flags byte
 }
 
 const (
@@ -74,6 +75,7 @@ func (b *block) append(id ID, fv [][]byte) {
 		flags = flagSame
 	}
 	dms, dseq := id.Ms-b.master.Ms, int64(id.Seq-b.master.Seq)
+	b.lastOff = int32(len(b.data))
 	b.data = append(b.data, flags)
 	b.data = binary.AppendUvarint(b.data, dms)
 	b.data = binary.AppendVarint(b.data, dseq)
@@ -150,16 +152,73 @@ func (c *cursor) next(e *entry, fv [][]byte) ([][]byte, bool) {
 // offsets returns the offsets of the block's entries, in order, appended to dst.
 func (b *block) offsets(dst []int) []int {
 	c := cursor{b: b}
-	var e entry
-	var fv [][]byte
 	for {
-		var ok bool
-		if fv, ok = c.next(&e, fv); !ok {
+		off, ok := c.skip()
+		if !ok {
 			return dst
 		}
-		dst = append(dst, e.off)
+		dst = append(dst, off)
 	}
 }
+
+// id decodes the ID of the entry at c.off; false at the end of the block.
+func (c *cursor) id() (ID, bool) {
+	d := c.b.data
+	if c.off >= len(d) {
+		return ID{}, false
+	}
+	off := c.off + 1
+	dms, n := binary.Uvarint(d[off:])
+	dseq, _ := binary.Varint(d[off+n:])
+	return ID{c.b.master.Ms + dms, c.b.master.Seq + uint64(dseq)}, true
+}
+
+// seek advances to the first entry at or after id (without decoding the fields of those it
+// passes).
+func (c *cursor) seek(id ID) {
+	for {
+		at, ok := c.id()
+		if !ok || !at.Less(id) {
+			return
+		}
+		c.skip()
+	}
+}
+
+// skip advances past the entry at c.off without decoding it, returning its offset; false at
+// the end of the block.
+func (c *cursor) skip() (int, bool) {
+	d := c.b.data
+	if c.off >= len(d) {
+		return 0, false
+	}
+	at := c.off
+	off := at + 1
+	_, n := binary.Uvarint(d[off:])
+	off += n
+	_, n = binary.Varint(d[off:])
+	off += n
+	var items uint64 // lengths and bytes to pass
+	if d[at]&flagSame != 0 {
+		items, _ = binary.Uvarint(c.b.fields)
+	} else {
+		cnt, q := binary.Uvarint(d[off:])
+		off += q
+		items = 2 * cnt
+	}
+	for ; items > 0; items-- {
+		l, q := binary.Uvarint(d[off:])
+		off += q + int(l)
+	}
+	c.off = off
+	return at, true
+}
+
+// memBytes is what MemoryBytes counts for the block.
+func (b *block) memBytes() int { return 96 + cap(b.data) + cap(b.fields) }
+
+// lastLive reports whether the block's last entry is live.
+func (b *block) lastLive() bool { return b.data[b.lastOff]&flagDeleted == 0 }
 
 // markDeleted flags the entry at off deleted.
 func (b *block) markDeleted(off int) {

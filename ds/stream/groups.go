@@ -38,6 +38,22 @@ type Group struct {
 	EntriesRead int64 // InvalidEntriesRead when unknown
 	pel         []*NACK
 	consumers   []*Consumer
+	slab        []NACK // NACKs allocated ahead for the next deliveries (newNACK)
+}
+
+// nackSlab bounds how many NACKs a group allocates at once.
+const nackSlab = 16
+
+// newNACK returns a fresh NACK from the group's slab, refilled with as many as the group has
+// pending (1 to nackSlab): a busy queue allocates once per 16 deliveries, and a group with
+// few pending entries holds no more spare than it has.
+func (g *Group) newNACK() *NACK {
+	if len(g.slab) == 0 {
+		g.slab = make([]NACK, min(nackSlab, max(1, len(g.pel))))
+	}
+	n := &g.slab[0]
+	g.slab = g.slab[1:]
+	return n
 }
 
 // groupSet holds a stream's consumer groups by name; nil while there is none.
@@ -76,7 +92,7 @@ func (g *groupSet) memoryBytes() int {
 	}
 	n := 24 + 8*cap(g.list)
 	for _, gr := range g.list {
-		n += 96 + 56*len(gr.pel) + 8*cap(gr.pel)
+		n += 96 + 56*(len(gr.pel)+len(gr.slab)) + 8*cap(gr.pel)
 		for _, c := range gr.consumers {
 			n += 64 + len(c.Name) + 8*cap(c.pel)
 		}
@@ -198,6 +214,9 @@ func removeNACK(pel []*NACK, id ID) []*NACK {
 }
 
 func insertNACK(pel []*NACK, n *NACK) []*NACK {
+	if k := len(pel); k == 0 || pel[k-1].ID.Less(n.ID) {
+		return append(pel, n) // a delivery of a new entry: past every pending one
+	}
 	i, _ := findNACK(pel, n.ID)
 	return slices.Insert(pel, i, n)
 }
@@ -224,13 +243,17 @@ func (g *Group) Ack(id ID) bool {
 // Deliver records id delivered to c at nowMs: a new NACK (count 1), or, when id is already
 // pending (a group set back by XGROUP SETID), the NACK moved to c with its count back to 1.
 func (g *Group) Deliver(id ID, c *Consumer, nowMs int64) *NACK {
-	if n := g.Pending(id); n != nil {
-		n.Consumer.pel = removeNACK(n.Consumer.pel, id)
-		n.Consumer, n.DeliveryTime, n.DeliveryCount = c, nowMs, 1
-		c.pel = insertNACK(c.pel, n)
-		return n
+	// A new entry past every pending one (the common case) needs no search.
+	if k := len(g.pel); k > 0 && !g.pel[k-1].ID.Less(id) {
+		if n := g.Pending(id); n != nil {
+			n.Consumer.pel = removeNACK(n.Consumer.pel, id)
+			n.Consumer, n.DeliveryTime, n.DeliveryCount = c, nowMs, 1
+			c.pel = insertNACK(c.pel, n)
+			return n
+		}
 	}
-	n := &NACK{ID: id, DeliveryTime: nowMs, DeliveryCount: 1, Consumer: c}
+	n := g.newNACK()
+	*n = NACK{ID: id, DeliveryTime: nowMs, DeliveryCount: 1, Consumer: c}
 	g.pel = insertNACK(g.pel, n)
 	c.pel = insertNACK(c.pel, n)
 	return n

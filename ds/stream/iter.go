@@ -13,12 +13,27 @@ type Iter struct {
 	fv         [][]byte
 	e          entry
 	done       bool
+	sc         *Scratch // where fv and offs are kept for the next iterator, or nil
+}
+
+// Scratch holds an iterator's buffers (the fields and values Next returns, a reverse walk's
+// offsets) from one iterator to the next, so that a warm walk allocates nothing. One Scratch
+// serves one iterator at a time, and the fields a previous iterator returned are overwritten.
+type Scratch struct {
+	fv   [][]byte
+	offs []int
 }
 
 // Range returns an iterator over the live entries with start <= ID <= end, in ID order or
 // (rev) the reverse.
-func (s *Stream) Range(start, end ID, rev bool) Iter {
-	it := Iter{s: s, start: start, end: end, rev: rev, bi: -1}
+func (s *Stream) Range(start, end ID, rev bool) Iter { return s.RangeWith(start, end, rev, nil) }
+
+// RangeWith is Range with its buffers taken from, and kept in, sc (nil: its own).
+func (s *Stream) RangeWith(start, end ID, rev bool, sc *Scratch) Iter {
+	it := Iter{s: s, start: start, end: end, rev: rev, bi: -1, sc: sc}
+	if sc != nil {
+		it.fv, it.offs = sc.fv[:0], sc.offs[:0]
+	}
 	if len(s.blocks) == 0 || end.Less(start) {
 		it.done = true
 		return it
@@ -28,7 +43,11 @@ func (s *Stream) Range(start, end ID, rev bool) Iter {
 		it.loadRev()
 	} else {
 		it.bi = s.findBlock(start)
+		if it.bi+1 < len(s.blocks) && s.blocks[it.bi].last.Less(start) {
+			it.bi++ // all below start; the next block's master is above it
+		}
 		it.cur = cursor{b: s.blocks[it.bi]}
+		it.cur.seek(start)
 	}
 	return it
 }
@@ -36,6 +55,16 @@ func (s *Stream) Range(start, end ID, rev bool) Iter {
 func (it *Iter) loadRev() {
 	it.offs = it.s.blocks[it.bi].offsets(it.offs[:0])
 	it.oi = len(it.offs) - 1
+	if it.sc != nil {
+		it.sc.offs = it.offs
+	}
+}
+
+// keep hands a grown fv back to the scratch.
+func (it *Iter) keep() {
+	if it.sc != nil && cap(it.fv) > cap(it.sc.fv) {
+		it.sc.fv = it.fv
+	}
 }
 
 // Next returns the next entry; ok false when the range is done.
@@ -49,6 +78,7 @@ func (it *Iter) Next() (id ID, fv [][]byte, ok bool) {
 	for {
 		var more bool
 		it.fv, more = it.cur.next(&it.e, it.fv)
+		it.keep()
 		if !more {
 			it.bi++
 			if it.bi >= len(it.s.blocks) {
@@ -83,6 +113,7 @@ func (it *Iter) prev() (ID, [][]byte, bool) {
 		c := cursor{b: it.s.blocks[it.bi], off: it.offs[it.oi]}
 		it.oi--
 		it.fv, _ = c.next(&it.e, it.fv)
+		it.keep()
 		if it.e.flags&flagDeleted != 0 || it.end.Less(it.e.id) {
 			continue
 		}

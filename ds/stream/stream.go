@@ -15,6 +15,7 @@ type Stream struct {
 	maxDeleted   ID
 	entriesAdded uint64
 	groups       *groupSet // nil until a group is created (groups.go)
+	blockMem     int       // the sum of the blocks' memBytes, kept as they change
 }
 
 // Node limits, as Redis's stream-node-max-bytes and stream-node-max-entries (0: no limit).
@@ -22,6 +23,9 @@ type Limits struct{ MaxBytes, MaxEntries int64 }
 
 // DefaultLimits are Redis's defaults.
 var DefaultLimits = Limits{MaxBytes: 4096, MaxEntries: 100}
+
+// maxReserve bounds the bytes a new block reserves from the size of the one before.
+const maxReserve = 64 << 10
 
 // listpackMax is Redis's STREAM_LISTPACK_MAX_SIZE: a node never grows past it, and an entry
 // whose fields and values exceed it is refused.
@@ -118,12 +122,23 @@ func (s *Stream) Add(id ID, fv [][]byte, lim Limits) error {
 	}
 	if tail == nil {
 		if n := len(s.blocks); n > 0 {
-			s.blocks[n-1].shrink() // closed: it grows no more
+			prev := s.blocks[n-1]
+			s.blockMem -= prev.memBytes()
+			prev.shrink() // closed: it grows no more
+			s.blockMem += prev.memBytes()
 		}
 		tail = newBlock(id, fv)
+		if n := len(s.blocks); n > 0 && len(s.blocks[n-1].data) <= maxReserve {
+			// The block before is what this one will likely hold: take its size at once
+			// rather than growing to it by doublings (a stream's first block does not).
+			tail.data = make([]byte, 0, len(s.blocks[n-1].data))
+		}
 		s.blocks = append(s.blocks, tail)
+		s.blockMem += tail.memBytes()
 	}
+	before := tail.memBytes()
 	tail.append(id, fv)
+	s.blockMem += tail.memBytes() - before
 	if s.length == 0 {
 		s.firstID = id
 	}
@@ -170,6 +185,7 @@ func (s *Stream) Delete(id ID) bool {
 	}
 	b.markDeleted(e.off)
 	if b.live == 0 {
+		s.blockMem -= b.memBytes()
 		s.blocks = append(s.blocks[:bi], s.blocks[bi+1:]...)
 	}
 	s.length--
@@ -196,6 +212,16 @@ func (s *Stream) edgeID(last bool) ID {
 // on the stream); ok false when empty.
 func (s *Stream) FirstEntry() (ID, [][]byte, bool) { it := s.Range(ID{}, Max, false); return it.Next() }
 func (s *Stream) LastEntry() (ID, [][]byte, bool)  { it := s.Range(ID{}, Max, true); return it.Next() }
+
+// LastLiveID is LastEntry's ID (Redis's streamLastValidID), without decoding the last block
+// unless its last entry was deleted; ok false when empty.
+func (s *Stream) LastLiveID() (ID, bool) {
+	if n := len(s.blocks); n > 0 && s.blocks[n-1].lastLive() {
+		return s.blocks[n-1].last, true
+	}
+	id, _, ok := s.LastEntry()
+	return id, ok
+}
 
 // Trim options: by MaxLen (ByMinID false) or by MinID; Approx removes whole blocks only;
 // Limit (0: none) bounds the entries removed, a whole block at a time.
@@ -227,6 +253,7 @@ func (s *Stream) Trim(t Trim) int64 {
 			remove = s.length-uint64(entries) >= t.MaxLen
 		}
 		if remove {
+			s.blockMem -= b.memBytes()
 			s.length -= uint64(entries)
 			deleted += entries
 			drop++
@@ -286,20 +313,29 @@ func (s *Stream) SetID(last ID, entriesAdded *uint64, maxDeleted *ID) {
 func (s *Stream) Clone() any {
 	ns := *s
 	ns.blocks = make([]*block, len(s.blocks))
+	ns.blockMem = 0
 	for i, b := range s.blocks {
 		ns.blocks[i] = b.clone()
+		ns.blockMem += ns.blocks[i].memBytes()
 	}
 	ns.groups = s.groups.clone()
 	return &ns
 }
 
-// MemoryBytes estimates the bytes the stream holds (MEMORY USAGE, INFO).
+// MemoryBytes estimates the bytes the stream holds (MEMORY USAGE, INFO, and the used-memory
+// counter after every write, so it must not walk the blocks).
 func (s *Stream) MemoryBytes() int {
-	n := 96 + 8*cap(s.blocks)
+	const header = 112 // the Stream itself: 104 bytes, in the allocator's 112-byte class
+	return header + 8*cap(s.blocks) + s.blockMem + s.groups.memoryBytes()
+}
+
+// countBlockMem is blockMem counted afresh (tests check the kept sum against it).
+func (s *Stream) countBlockMem() int {
+	n := 0
 	for _, b := range s.blocks {
-		n += 96 + cap(b.data) + cap(b.fields)
+		n += b.memBytes()
 	}
-	return n + s.groups.memoryBytes()
+	return n
 }
 
 // FirstIDAny is the first entry's ID counting deleted ones (Redis's streamGetEdgeID without

@@ -92,6 +92,11 @@ func FuzzAddTrim(f *testing.F) {
 			if len(all) > 0 && (s.FirstID() != all[0] || s.LastID().Less(all[len(all)-1])) {
 				t.Fatalf("first %v last %v, entries %v..%v", s.FirstID(), s.LastID(), all[0], all[len(all)-1])
 			}
+			if steps%2 == 0 { // and the clone keeps the same sums
+				checkKept(t, s)
+			} else {
+				checkKept(t, s.Clone().(*Stream))
+			}
 		}
 	})
 }

@@ -32,9 +32,12 @@ func (r *ref) rangeOf(start, end ID, rev bool) []refEntry {
 	return out
 }
 
+// testScratch is shared by every collect, as a handler's pooled Scratch is by its iterators.
+var testScratch Scratch
+
 func collect(s *Stream, start, end ID, rev bool) []refEntry {
 	var out []refEntry
-	it := s.Range(start, end, rev)
+	it := s.RangeWith(start, end, rev, &testScratch)
 	for {
 		id, fv, ok := it.Next()
 		if !ok {
@@ -184,6 +187,21 @@ func checkMeta(t *testing.T, s *Stream, rf *ref, seed uint64, step int) {
 	}
 	if got := collect(s, ID{}, Max, false); !sameEntries(got, rf.entries) {
 		t.Fatalf("seed %d step %d: full range differs", seed, step)
+	}
+	checkKept(t, s)
+}
+
+// checkKept compares what the stream keeps up to date (the blocks' memory, the last live ID)
+// with the same counted afresh.
+func checkKept(t *testing.T, s *Stream) {
+	t.Helper()
+	if s.blockMem != s.countBlockMem() {
+		t.Fatalf("blockMem %d, counted %d", s.blockMem, s.countBlockMem())
+	}
+	id, ok := s.LastLiveID()
+	wid, _, wok := s.LastEntry()
+	if id != wid || ok != wok {
+		t.Fatalf("LastLiveID %v %v, LastEntry %v %v", id, ok, wid, wok)
 	}
 }
 

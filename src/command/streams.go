@@ -1,6 +1,9 @@
 package command
 
 import (
+	"strconv"
+	"sync"
+
 	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/ds/stream"
 )
@@ -112,12 +115,17 @@ func replyEntry(c *Ctx, id stream.ID, fv [][]byte) {
 	}
 }
 
+// rangeScratch holds the iterators' buffers between calls (shards run in parallel, and a read may
+// run shared, so each walk takes its own).
+var rangeScratch = sync.Pool{New: func() any { return new(stream.Scratch) }}
+
 // replyRange replies the entries of s from start to end (count 0: all), and returns how many.
 func replyRange(c *Ctx, s *stream.Stream, start, end stream.ID, rev bool, count int64) int64 {
-	// The count is not known before the walk: reply into a scratch tail, then put the header first.
+	// The count is not known before the walk: reply the entries, then put the header first.
 	mark := len(c.Out)
 	var n int64
-	it := s.Range(start, end, rev)
+	sc := rangeScratch.Get().(*stream.Scratch)
+	it := s.RangeWith(start, end, rev, sc)
 	for count == 0 || n < count {
 		id, fv, ok := it.Next()
 		if !ok {
@@ -126,9 +134,19 @@ func replyRange(c *Ctx, s *stream.Stream, start, end stream.ID, rev bool, count 
 		replyEntry(c, id, fv)
 		n++
 	}
-	body := append([]byte(nil), c.Out[mark:]...)
-	c.Out = c.Out[:mark]
-	c.ArrayLen(int(n))
-	c.Out = append(c.Out, body...)
+	rangeScratch.Put(sc)
+	prependArrayLen(c, mark, int(n))
 	return n
+}
+
+// prependArrayLen puts an array header of n at mark, before the n elements replied from there
+// (RESP2 and RESP3 spell an array alike), moving them up in place.
+func prependArrayLen(c *Ctx, mark, n int) {
+	var buf [24]byte
+	h := strconv.AppendInt(append(buf[:0], '*'), int64(n), 10)
+	h = append(h, '\r', '\n')
+	end := len(c.Out)
+	c.Out = append(c.Out, h...)
+	copy(c.Out[mark+len(h):], c.Out[mark:end])
+	copy(c.Out[mark:], h)
 }

@@ -319,7 +319,7 @@ func xsetid(c *Ctx) {
 		return
 	}
 	if s.Len() > 0 {
-		if last, _, _ := s.LastEntry(); id.Less(last) {
+		if last, _ := s.LastLiveID(); id.Less(last) {
 			c.Err(ErrXSetIDBelowTop)
 			return
 		}

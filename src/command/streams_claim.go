@@ -59,9 +59,15 @@ func xreadgroup(c *Ctx) {
 		return
 	}
 	keys, idArgs := c.Args[a.streams:a.streams+a.n], c.Args[a.streams+a.n:]
-	ids := make([]stream.ID, a.n)
-	streams := make([]*stream.Stream, a.n)
-	groups := make([]*stream.Group, a.n)
+	// A read of a few streams keeps its per-stream state on the stack.
+	var idBuf [4]stream.ID
+	var streamBuf [4]*stream.Stream
+	var groupBuf [4]*stream.Group
+	ids, streams, groups := idBuf[:0], streamBuf[:0], groupBuf[:0]
+	if a.n > len(idBuf) {
+		ids, streams, groups = make([]stream.ID, 0, a.n), make([]*stream.Stream, 0, a.n), make([]*stream.Group, 0, a.n)
+	}
+	ids, streams, groups = ids[:a.n], streams[:a.n], groups[:a.n]
 	for i, key := range keys {
 		var e *keyspace.Entry
 		if c.Serving == nil || bytes.Equal(key, c.Serving) {
@@ -107,7 +113,12 @@ func xreadgroup(c *Ctx) {
 // delivered ID) and reports whether any was.
 func xreadgroupServe(c *Ctx, a xreadArgs, keys [][]byte, streams []*stream.Stream, groups []*stream.Group, ids []stream.ID) bool {
 	nowMs := c.Now / 1e6
-	serve := make([]bool, len(keys))
+	var serveBuf [4]bool
+	serve := serveBuf[:0]
+	if len(keys) > len(serveBuf) {
+		serve = make([]bool, 0, len(keys))
+	}
+	serve = serve[:len(keys)]
 	n := 0
 	for i, s := range streams {
 		if s == nil {
@@ -116,7 +127,7 @@ func xreadgroupServe(c *Ctx, a xreadArgs, keys [][]byte, streams []*stream.Strea
 		g := groups[i]
 		if ids[i] != stream.Max {
 			serve[i] = true
-		} else if last, _, ok := s.LastEntry(); ok && g.LastID.Less(last) {
+		} else if last, ok := s.LastLiveID(); ok && g.LastID.Less(last) {
 			serve[i] = true
 		}
 		if !serve[i] {
@@ -168,21 +179,18 @@ func serveNew(c *Ctx, a xreadArgs, key []byte, s *stream.Stream, g *stream.Group
 	nowMs := c.Now / 1e6
 	start, _ := g.LastID.Incr()
 	mark := len(c.Out)
-	var got []stream.ID
-	it := s.Range(start, stream.Max, false)
-	for a.count == 0 || int64(len(got)) < a.count {
+	n := 0
+	moved := false
+	sc := rangeScratch.Get().(*stream.Scratch)
+	// Delivering as the walk goes is safe: it changes the group, never the entries walked.
+	it := s.RangeWith(start, stream.Max, false, sc)
+	for a.count == 0 || int64(n) < a.count {
 		id, fv, ok := it.Next()
 		if !ok {
 			break
 		}
 		replyEntry(c, id, fv)
-		got = append(got, id)
-	}
-	body := append([]byte(nil), c.Out[mark:]...)
-	c.Out = append(c.Out[:mark], resp3ArrayHeader(len(got))...)
-	c.Out = append(c.Out, body...)
-	moved := false
-	for _, id := range got {
+		n++
 		if g.LastID.Less(id) {
 			s.Advance(g, id)
 			moved = true
@@ -191,13 +199,11 @@ func serveNew(c *Ctx, a xreadArgs, key []byte, s *stream.Stream, g *stream.Group
 			propagateXClaim(c, key, a.group, g, g.Deliver(id, cons, nowMs))
 		}
 	}
+	rangeScratch.Put(sc)
+	prependArrayLen(c, mark, n)
 	if a.noack && moved {
 		propagateGroupID(c, key, a.group, g)
 	}
-}
-
-func resp3ArrayHeader(n int) []byte {
-	return append(strconv.AppendInt([]byte{'*'}, int64(n), 10), '\r', '\n')
 }
 
 // serveHistory replies cons's pending entries past after (a deleted entry as its ID and a null),

@@ -151,8 +151,13 @@ func xread(c *Ctx) {
 		return
 	}
 	keys, idArgs := c.Args[a.streams:a.streams+a.n], c.Args[a.streams+a.n:]
-	ids := make([]stream.ID, a.n)
-	streams := make([]*stream.Stream, a.n)
+	var idBuf [4]stream.ID
+	var streamBuf [4]*stream.Stream
+	ids, streams := idBuf[:0], streamBuf[:0]
+	if a.n > len(idBuf) {
+		ids, streams = make([]stream.ID, 0, a.n), make([]*stream.Stream, 0, a.n)
+	}
+	ids, streams = ids[:a.n], streams[:a.n]
 	for i, key := range keys {
 		var e *keyspace.Entry
 		if c.Serving == nil || bytes.Equal(key, c.Serving) {
@@ -200,7 +205,7 @@ func xreadServe(c *Ctx, keys [][]byte, streams []*stream.Stream, ids []stream.ID
 	n := 0
 	for i, s := range streams {
 		if s != nil && s.Len() > 0 {
-			if last, _, _ := s.LastEntry(); ids[i].Less(last) {
+			if last, _ := s.LastLiveID(); ids[i].Less(last) {
 				n++
 			}
 		}
@@ -217,7 +222,7 @@ func xreadServe(c *Ctx, keys [][]byte, streams []*stream.Stream, ids []stream.ID
 		if s == nil || s.Len() == 0 {
 			continue
 		}
-		if last, _, _ := s.LastEntry(); !ids[i].Less(last) {
+		if last, _ := s.LastLiveID(); !ids[i].Less(last) {
 			continue
 		}
 		if c.Proto != 3 {
