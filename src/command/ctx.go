@@ -65,10 +65,23 @@ func (c *Ctx) KSIn(db int, key []byte) *keyspace.Keyspace { return c.E.keyspace(
 // Find returns key's live entry in the selected database, or nil, hashing the key once.
 func (c *Ctx) Find(key []byte) *keyspace.Entry {
 	ks, h := c.lookup(key)
+	if c.replicaKeeps(ks, key) { // repl.go
+		return nil
+	}
 	if c.noTouch() { // CLIENT NO-TOUCH (client_notouch.go)
 		return ks.FindQuiet(key, c.Now)
 	}
 	return ks.FindHashed(key, h, c.Now)
+}
+
+// FindQuiet is the keyspace's FindQuiet (no access recorded: TYPE, TTL, EXISTS, OBJECT) for key
+// in the selected database, under the replica role's rule (replicaKeeps).
+func (c *Ctx) FindQuiet(key []byte) *keyspace.Entry {
+	ks := c.KS(key)
+	if c.replicaKeeps(ks, key) {
+		return nil
+	}
+	return ks.FindQuiet(key, c.Now)
 }
 
 // Upsert returns key's live entry in the selected database, creating an empty one when absent,
@@ -82,6 +95,9 @@ func (c *Ctx) Upsert(key []byte) (e *keyspace.Entry, created bool) {
 // change the expiry).
 func (c *Ctx) FindIn(key []byte) (*keyspace.Keyspace, *keyspace.Entry) {
 	ks, h := c.lookup(key)
+	if c.replicaKeeps(ks, key) {
+		return ks, nil
+	}
 	if c.noTouch() {
 		return ks, ks.FindQuiet(key, c.Now)
 	}
@@ -105,6 +121,15 @@ func (c *Ctx) UpsertIn(key []byte) (*keyspace.Keyspace, *keyspace.Entry, bool) {
 // "keymiss" event on a miss, as Redis's lookupKeyRead does.
 func (c *Ctx) FindRead(key []byte) *keyspace.Entry {
 	ks, h := c.lookup(key)
+	if c.replicaKeeps(ks, key) {
+		if st := c.rstats; st != nil {
+			st.misses.Add(1)
+		} else {
+			c.E.data(c.E.shardOfHash(h)).stats.misses++
+		}
+		c.Notify(NotifyKeyMiss, "keymiss", key)
+		return nil
+	}
 	if c.noTouch() {
 		return c.findReadNoTouch(ks, key, h)
 	}

@@ -228,7 +228,7 @@ func pexpiretime(c *Ctx) { ttlGeneric(c, unitMs, true) }
 // PEXPIRE 100 reads PTTL 100 within the same millisecond.
 func ttlGeneric(c *Ctx, unit int64, abs bool) {
 	ks := c.KS(c.Args[1])
-	e := ks.FindQuiet(c.Args[1], c.Now)
+	e := c.FindQuiet(c.Args[1])
 	switch {
 	case e == nil:
 		c.Int(-2)
@@ -302,7 +302,7 @@ const (
 // one shard for more than about a millisecond. The server calls it hz times a second. Shards
 // are visited from a random one so a budget that runs out does not always spare the same ones.
 func (e *Engine) ActiveExpire(budget time.Duration) {
-	if e.lat.noActiveExpire.Load() { // DEBUG SET-ACTIVE-EXPIRE 0
+	if e.lat.noActiveExpire.Load() || e.repl.role.Load() { // DEBUG SET-ACTIVE-EXPIRE 0; a replica waits for DELs
 		return
 	}
 	start := time.Now()

@@ -88,7 +88,7 @@ func del(c *Ctx) {
 func exists(c *Ctx) {
 	n := 0
 	for _, k := range c.Args[1:] {
-		if c.KS(k).FindQuiet(k, c.Now) != nil {
+		if c.FindQuiet(k) != nil {
 			n++
 		}
 	}
@@ -108,7 +108,7 @@ func touch(c *Ctx) {
 
 // TYPE key
 func typeCmd(c *Ctx) {
-	e := c.KS(c.Args[1]).FindQuiet(c.Args[1], c.Now)
+	e := c.FindQuiet(c.Args[1])
 	if e == nil {
 		c.Simple("none")
 		return

@@ -18,7 +18,7 @@ var objectSpec = (&Spec{Name: "object", Arity: -2}).sub(
 
 // objectEntry returns the key's entry, or replies null and returns nil.
 func objectEntry(c *Ctx) *keyspace.Entry {
-	e := c.KS(c.Args[2]).FindQuiet(c.Args[2], c.Now)
+	e := c.FindQuiet(c.Args[2])
 	if e == nil {
 		c.Null()
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/ds/strs"
 	"github.com/hotkv/hotkv/src/command/meta"
 )
@@ -251,8 +252,25 @@ const (
 // more while none is set) and the master link's client, which the gates let through.
 type replGate struct {
 	master atomic.Uint64 // the client applying the primary's stream
+	role   atomic.Bool   // the replica role: no active expiry, expired keys kept for the primary's DEL
 	nrep   atomic.Int32  // clients marked as replicas
 	reps   sync.Map      // client ID -> struct{}: replicas (CLIENT LIST/KILL TYPE replica)
+}
+
+// SetReplicaRole enters (on) or leaves the replica role. In it, as in a Redis replica, keys are
+// not expired by the server: the active expiry cycle does not run, and a key past its time is
+// missing to every client but the master link's yet stays (DBSIZE counts it) until the
+// primary's DEL arrives (Ctx.Find, FindIn, FindRead).
+func (e *Engine) SetReplicaRole(on bool) { e.repl.role.Store(on) }
+
+// replicaKeeps reports, in the replica role, whether key is missing to this client without
+// being reclaimed: absent, or past its time and left for the primary's DEL.
+func (c *Ctx) replicaKeeps(ks *keyspace.Keyspace, key []byte) bool {
+	g := &c.E.repl
+	if !g.role.Load() || c.Client != nil && c.Client.ID == g.master.Load() {
+		return false
+	}
+	return ks.Peek(key, c.Now) == nil
 }
 
 // SetReplicaClient marks cl as a replica (on) or not, for CLIENT KILL TYPE and the output class.

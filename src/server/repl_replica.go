@@ -194,6 +194,7 @@ func (r *replState) setMaster(host string, port int) {
 		r.bl = newBacklog(r.s)
 		r.enc = repl.NewEncoder()
 	}
+	r.s.Engine.SetReplicaRole(true) // no active expiry: the primary's DELs expire keys
 	l := &masterLink{r: r, host: host, port: port, stop: make(chan struct{}), done: make(chan struct{}), mc: mc}
 	l.off.Store(r.bl.Offset())
 	l.readOff.Store(r.bl.Offset())
@@ -227,6 +228,7 @@ func (r *replState) promote() {
 	}
 	r.replid2, r.secondOff = id, r.bl.Offset()+1
 	r.s.Engine.SetReplID(command.NewReplID())
+	r.s.Engine.SetReplicaRole(false)
 	r.attachLocked()
 	subs := append([]*replica(nil), r.replicas...)
 	r.mu.Unlock()
