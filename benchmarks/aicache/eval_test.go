@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hotkv/hotkv/ds/vector"
 	"github.com/hotkv/hotkv/src/ai/llmcache"
 	"github.com/hotkv/hotkv/src/ai/tokens"
 )
@@ -75,12 +76,20 @@ func (d *dataset) split(test bool) [][3]int {
 	return out
 }
 
+// evalQuant is the caches' index storage: HOTKV_AICACHE_QUANT=Q8, else FP32 (NOQUANT).
+func evalQuant() vector.Quant {
+	if os.Getenv("HOTKV_AICACHE_QUANT") == "Q8" {
+		return vector.Q8
+	}
+	return vector.NoQuant
+}
+
 // assumedOut is the response tokens a cached answer is assumed to hold (the data has prompts only).
 const assumedOut = 150
 
 // build caches every pair's first text (the "origin") in one namespace, with its vector.
 func build(t *testing.T, d *dataset, pairs [][3]int, g llmcache.Guard) (*llmcache.Cache, map[uint64]int) {
-	c, err := llmcache.New(llmcache.Config{Threshold: 0.9, Guard: g})
+	c, err := llmcache.New(llmcache.Config{Threshold: 0.9, Guard: g, Quant: evalQuant()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +118,7 @@ func build(t *testing.T, d *dataset, pairs [][3]int, g llmcache.Guard) (*llmcach
 // buildPairs caches each pair's first text in a namespace of its own ("pairwise": the protocol
 // of the reference numbers, one question against its candidate duplicate).
 func buildPairs(t *testing.T, d *dataset, pairs [][3]int, g llmcache.Guard) *llmcache.Cache {
-	c, err := llmcache.New(llmcache.Config{Threshold: 0.9, Guard: g})
+	c, err := llmcache.New(llmcache.Config{Threshold: 0.9, Guard: g, Quant: evalQuant()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,6 +221,10 @@ func TestEval(t *testing.T) {
 		set    string
 		target float64
 	}{{"qqp", 0.90}, {"mock", 0.95}} {
+		if sets := os.Getenv("HOTKV_AICACHE_SETS"); sets != "" && !strings.Contains(sets, tc.set) {
+			continue // HOTKV_AICACHE_SETS=mock: the paraphrases only
+		}
+		t.Logf("index storage %v", evalQuant())
 		d := load(t, tc.set)
 		dev, test := d.split(false), d.split(true)
 		t.Logf("%s: %d texts, %d dev pairs, %d test pairs (%d/%d duplicates)", tc.set, len(d.texts), len(dev), len(test),

@@ -31,9 +31,27 @@ func main() {
 	quant := flag.String("quant", "", "CREATE QUANT (NOQUANT, Q8); empty: the default")
 	ef := flag.Int("ef", 0, "CREATE EF; 0: the default")
 	noise := flag.Float64("noise", 0, "semantic hits: Gaussian noise of this norm added to the entry's vector")
+	baseFile := flag.String("base", "", "float32 vectors of -dim (benchmarks/aicache/data/mock.f32): entry j is base j mod len plus noise of sd 0.02 a component; misses base plus sd 0.06")
 	flag.Parse()
+	var bases [][]float32
+	if *baseFile != "" {
+		raw, err := os.ReadFile(*baseFile)
+		if err != nil {
+			fail(err)
+		}
+		for o := 0; o+4**dim <= len(raw); o += 4 * *dim {
+			v := make([]float32, *dim)
+			for i := range v {
+				v[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[o+4*i:]))
+			}
+			bases = append(bases, v)
+		}
+		fmt.Printf("%d base vectors from %s\n", len(bases), *baseFile)
+	}
 	ctx := context.Background()
-	rdb := redis.NewClient(&redis.Options{Addr: *addr, PoolSize: 1})
+	// No retries, and long reads: a RESTORE of 100,000 entries takes seconds, and a retried one
+	// would answer BUSYKEY.
+	rdb := redis.NewClient(&redis.Options{Addr: *addr, PoolSize: 1, MaxRetries: -1, ReadTimeout: 10 * time.Minute})
 	r := rand.New(rand.NewPCG(3, 4))
 	unit := func(v []float32) []byte {
 		var s float64
@@ -53,6 +71,13 @@ func main() {
 		}
 		return unit(v)
 	}
+	around := func(j int, sd float64) []byte {
+		v := make([]float32, *dim)
+		for i, x := range bases[j%len(bases)] {
+			v[i] = x + float32(sd*r.NormFloat64())
+		}
+		return unit(v)
+	}
 	// near is a paraphrase's vector: b plus Gaussian noise of norm about noise, renormalized.
 	near := func(b []byte) []byte {
 		if *noise == 0 {
@@ -68,7 +93,11 @@ func main() {
 	rdb.Del(ctx, "llm")
 	vecs := make([][]byte, *n)
 	for j := range vecs {
-		vecs[j] = vec()
+		if bases != nil {
+			vecs[j] = around(j, 0.02)
+		} else {
+			vecs[j] = vec()
+		}
 	}
 	start := time.Now()
 	if payload, err := os.ReadFile(*dump); *dump != "" && err == nil {
@@ -122,7 +151,11 @@ func main() {
 			return []any{"LLMCACHE.GET", "llm", "NS", "gpt", "PROMPT", fmt.Sprintf("question number %d?", j), "VECTOR", "FP32", near(vecs[j])}
 		}, "semantic"},
 		{"miss", func(i int) []any {
-			return []any{"LLMCACHE.GET", "llm", "NS", "gpt", "PROMPT", "something else", "VECTOR", "FP32", vec()}
+			v := vec()
+			if bases != nil {
+				v = around(r.IntN(len(bases)), 0.06)
+			}
+			return []any{"LLMCACHE.GET", "llm", "NS", "gpt", "PROMPT", "something else", "VECTOR", "FP32", v}
 		}, ""},
 	}
 	for _, k := range kinds {
