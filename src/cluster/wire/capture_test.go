@@ -39,6 +39,18 @@ func (c *capture) serve(t *testing.T, target string) {
 	}
 }
 
+// has reports whether a packet of type ty was captured (its header's type field, bytes 12-13).
+func (c *capture) has(ty Type) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.packets {
+		if len(p) >= 14 && Type(uint16(p[12])<<8|uint16(p[13])) == ty {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *capture) pipe(src, dst net.Conn) {
 	defer src.Close()
 	defer dst.Close()
@@ -156,12 +168,21 @@ func TestDecodeRedisBus(t *testing.T) {
 	waitFor(t, 20*time.Second, "manual failover", func() bool {
 		return strings.Contains(redisCmd(t, rp[3], "ROLE"), "master")
 	})
-	// Node 2 stops answering for longer than the node timeout: the others flag it PFAIL, then FAIL.
-	go exec.Command("redis-cli", "-p", fmt.Sprint(rp[2]), "DEBUG", "SLEEP", "4").Run()
-	waitFor(t, 20*time.Second, "node 2 marked fail", func() bool {
-		return strings.Contains(redisCmd(t, rp[0], "CLUSTER", "NODES"), "master,fail")
+	// Node 2 stops answering for longer than the node timeout: the others flag it PFAIL, then,
+	// once a majority of masters reported it, FAIL. The wait is for the FAIL packet itself: a
+	// "master,fail" in CLUSTER NODES also matched PFAIL's "master,fail?", which under load came
+	// well before any FAIL was sent (CI: "no fail packet captured"). Node 2 sleeps 8 s, so the
+	// PFAIL reports (valid for twice the node timeout) can gather on a loaded machine.
+	go exec.Command("redis-cli", "-p", fmt.Sprint(rp[2]), "DEBUG", "SLEEP", "8").Run()
+	waitFor(t, 30*time.Second, "a FAIL packet", func() bool {
+		for _, c := range caps {
+			if c.has(Fail) {
+				return true
+			}
+		}
+		return false
 	})
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond)
 
 	seen := map[Type]int{}
 	hostnames := 0
