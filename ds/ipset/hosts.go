@@ -103,14 +103,12 @@ func (h *hosts) insert(a uint32) bool {
 	if h.inOld(a) {
 		return false
 	}
-	if _, ok := h.add[a]; ok {
-		return false
-	}
 	if h.add == nil {
 		h.add = map[uint32]struct{}{}
 	}
-	h.add[a] = struct{}{}
-	return true
+	n := len(h.add)
+	h.add[a] = struct{}{} // one hash probe: new exactly when the map grew
+	return len(h.add) > n
 }
 
 // remove deletes a and reports whether it was there.

@@ -105,6 +105,16 @@ func (s *Set) Has(r Range) bool {
 func (s *Set) Add(r Range, m Meta, nx, xx bool) (added, changed bool) {
 	s.poll()
 	i, found := s.find(r)
+	if !nx && !xx && plainHost(r, m) {
+		// one probe of the host index, not has and then insert (a bulk load of hosts is this)
+		s.writes++
+		if found {
+			s.kill(i)
+		}
+		isNew := s.hosts.insert(uint32(r.Lo.Lo))
+		s.maybeMerge()
+		return !found && isNew, true
+	}
 	exists := found || !r.V6 && r.Lo == r.Hi && s.hosts.has(uint32(r.Lo.Lo))
 	if exists && nx || !exists && xx {
 		return false, false
