@@ -44,6 +44,14 @@ type Slot struct {
 	// Shared marks a command that may run without its shard's token, beside other shared
 	// commands (shared.go): it only reads, changing nothing but entries' access times.
 	Shared bool
+	// Own marks a slot that may run long (a script): its shard's work is run by the batch's
+	// own goroutine, which waits for the token holding no other, never left in the mailbox
+	// for another token holder (a poller among them) to run. Its executor may hand the work
+	// back from such a slot on (Work.NeedBarrier).
+	Own bool
+	// Ends marks a slot that the next slots' routing depends on (EXEC ends MULTI): the
+	// segment runs once it is added, before the next slot is routed.
+	Ends bool
 }
 
 // Batch is the commands parsed from one read, reused by its connection from batch to batch.
@@ -58,8 +66,12 @@ type Batch struct {
 	held    []int32 // shards of the segment whose token flush took (run without the mailbox)
 	shared  []int32 // shards of the segment whose work ran shared
 	rest    []int32 // shards of the segment whose work needs the token
+	own     []int32 // shards of the segment whose work has an Own slot
 	pending atomic.Int32
 	wake    chan struct{}
+	// Rerun runs a slot handed back by NeedBarrier as a barrier, holding no token (Conn
+	// sets it to Env.Barrier).
+	Rerun func(s *Slot)
 	// panicked is the first panic caught while running the batch's work, on whichever goroutine
 	// ran it; flush raises it again once all the work is done.
 	panicked atomic.Pointer[caught]
@@ -77,6 +89,7 @@ func newBatch(shards int) *Batch {
 		b.works[i].batch = b
 		b.works[i].node.Value = &b.works[i]
 		b.works[i].reader = -1
+		b.works[i].from = -1
 	}
 	return b
 }
@@ -97,7 +110,7 @@ func (b *Batch) next() *Slot {
 	s.Args = s.Args[:0]
 	s.Reply = s.Reply[:0]
 	s.Effects = s.Effects[:0]
-	s.Cmd, s.Target, s.Silent, s.Shared = nil, TargetNone, false, false
+	s.Cmd, s.Target, s.Silent, s.Shared, s.Own, s.Ends = nil, TargetNone, false, false, false, false
 	return s
 }
 
@@ -139,6 +152,7 @@ func (b *Batch) add(i int, shard int32) {
 	if !b.Slots[i].Shared {
 		w.excl++
 	}
+	w.own = w.own || b.Slots[i].Own
 }
 
 // flush hands the segment's work to the shards and waits until all of it has run. Work that
@@ -157,7 +171,7 @@ func (b *Batch) flush(g *Group) {
 	b.exclusive(g, b.runShared(g))
 	for _, id := range b.touched {
 		w := &b.works[id]
-		w.Slots, w.excl = w.Slots[:0], 0
+		w.Slots, w.excl, w.own = w.Slots[:0], 0, false
 	}
 	b.touched = b.touched[:0]
 	if p := b.panicked.Swap(nil); p != nil {
@@ -174,9 +188,13 @@ func (b *Batch) exclusive(g *Group, touched []int32) {
 		return
 	}
 	b.pending.Store(int32(len(touched)) + 1)
-	held := b.held[:0]
+	held, own := b.held[:0], b.own[:0]
 	for _, id := range touched {
 		sh := g.Shards[id]
+		if b.works[id].own {
+			own = append(own, id)
+			continue
+		}
 		if g.Warm != nil && sh.tryLock() {
 			held = append(held, id)
 			continue
@@ -193,9 +211,46 @@ func (b *Batch) exclusive(g *Group, touched []int32) {
 		}
 		b.pending.Add(-int32(len(held)))
 	}
+	b.own = own
+	for _, id := range own {
+		b.runOwn(g.Shards[id], &b.works[id])
+		b.pending.Add(-1)
+	}
 	if b.pending.Add(-1) != 0 {
 		<-b.wake
 	}
+}
+
+// runOwn runs w, which has an Own slot, on this goroutine: it waits for the token holding no
+// other (every token taken above has been let go), so no order of takers can deadlock. When the
+// executor hands the work back at a slot (NeedBarrier), that slot runs through Rerun with no
+// token held, and the slots after it run again holding the token.
+func (b *Batch) runOwn(sh *Shard, w *Work) {
+	for len(w.Slots) > 0 {
+		w.from = -1
+		sh.lock()
+		sh.run(w)
+		sh.unlock()
+		k := w.from
+		if k < 0 {
+			return
+		}
+		w.from = -1
+		s := &b.Slots[w.Slots[k]]
+		s.Target = TargetBarrier
+		b.rerunSlot(s)
+		w.Slots = w.Slots[:copy(w.Slots, w.Slots[k+1:])]
+	}
+}
+
+// rerunSlot calls Rerun for s, keeping a panic for the end of flush as run does.
+func (b *Batch) rerunSlot(s *Slot) {
+	defer func() {
+		if r := recover(); r != nil {
+			b.recordPanic(r)
+		}
+	}()
+	b.Rerun(s)
 }
 
 // warm calls the Group's Warm hook for the held shards; a panic there is kept for the end of

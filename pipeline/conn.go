@@ -280,6 +280,7 @@ func (c *Conn) run() (err error) {
 		b.reset()
 	}()
 	b.Now = time.Now().UnixNano()
+	b.Rerun = c.env.Barrier
 	if c.env.BeginBatch != nil {
 		c.env.BeginBatch(c.Client, b.Now)
 	}
@@ -301,6 +302,9 @@ func (c *Conn) run() (err error) {
 		switch {
 		case s.Target >= 0:
 			b.add(i, int32(s.Target))
+			if s.Ends {
+				b.flush(g)
+			}
 		case s.Target == TargetBarrier:
 			b.flush(g)
 			completed(i)

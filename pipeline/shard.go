@@ -38,7 +38,8 @@ type Work struct {
 	Slots  []int32 // indexes into batch.Slots, in request order
 	excl   int32   // slots not marked Shared
 	reader int32   // Reader()
-	from   int32   // NeedToken's slot, -1 when none
+	from   int32   // NeedToken's or NeedBarrier's slot, -1 when none
+	own    bool    // a slot is Own: the batch's goroutine runs the work itself (runOwn)
 }
 
 // Batch returns the batch the work belongs to.

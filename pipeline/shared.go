@@ -160,3 +160,9 @@ func (w *Work) Reader() int { return int(w.reader) }
 // read that found an expired key to delete): Slots from k on then run again holding it. The
 // executor must stop at k and leave nothing changed by slot k.
 func (w *Work) NeedToken(k int) { w.from = int32(k) }
+
+// NeedBarrier is called by the executor of work with an Own slot (holding the token) when slot
+// k cannot run on the shard after all (a script that met a key of another shard): slot k then
+// runs as a barrier (Batch.Rerun) and the slots after it run again on the shard. The executor
+// must stop at k and leave nothing changed by slot k.
+func (w *Work) NeedBarrier(k int) { w.from = int32(k) }

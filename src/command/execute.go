@@ -43,18 +43,25 @@ func (e *Engine) execWork(sh *pipeline.Shard, w *pipeline.Work) {
 		start = time.Now()
 	}
 	d.running = &d.ctx
-	for _, i := range w.Slots {
+	ran := len(w.Slots)
+	for k, i := range w.Slots {
 		e.call(&d.ctx, &b.Slots[i], now)
+		if d.ctx.needToken { // a script that must run as a barrier after all (scripting_place.go)
+			d.ctx.needToken = false
+			w.NeedBarrier(k)
+			ran = k
+			break
+		}
 		if d.block.pending() {
 			e.serveReadyLocked(d, now, &b.Slots[i])
 		}
 	}
 	d.running = nil
 	d.epoch++
-	d.stats.done.Add(int64(len(w.Slots)))
-	if timed {
-		per := int64(time.Since(start)) * timeSample / int64(len(w.Slots))
-		for _, i := range w.Slots {
+	d.stats.done.Add(int64(ran))
+	if timed && ran > 0 {
+		per := int64(time.Since(start)) * timeSample / int64(ran)
+		for _, i := range w.Slots[:ran] {
 			d.stats.cmds[b.Slots[i].Cmd.(*Spec).id].nsec += per
 		}
 	}

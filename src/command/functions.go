@@ -50,7 +50,7 @@ func fcallGeneric(c *Ctx, ro bool) {
 		return
 	}
 	j := scriptJob{fn: c.Args[1], flags: f.Flags, id: "f:" + f.Name, keys: c.Args[3 : 3+n], args: c.Args[3+n:],
-		opts: script.RunOptions{Proto: c.Proto, ReadOnly: ro}}
+		opts: script.RunOptions{Proto: c.Proto, ReadOnly: ro}, hint: &f.Hint}
 	c.E.runScript(c, &j)
 }
 

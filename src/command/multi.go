@@ -191,10 +191,13 @@ func execCmd(c *Ctx) {
 	}
 	defer tx.end()
 	shards, all := e.txShards(cl)
-	if all {
+	switch {
+	case c.slot != nil && c.slot.Target >= 0: // the shard's work: its executor holds the one token (multi_place.go)
+		defer func() { e.data(shards[0]).running = c }() // for the work's later slots
+	case all:
 		e.Group.LockAll()
 		defer e.Group.UnlockAll()
-	} else {
+	default:
 		e.Group.Lock(shards)
 		defer e.Group.Unlock(shards)
 	}

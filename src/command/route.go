@@ -98,7 +98,7 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 			s.Target = pipeline.TargetBarrier // it may wait: see block.go
 		}
 	default:
-		s.Target = pipeline.TargetBarrier
+		s.Target = e.selfTarget(cl, spec, s) // a barrier, or one shard (scripting_place.go)
 	}
 }
 

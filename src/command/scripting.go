@@ -25,7 +25,9 @@ import (
 //  1. A script is a barrier (ScopeSelf): on its connection it takes the tokens of its declared
 //     keys' shards (Group.Lock, ascending) and holds them for the whole run; a SHA marked wide
 //     takes every shard (LockAll). redis.call runs the command through call with the run's own
-//     Ctx (scriptRun.ctx), without locking, when its keys' shards are held.
+//     Ctx (scriptRun.ctx), without locking, when its keys' shards are held. A script known to
+//     stay on its declared keys' one shard runs as that shard's work instead, and hands the
+//     slot back to run as a barrier if it meets another (scripting_place.go).
 //  2. A key on a shard not held (undeclared): above every held shard, the run waits for its
 //     token while holding the others (ordered, as LockAll); below, it tries the token. A run
 //     only adds tokens and lets them all go at its end (strict two-phase locking). A try is
@@ -225,6 +227,7 @@ type scriptJob struct {
 	keys  [][]byte
 	args  [][]byte
 	opts  script.RunOptions
+	hint  *atomic.Int32 // the Script's or Function's Hint (scripting_place.go)
 }
 
 // errRestart is the Host's panic that aborts a run which has written nothing, to rerun it
@@ -259,7 +262,7 @@ func evalGeneric(c *Ctx, bySHA, ro bool) {
 		}
 	}
 	j := scriptJob{sc: s, flags: s.Flags, id: s.SHA, keys: c.Args[3 : 3+n], args: c.Args[3+n:],
-		opts: script.RunOptions{Proto: c.Proto, ReadOnly: ro}}
+		opts: script.RunOptions{Proto: c.Proto, ReadOnly: ro}, hint: &s.Hint}
 	c.E.runScript(c, &j)
 }
 
@@ -274,10 +277,19 @@ func (e *Engine) runScript(c *Ctx, j *scriptJob) {
 		r.release()
 		sc.putRun(r)
 	}()
-	// CLIENT CACHING yes covers the run's reads (every attempt's) and ends with it.
-	r.caching, c.Client.track.caching = c.Client.track.caching, false
-	wide := sc.isWide(j.id)
+	r.onShard, r.hint = onShardOf(c), j.hint
+	// CLIENT CACHING yes covers the run's reads (every attempt's) and ends with it. (A run on its
+	// shard has no tracking: selfTarget.)
+	if r.onShard < 0 {
+		r.caching, c.Client.track.caching = c.Client.track.caching, false
+	}
+	wide := sc.isWide(j.id) && r.onShard < 0
 	for !r.attempt(c, j, wide) {
+		if r.onShard >= 0 { // it met another shard: it runs again as a barrier (scripting_place.go)
+			j.hint.Store(hintRoams)
+			c.needToken = true
+			return
+		}
 		wide = true
 		sc.markWide(j.id)
 	}
@@ -299,7 +311,11 @@ type scriptRun struct {
 	all    bool     // every shard is held
 	wideL  bool     // the run took every shard with LockAll
 	inTx   bool     // EXEC holds the shards: the run takes none
-	abort  bool     // a restart is unwinding: no command may run (pcall may catch it)
+	// onShard is the shard whose work runs the script (scripting_place.go), -1 for a barrier;
+	// hint is the script's Hint.
+	onShard int32
+	hint    *atomic.Int32
+	abort   bool // a restart is unwinding: no command may run (pcall may catch it)
 	// declared are the run's declared keys and caching its caller's CLIENT CACHING yes, for
 	// client tracking (track).
 	declared [][]byte
@@ -373,6 +389,10 @@ func (r *scriptRun) begin(c *Ctx, keys [][]byte, wide bool) {
 		r.setRunning(rc)
 		return
 	}
+	if r.onShard >= 0 {
+		r.beginOnShard(r.onShard)
+		return
+	}
 	if wide {
 		e.Group.LockAll()
 		r.all, r.wideL = true, true
@@ -444,6 +464,14 @@ func (r *scriptRun) finish(ok bool) {
 	}
 	if ok && len(r.tx.after) > 0 {
 		r.outer.Out = append(r.outer.Out, r.tx.after...)
+	}
+	if r.onShard >= 0 {
+		r.finishOnShard()
+		r.reset()
+		return
+	}
+	if ok {
+		r.learn()
 	}
 	by := r.outer.slot
 	if r.wideL {
@@ -544,19 +572,23 @@ func (r *scriptRun) Call(args [][]byte, proto int, repl script.Repl, dst []byte)
 		r.wrote = true
 	}
 	cl := r.outer.Client // call clears r.ctx.Client when it returns
-	if cl.track.flags.Load() != 0 && spec.Scope != ScopeConn {
+	if r.onShard < 0 && cl.track.flags.Load() != 0 && spec.Scope != ScopeConn {
 		r.track(cl, spec)
 	}
 	s := &r.slot
 	s.Args, s.Cmd, s.Client = args, spec, cl
 	s.DB, s.Proto = int32(r.db), int8(proto)
 	s.Reply, s.Effects = r.reply[:0], s.Effects[:0]
-	callerDB := cl.DB
-	cl.DB = r.db // SELECT inside the script changes the script's database only
 	tx := r.ctx.tx
 	ops, nops, lastDB, opsDB := len(tx.ops), tx.nops, tx.lastDB, tx.opsDB
-	r.e.call(&r.ctx, s, r.ctx.Now)
-	r.db, cl.DB = cl.DB, callerDB
+	if r.onShard >= 0 { // a keyed command: it changes no database, and cl.DB is route's now
+		r.e.call(&r.ctx, s, r.ctx.Now)
+	} else {
+		callerDB := cl.DB
+		cl.DB = r.db // SELECT inside the script changes the script's database only
+		r.e.call(&r.ctx, s, r.ctx.Now)
+		r.db, cl.DB = cl.DB, callerDB
+	}
 	if repl == script.ReplNone { // redis.set_repl(redis.REPL_NONE)
 		tx.ops, tx.nops, tx.lastDB, tx.opsDB = tx.ops[:ops], nops, lastDB, opsDB
 	}
@@ -588,6 +620,9 @@ func (r *scriptRun) track(cl *Client, spec *Spec) {
 func (r *scriptRun) need(spec *Spec, args [][]byte) string {
 	switch spec.Scope {
 	case ScopeConn:
+		if r.onShard >= 0 {
+			r.roam() // it changes the connection's state (SELECT): as a barrier (scripting_place.go)
+		}
 		return ""
 	case ScopeKeys:
 		r.keyPos = spec.keyIndexes(args, r.keyPos[:0])
@@ -624,6 +659,8 @@ func (r *scriptRun) needShard(id int32, key bool) string {
 		return ""
 	case key && r.strict:
 		return ErrScriptStrictKeys
+	case r.onShard >= 0:
+		r.roam() // runs again as a barrier (scripting_place.go)
 	case r.inTx:
 		r.e.scripting.markWide(r.job) // the next EXEC holding this script takes every shard
 		return ErrScriptUndeclaredTx
