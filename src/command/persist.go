@@ -42,6 +42,11 @@ type RDBOptions struct {
 	Instant func(seq uint64) error
 	// Progress, when set, is called after each chunk written, from WriteRDB's goroutine.
 	Progress func(RDBProgress)
+	// Redis70 writes only what redis-server 7.0 loads, for a replica without capa hotkv: keys
+	// of HotKV's own types (vector sets, IP sets, LLM caches, agent memories, budgets: module
+	// records Redis refuses, and exits on) are left out, counted in RDBStats.Skipped, and so is
+	// the key tags' aux field.
+	Redis70 bool
 }
 
 // RDBProgress is what a save reports as it goes.
@@ -55,6 +60,7 @@ type RDBStats struct {
 	Bytes    int64  // written
 	Keys     int64  // key records written
 	Expires  int64  // of them with an expiry
+	Skipped  int64  // keys of HotKV's own types left out (RDBOptions.Redis70)
 	Seq      uint64 // the feed sequence number the image holds
 	Snapshot SnapshotStats
 }
@@ -68,6 +74,7 @@ func (e *Engine) WriteRDB(ctx context.Context, w io.Writer, o RDBOptions) (RDBSt
 	sers := make([]*RDBSerializer, len(e.Group.Shards))
 	for i := range sers {
 		sers[i] = e.newRDBSerializer(o.Compress, now)
+		sers[i].redis70 = o.Redis70
 	}
 	sn, err := e.StartSnapshot(func(i int) Serializer { return sers[i] })
 	if err != nil {
@@ -102,7 +109,9 @@ func (e *Engine) WriteRDB(ctx context.Context, w io.Writer, o RDBOptions) (RDBSt
 		}
 	}
 	var aux rdb.Encoder
-	appendTagsAux(&aux, sers) // HotKV's key tags, after the keys (persist_tags.go)
+	if !o.Redis70 {
+		appendTagsAux(&aux, sers) // HotKV's key tags, after the keys (persist_tags.go)
+	}
 	out.write(aux.Buf)
 	if out.err != nil {
 		return st, out.err
@@ -122,6 +131,7 @@ func (e *Engine) WriteRDB(ctx context.Context, w io.Writer, o RDBOptions) (RDBSt
 	for _, s := range sers {
 		st.Keys += s.keys
 		st.Expires += s.expires
+		st.Skipped += s.skipped
 		if t := s.twin; t != nil { // the frozen large values (persist_freeze.go)
 			st.Keys += t.keys
 			st.Expires += t.expires

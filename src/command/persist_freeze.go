@@ -46,7 +46,7 @@ type rdbFrozen struct {
 // Freeze implements Freezer: a copy of a large value, with the key's tags recorded now (they
 // are the instant's while the shard is held, persist_tags.go); nil for a value written now.
 func (s *RDBSerializer) Freeze(db int, en *keyspace.Entry, ks *keyspace.Keyspace) Frozen {
-	if !en.HasValue() || !worthFreezing(en) {
+	if !en.HasValue() || !worthFreezing(en) || s.redis70 && !redisKind(en.Kind) {
 		return nil
 	}
 	if en.Kind == keyspace.KindHash && s.liveFields(keyspace.Obj[hash.Hash](en)) == 0 {

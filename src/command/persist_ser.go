@@ -72,6 +72,18 @@ type RDBSerializer struct {
 	raw []byte // a packed string's raw bytes (strings_packed.go): files hold plain strings
 	// twin writes the large values Freeze copied, on the snapshot's goroutine (persist_freeze.go).
 	twin *RDBSerializer
+	// redis70 leaves out keys of HotKV's own types (RDBOptions.Redis70), counted in skipped.
+	redis70 bool
+	skipped int64
+}
+
+// redisKind reports whether Redis 7.0 has values of kind k.
+func redisKind(k keyspace.Kind) bool {
+	switch k {
+	case keyspace.KindString, keyspace.KindList, keyspace.KindHash, keyspace.KindSet, keyspace.KindZSet, keyspace.KindStream:
+		return true
+	}
+	return false
 }
 
 // newRDBSerializer returns a serializer for values as of now, under the engine's thresholds and
@@ -120,6 +132,10 @@ func (s *RDBSerializer) Entry(dst []byte, db int, en *keyspace.Entry, ks *keyspa
 func (s *RDBSerializer) record(dst []byte, db int, en *keyspace.Entry, expMs int64) []byte {
 	if en.Kind == keyspace.KindHash && s.liveFields(keyspace.Obj[hash.Hash](en)) == 0 {
 		return dst // every field expired: Redis loads no empty hash
+	}
+	if s.redis70 && !redisKind(en.Kind) {
+		s.skipped++
+		return dst
 	}
 	s.enc.Buf = dst
 	if en.ExpireAt() != 0 {

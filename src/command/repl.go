@@ -314,7 +314,7 @@ func redis70(spec *Spec) bool {
 	redis70Once.Do(func() {
 		redis70Set = map[*Spec]bool{}
 		for name, s := range table {
-			redis70Set[s] = meta.Lookup(name) != nil
+			redis70Set[s] = meta.Lookup(name) != nil || redisForms[name]
 			for _, sub := range s.Subs {
 				redis70Set[sub] = meta.Lookup(sub.Name) != nil
 			}
@@ -324,6 +324,9 @@ func redis70(spec *Spec) bool {
 }
 
 var (
+	// redisForms are HotKV's writes that replicate in Redis 7.0's forms only (NEXPIRE and
+	// NEXPIREAT as PEXPIREAT, expire.go's propagateExpire): a Redis replica applies them.
+	redisForms  = map[string]bool{"nexpire": true, "nexpireat": true}
 	redis70Once sync.Once
 	redis70Set  map[*Spec]bool
 )

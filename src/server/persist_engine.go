@@ -19,6 +19,7 @@ const (
 // rdbStats are what a save or a load reports.
 type rdbStats struct {
 	keys, bytes     int64
+	skipped         int64 // keys of HotKV's own types left out (redis70)
 	peakQueued      int64
 	loaded, expired int64
 }
@@ -31,6 +32,7 @@ type rdbOpts struct {
 	// the image holds (an AOF rewrite registers there); an error aborts the save.
 	instant func(seq uint64) error
 	repl    *command.ReplInfo // the repl-* aux fields, read after instant (a replica's full sync)
+	redis70 bool              // only what Redis 7.0 loads (a replica without capa hotkv)
 }
 
 func (s *Server) rdbOptions() rdbOpts {
@@ -60,13 +62,13 @@ func (s *Server) writeRDB(w io.Writer, o rdbOpts, st *rdbState) (rdbStats, error
 		}
 	}()
 	opts := command.RDBOptions{Compress: o.compression, Checksum: o.checksum, AOFBase: o.aofBase,
-		Instant: o.instant, Repl: o.repl,
+		Instant: o.instant, Repl: o.repl, Redis70: o.redis70,
 		Progress: func(p command.RDBProgress) {
 			st.keysTotal.Store(p.Keys)
 		}}
 	rs, err := s.Engine.WriteRDB(ctx, w, opts)
 	st.keysTotal.Store(0)
-	return rdbStats{keys: rs.Keys, bytes: rs.Bytes, peakQueued: rs.Snapshot.PeakHeld}, err
+	return rdbStats{keys: rs.Keys, bytes: rs.Bytes, peakQueued: rs.Snapshot.PeakHeld, skipped: rs.Skipped}, err
 }
 
 // loadRDB loads an RDB stream into the engine (size 0 when unknown; an AOF base keeps keys

@@ -613,6 +613,7 @@ func (r *replState) snapshot(w io.Writer, rp *replica, instant func(uint64) erro
 	o := r.s.rdbOptions()
 	info := &command.ReplInfo{}
 	o.repl = info
+	o.redis70 = !rp.capaHotKV
 	o.instant = func(seq uint64) error {
 		if err := instant(seq); err != nil {
 			return err
@@ -627,14 +628,24 @@ func (r *replState) snapshot(w io.Writer, rp *replica, instant func(uint64) erro
 		locked := true
 		inner := o.instant
 		o.instant = func(seq uint64) error { locked = false; return inner(seq) }
-		_, err := r.s.writeRDB(w, o, &rdbState{})
+		st, err := r.s.writeRDB(w, o, &rdbState{})
 		if locked {
 			r.applyMu.Unlock()
 		}
+		r.logSkipped(rp, st)
 		return err
 	}
-	_, err := r.s.writeRDB(w, o, &rdbState{})
+	st, err := r.s.writeRDB(w, o, &rdbState{})
+	r.logSkipped(rp, st)
 	return err
+}
+
+// logSkipped warns of the keys a replica without capa hotkv was not sent.
+func (r *replState) logSkipped(rp *replica, st rdbStats) {
+	if st.skipped > 0 {
+		r.s.log.Warn(fmt.Sprintf("Full sync of replica %s (no capa hotkv): %d keys of HotKV's own types (vector sets, IP sets, ...) left out of the RDB, which Redis cannot load",
+			rp.cl.Addr, st.skipped))
+	}
 }
 
 // diskSync writes the RDB to a file under dir (keeping the replica alive with newlines), then
