@@ -348,6 +348,7 @@ func expireShardLocked(d *shardData, limit time.Duration) (total int, stale bool
 		d.expireHashFieldsLocked(ks, now) // hashes_expire.go
 		d.expireVsetsLocked(ks, now)      // vset_expire.go
 		d.expireIPSetsLocked(ks, now)     // ipsets.go
+		d.expireAgentMemLocked(ks, now)   // mem_expire.go
 		for ks.Volatile() > 0 {
 			// Entries to visit so that about expireSample volatile ones are met: the sweep
 			// walks all keys, and only some of them have an expiry.

@@ -47,8 +47,9 @@ var memCommands = []*Spec{
 // memValue is an agent memory key's value: the store, and its embedder when MEM.CREATE named
 // one (only the lexical embedder, which does no I/O and so runs holding the shard's token).
 type memValue struct {
-	s   *agentmem.Store
-	emb *embed.Lexical
+	s            *agentmem.Store
+	emb          *embed.Lexical
+	queuedExpiry // where the store sits in its shard's expiry queue (mem_expire.go)
 }
 
 // newMemValue wraps s, rebuilding the embedder its configuration names.
@@ -232,15 +233,7 @@ func sweepAgentMem(c *Ctx, key []byte, v *memValue, ms int64) {
 	if len(dead) == 0 {
 		return
 	}
-	if c.E.Feed.Active() {
-		args := append(make([][]byte, 0, 2+len(dead)), memDelArg, key)
-		for _, id := range dead {
-			args = append(args, []byte(id))
-		}
-		c.fx.pre = binary.AppendUvarint(c.fx.pre, uint64(c.DB))
-		c.fx.pre = appendCommand(c.fx.pre, args)
-		c.fx.npre++
-	}
+	propagateMemDel(c, c.DB, key, dead)
 	c.Changed(NotifyModule, "mem.expired", key)
 	c.Dirty(len(dead))
 	c.PropagateNothing()

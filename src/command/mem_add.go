@@ -193,6 +193,7 @@ func memAdd(c *Ctx) {
 		return
 	}
 	propagateMemAdd(c, key, r, f.vec)
+	trackMemExpLocked(c, key, v)
 	c.Changed(NotifyModule, "mem.add", key)
 	c.Dirty(1)
 	status := "updated"
@@ -310,6 +311,7 @@ func memUpdate(c *Ctx) {
 		return
 	}
 	propagateMemUpdate(c, key, id, &f, r.Updated)
+	trackMemExpLocked(c, key, v)
 	c.Changed(NotifyModule, "mem.update", key)
 	c.Dirty(1)
 	c.Int(1)
