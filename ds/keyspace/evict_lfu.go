@@ -78,10 +78,10 @@ func (ks *Keyspace) Sample(r func() uint64) *Entry {
 	}
 	var b *Entry
 	for tries := 0; b == nil; tries++ {
-		if tries > 4*len(ks.buckets) {
+		if tries > 4*(len(ks.buckets)+len(ks.old)) {
 			return nil
 		}
-		b = ks.buckets[r()&ks.mask()]
+		b = ks.randomBucket(r)
 	}
 	return pickInChain(b, r)
 }

@@ -1,6 +1,6 @@
 // Package keyspace is one database of one shard: a chained hash table from key to value with
-// expiry in nanoseconds (exact milliseconds past 2262, see farexpire.go), a SCAN cursor that
-// survives resizes, random sampling and an expiry sweep.
+// expiry in nanoseconds (exact milliseconds past 2262, see farexpire.go) that grows and shrinks
+// incrementally, a SCAN cursor that survives resizes, random sampling and an expiry sweep.
 //
 // It is touched only by the holder of its shard's token, so it has no locks. It knows nothing of
 // RESP or commands.
@@ -213,8 +213,15 @@ func HashString(key string) uint64 { return maphash.String(seed, key) }
 const minBuckets = 8
 
 // Keyspace maps keys to entries. The zero value is not usable; call New.
+//
+// The table resizes incrementally (see startResize): during a resize old is the previous bucket
+// array, whose buckets below moved have been emptied into buckets. A key of hash h is in
+// old[h&(len(old)-1)] when old is set and that index is at least moved, and in
+// buckets[h&mask()] otherwise (bucket).
 type Keyspace struct {
 	buckets  []*Entry
+	old      []*Entry // the table being emptied into buckets; nil when no resize is under way
+	moved    uint64   // old's buckets below moved are empty (moved into buckets)
 	count    int
 	volatile int              // entries with an expiry
 	sweep    uint64           // expiry sweep cursor
@@ -266,9 +273,19 @@ func (ks *Keyspace) Volatile() int { return ks.volatile }
 
 func (ks *Keyspace) mask() uint64 { return uint64(len(ks.buckets) - 1) }
 
+// bucket returns the head of the chain that holds (or would hold) a key of hash h.
+func (ks *Keyspace) bucket(h uint64) **Entry {
+	if ks.old != nil {
+		if i := h & uint64(len(ks.old)-1); i >= ks.moved {
+			return &ks.old[i]
+		}
+	}
+	return &ks.buckets[h&ks.mask()]
+}
+
 // find returns the entry for key and the pointer that links to it, or nil.
 func (ks *Keyspace) find(key []byte, h uint64) (e *Entry, link **Entry) {
-	link = &ks.buckets[h&ks.mask()]
+	link = ks.bucket(h)
 	for e = *link; e != nil; link, e = &e.next, e.next {
 		if e.is(key) {
 			return e, link
@@ -382,17 +399,12 @@ func (ks *Keyspace) Add(key []byte) *Entry {
 func (ks *Keyspace) insert(e *Entry, h uint64) {
 	if ks.snap != nil {
 		ks.snap.cow(h)
-	} else if ks.count >= len(ks.buckets) {
-		n := len(ks.buckets) * 2
-		for n <= ks.count { // a table that could not grow during a snapshot catches up at once
-			n *= 2
-		}
-		ks.resize(n)
 	}
-	b := &ks.buckets[h&ks.mask()]
+	b := ks.bucket(h)
 	e.next = *b
 	*b = e
 	ks.count++
+	ks.rebalance()
 	ks.Account(e.Footprint())
 	if ks.Slots != nil {
 		ks.Slots.add(e)
@@ -427,7 +439,7 @@ func (ks *Keyspace) Remove(e *Entry) {
 	if ks.snap != nil {
 		ks.snap.cow(h)
 	}
-	link := &ks.buckets[h&ks.mask()]
+	link := ks.bucket(h)
 	for *link != e {
 		link = &(*link).next
 	}
@@ -459,9 +471,7 @@ func (ks *Keyspace) unlink(e *Entry, link **Entry) {
 	ks.count--
 	ks.Account(-e.Footprint())
 	ks.dropPacked(e)
-	if ks.snap == nil && len(ks.buckets) > minBuckets && ks.count*10 < len(ks.buckets) {
-		ks.resize(len(ks.buckets) / 2)
-	}
+	ks.rebalance()
 	ks.retire(e)
 }
 
@@ -483,25 +493,91 @@ func (ks *Keyspace) SetExpire(e *Entry, at int64) {
 	e.expire = at
 }
 
-// resize rehashes into n buckets (a power of two) at once. Keys are spread over many shards, so
-// one shard's table stays small enough that this is short; incremental rehashing can replace it
-// without changing the SCAN contract.
-func (ks *Keyspace) resize(n int) {
+// Incremental resizing. startResize allocates the new bucket array and keeps the current one
+// as old; from then on every insert and every removal (outside a snapshot) moves a few of old's
+// buckets over (migrate), so no single command pays for rehashing the whole table: growing from
+// n to 2n buckets starts at n keys and ends within n/migrateEntries inserts, long before the
+// next growth is due. Lookups go to the one bucket that holds the key (bucket); Scan walks
+// both arrays (see Scan); a snapshot freezes the move (snapshot.go). No new resize starts while
+// one is under way.
+
+// migrateEntries and migrateBuckets bound one step of the move: it stops once it moved at least
+// migrateEntries entries or visited migrateBuckets buckets.
+const (
+	migrateEntries = 4
+	migrateBuckets = 32
+)
+
+// rebalance runs after every insert and removal: outside a snapshot it moves the next buckets
+// of a resize under way, or else starts one when the load is past 1 or under 1/10.
+func (ks *Keyspace) rebalance() {
+	if ks.snap != nil {
+		return
+	}
+	if ks.old != nil {
+		if ks.migrate(); ks.old != nil {
+			return
+		}
+	}
+	switch n := len(ks.buckets); {
+	case ks.count > n:
+		for n < ks.count { // a table that could not grow during a snapshot catches up
+			n *= 2
+		}
+		ks.startResize(n)
+	case n > minBuckets && ks.count*10 < n:
+		ks.startResize(n / 2)
+	}
+}
+
+// startResize begins moving the table into n buckets (a power of two).
+func (ks *Keyspace) startResize(n int) {
 	if n < minBuckets {
 		n = minBuckets
 	}
-	nb := make([]*Entry, n)
-	m := uint64(n - 1)
-	for _, e := range ks.buckets {
-		for e != nil {
+	ks.old, ks.moved = ks.buckets, 0
+	ks.buckets = make([]*Entry, n)
+	ks.migrate()
+}
+
+// migrate moves the next buckets of old into buckets, ending the resize when old is empty.
+func (ks *Keyspace) migrate() {
+	m := ks.mask()
+	for n, visited := 0, 0; n < migrateEntries && visited < migrateBuckets; visited++ {
+		i := ks.moved
+		for e := ks.old[i]; e != nil; n++ {
 			next := e.next
-			i := HashString(e.Key()) & m
-			e.next = nb[i]
-			nb[i] = e
+			b := &ks.buckets[HashString(e.Key())&m]
+			e.next = *b
+			*b = e
 			e = next
 		}
+		ks.old[i] = nil
+		if ks.moved++; ks.moved == uint64(len(ks.old)) {
+			ks.old, ks.moved = nil, 0
+			return
+		}
 	}
-	ks.buckets = nb
+}
+
+// Rehash finishes a resize under way at once: for tests and for callers about to walk the
+// table with the move frozen for long.
+func (ks *Keyspace) Rehash() {
+	for ks.old != nil {
+		ks.migrate()
+	}
+}
+
+// each calls fn for every entry of the table (both arrays during a resize); fn must not add or
+// delete entries.
+func (ks *Keyspace) each(fn func(e *Entry)) {
+	for _, t := range [2][]*Entry{ks.old, ks.buckets} {
+		for _, b := range t {
+			for e := b; e != nil; e = e.next {
+				fn(e)
+			}
+		}
+	}
 }
 
 // Clear removes every key. An active snapshot keeps the old table (snapshot.go).
@@ -509,7 +585,7 @@ func (ks *Keyspace) Clear() {
 	if ks.snap != nil {
 		ks.detachSnapshot()
 	}
-	ks.buckets = make([]*Entry, minBuckets)
+	ks.buckets, ks.old, ks.moved = make([]*Entry, minBuckets), nil, 0
 	ks.count, ks.volatile, ks.sweep = 0, 0, 0
 	ks.Account(-ks.used)
 	ks.packed = packedStats{}
@@ -525,12 +601,38 @@ func (ks *Keyspace) Clear() {
 // for the whole scan is returned at least once even when the table grows or shrinks between
 // calls (it may be returned more than once). Expired entries are passed to fn too; fn must not
 // add or delete entries.
+//
+// During a resize the cursor counts in the smaller array: a call visits its bucket there and
+// every bucket of the larger array whose low bits are the cursor's (those the small bucket
+// splits into), from the cursor's own high bits on in reverse-binary order (a cursor returned
+// while the larger array was the only one already covered the earlier ones); the next cursor
+// is the small array's. Entries moved between the arrays are thus met wherever they are.
 func (ks *Keyspace) Scan(cursor uint64, fn func(e *Entry)) uint64 {
-	m := ks.mask()
-	for e := ks.buckets[cursor&m]; e != nil; e = e.next {
+	if ks.old == nil {
+		m := ks.mask()
+		for e := ks.buckets[cursor&m]; e != nil; e = e.next {
+			fn(e)
+		}
+		return nextCursor(cursor, m)
+	}
+	small, large := ks.old, ks.buckets
+	if len(small) > len(large) {
+		small, large = large, small
+	}
+	ms, ml := uint64(len(small)-1), uint64(len(large)-1)
+	for e := small[cursor&ms]; e != nil; e = e.next {
 		fn(e)
 	}
-	return nextCursor(cursor, m)
+	for {
+		for e := large[cursor&ml]; e != nil; e = e.next {
+			fn(e)
+		}
+		// The reverse-binary increment under ml moves the bits large has beyond small first;
+		// once they wrap to zero it has advanced the small cursor.
+		if cursor = nextCursor(cursor, ml); cursor&(ml^ms) == 0 {
+			return cursor
+		}
+	}
 }
 
 // nextCursor increments the high bits of cursor under mask m (reverse-binary increment).
@@ -546,7 +648,7 @@ func (ks *Keyspace) Random(now int64, r func() uint64) *Entry {
 	for tries := 0; ks.count > 0 && tries < 100; tries++ {
 		var b *Entry
 		for b == nil {
-			b = ks.buckets[r()&ks.mask()]
+			b = ks.randomBucket(r)
 		}
 		e := pickInChain(b, r)
 		if e.expire == 0 || e.expire > now {
@@ -558,6 +660,20 @@ func (ks *Keyspace) Random(now int64, r func() uint64) *Entry {
 		ks.Remove(e)
 	}
 	return nil
+}
+
+// randomBucket returns the head of a random bucket, nil when that bucket is empty. During a
+// resize every bucket of either array not yet emptied is as likely.
+func (ks *Keyspace) randomBucket(r func() uint64) *Entry {
+	if ks.old == nil {
+		return ks.buckets[r()&ks.mask()]
+	}
+	rest := uint64(len(ks.old)) - ks.moved
+	i := r() % (rest + uint64(len(ks.buckets)))
+	if i < rest {
+		return ks.old[ks.moved+i]
+	}
+	return ks.buckets[i-rest]
 }
 
 // ExpireCycle reclaims expired keys, visiting at most budget entries from where the last cycle

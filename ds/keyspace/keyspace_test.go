@@ -19,35 +19,69 @@ type ref struct {
 
 func live(r ref, now int64) bool { return r.expire == 0 || r.expire > now }
 
+// eachPlaced calls fn for every entry of the table (both arrays during a resize), failing t if
+// the entry is not in the one bucket its hash says (bucket): in old at or past moved while a
+// resize is under way, else in buckets; old's buckets below moved must be empty.
+func eachPlaced(t *testing.T, ks *Keyspace, fn func(e *Entry)) {
+	t.Helper()
+	if ks.old == nil && ks.moved != 0 || ks.old != nil && ks.moved >= uint64(len(ks.old)) {
+		t.Fatalf("resize state: old %d buckets, moved %d", len(ks.old), ks.moved)
+	}
+	for i, b := range ks.old {
+		if uint64(i) < ks.moved && b != nil {
+			t.Fatalf("old bucket %d below moved %d holds %q", i, ks.moved, b.Key())
+		}
+		for e := b; e != nil; e = e.next {
+			if h := HashString(e.Key()); h&uint64(len(ks.old)-1) != uint64(i) {
+				t.Fatalf("key %q in old bucket %d, hash says %d", e.Key(), i, h&uint64(len(ks.old)-1))
+			}
+			fn(e)
+		}
+	}
+	for i, b := range ks.buckets {
+		for e := b; e != nil; e = e.next {
+			h := HashString(e.Key())
+			if h&ks.mask() != uint64(i) {
+				t.Fatalf("key %q in bucket %d, hash says %d", e.Key(), i, h&ks.mask())
+			}
+			if ks.old != nil && h&uint64(len(ks.old)-1) >= ks.moved {
+				t.Fatalf("key %q in the new array, its old bucket %d not moved yet (%d)", e.Key(),
+					h&uint64(len(ks.old)-1), ks.moved)
+			}
+			fn(e)
+		}
+	}
+}
+
 // checkInvariants walks the table: every entry sits in its hash's bucket, keys are unique, and
 // the counters and load factor agree with the contents and the reference.
 func checkInvariants(t *testing.T, ks *Keyspace, model map[string]ref) {
 	t.Helper()
 	seen, volatile := map[string]bool{}, 0
-	for i, b := range ks.buckets {
-		for e := b; e != nil; e = e.next {
-			if h := HashString(e.Key()); h&ks.mask() != uint64(i) {
-				t.Fatalf("key %q in bucket %d, hash says %d", e.Key(), i, h&ks.mask())
-			}
-			if seen[e.Key()] {
-				t.Fatalf("key %q twice", e.Key())
-			}
-			seen[e.Key()] = true
-			if e.expire != 0 {
-				volatile++
-			}
-			m, ok := model[e.Key()]
-			if !ok || string(e.Bytes()) != m.val || e.expire != m.expire {
-				t.Fatalf("key %q: table (%q, %d), model %+v (present %v)", e.Key(), e.Bytes(), e.expire, m, ok)
-			}
+	eachPlaced(t, ks, func(e *Entry) {
+		if seen[e.Key()] {
+			t.Fatalf("key %q twice", e.Key())
 		}
-	}
+		seen[e.Key()] = true
+		if e.expire != 0 {
+			volatile++
+		}
+		m, ok := model[e.Key()]
+		if !ok || string(e.Bytes()) != m.val || e.expire != m.expire {
+			t.Fatalf("key %q: table (%q, %d), model %+v (present %v)", e.Key(), e.Bytes(), e.expire, m, ok)
+		}
+	})
 	if len(seen) != len(model) || ks.Len() != len(model) || ks.Volatile() != volatile {
 		t.Fatalf("table has %d keys (Len %d, volatile %d/%d), model %d", len(seen), ks.Len(),
 			ks.Volatile(), volatile, len(model))
 	}
-	if n := len(ks.buckets); n&(n-1) != 0 || n < minBuckets || (n > minBuckets && ks.count*10 < n) {
-		t.Fatalf("bad table size %d for %d keys", n, ks.count)
+	// The load is in range whenever no resize is under way (one starts as soon as it is not).
+	if n := len(ks.buckets); n&(n-1) != 0 || n < minBuckets ||
+		(ks.old == nil && (n > minBuckets && ks.count*10 < n || ks.count > n)) {
+		t.Fatalf("bad table size %d for %d keys (old %d)", n, ks.count, len(ks.old))
+	}
+	if n := len(ks.old); n&(n-1) != 0 || n != 0 && n < minBuckets {
+		t.Fatalf("bad old table size %d", n)
 	}
 }
 
@@ -422,4 +456,101 @@ func TestEntryKeys(t *testing.T) {
 	if e.Bytes() != nil || e.HasValue() {
 		t.Fatal("SetBytes(nil) left a value")
 	}
+}
+
+// TestScanDuringResizeAgainstMap interleaves single random Adds, Upserts, Deletes, Finds and
+// expiry sweeps with the calls of a running scan, over a key range that swings so the table
+// grows and shrinks many times with its incremental resize under way at most calls. A plain map
+// is the reference: each finished scan must have returned every key present from its start to
+// its end, and only keys present at some time during it; the table must agree with the map.
+func TestScanDuringResizeAgainstMap(t *testing.T) {
+	midResize, scans := 0, 0
+	for seed := range uint64(6) {
+		rng := rand.New(rand.NewPCG(seed, 14))
+		ks, model := New(), map[string]ref{}
+		var epoch uint64
+		ks.SetEpoch(&epoch)
+		now := int64(1_000_000)
+		// whole: keys present since the scan began; during: keys present at any time of it.
+		whole, during, seen := map[string]bool{}, map[string]bool{}, map[string]bool{}
+		gone := func(k string) { delete(model, k); delete(whole, k) }
+		ks.OnExpire = gone // an expired key reclaimed (and maybe created again) left the table
+		begin := func() {
+			clear(whole)
+			clear(during)
+			clear(seen)
+			for k := range model {
+				whole[k], during[k] = true, true
+			}
+		}
+		begin()
+		cursor, keyRange := uint64(0), 100
+		for step := range 60000 {
+			if step%4000 == 0 {
+				keyRange = []int{30, 2000, 9000}[rng.IntN(3)]
+			}
+			now += rng.Int64N(20)
+			key := fmt.Sprint("k", rng.IntN(keyRange))
+			switch op := rng.IntN(100); {
+			case op < 30:
+				if ks.Peek([]byte(key), math.MinInt64) == nil {
+					ks.Add([]byte(key)).SetBytes([]byte(key))
+					model[key], during[key] = ref{val: key}, true
+				}
+			case op < 45:
+				e, _ := ks.Upsert([]byte(key), now)
+				e.SetBytes([]byte(key))
+				if rng.IntN(8) == 0 {
+					ks.SetExpire(e, now+rng.Int64N(300))
+				} else {
+					ks.SetExpire(e, 0)
+				}
+				model[key], during[key] = ref{val: key, expire: e.expire}, true
+			case op < 75:
+				ks.Delete([]byte(key), now)
+				gone(key)
+			case op < 80:
+				if e := ks.Find([]byte(key), now); (e != nil) != (model[key] != ref{}) {
+					t.Fatalf("Find %q = %v, model %+v", key, e, model[key])
+				}
+			case op < 82:
+				ks.Sweep(now, 1+rng.IntN(16))
+			default: // one scan call
+				if ks.old != nil {
+					midResize++
+				}
+				cursor = ks.Scan(cursor, func(e *Entry) {
+					if !during[e.Key()] {
+						t.Fatalf("seed %d: scan returned %q, never present during it", seed, e.Key())
+					}
+					seen[e.Key()] = true
+				})
+				if cursor == 0 {
+					for k := range whole {
+						if !seen[k] {
+							t.Fatalf("seed %d step %d: %q present for the whole scan, not returned", seed, step, k)
+						}
+					}
+					scans++
+					begin()
+				}
+			}
+			if rng.IntN(3) == 0 {
+				epoch++
+				ks.Recycle()
+			}
+			if step%1009 == 0 {
+				for k, r := range model { // OnExpire drops expired keys from model lazily
+					if !live(r, now) {
+						ks.Find([]byte(k), now)
+					}
+				}
+				checkInvariants(t, ks, model)
+			}
+		}
+	}
+	if midResize < 3000 || scans < 60 {
+		t.Fatalf("%d scan calls with a resize under way, %d scans completed; the test needs more", midResize, scans)
+	}
+	t.Logf("%d scan calls with a resize under way, %d scans completed", midResize, scans)
 }

@@ -117,9 +117,5 @@ func (ks *Keyspace) Reindex(x *SlotIndex) {
 		return
 	}
 	x.clear()
-	for _, b := range ks.buckets {
-		for e := b; e != nil; e = e.next {
-			x.add(e)
-		}
-	}
+	ks.each(x.add)
 }

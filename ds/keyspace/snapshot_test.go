@@ -179,17 +179,12 @@ func compareImage(t *testing.T, want map[string]ref, got map[string]imaged) {
 func checkContents(t *testing.T, ks *Keyspace, model map[string]ref) {
 	t.Helper()
 	n := 0
-	for i, b := range ks.buckets {
-		for e := b; e != nil; e = e.next {
-			n++
-			if h := HashString(e.Key()); h&ks.mask() != uint64(i) {
-				t.Fatalf("key %q in bucket %d, hash says %d", e.Key(), i, h&ks.mask())
-			}
-			if m, ok := model[e.Key()]; !ok || m.val != string(e.Bytes()) || m.expire != e.expire {
-				t.Fatalf("key %q: table %q %d, model %+v %v", e.Key(), e.Bytes(), e.expire, m, ok)
-			}
+	eachPlaced(t, ks, func(e *Entry) {
+		n++
+		if m, ok := model[e.Key()]; !ok || m.val != string(e.Bytes()) || m.expire != e.expire {
+			t.Fatalf("key %q: table %q %d, model %+v %v", e.Key(), e.Bytes(), e.expire, m, ok)
 		}
-	}
+	})
 	if n != len(model) || ks.Len() != n {
 		t.Fatalf("table %d keys (Len %d), model %d", n, ks.Len(), len(model))
 	}
@@ -272,4 +267,91 @@ func TestSnapshotReadersEmitNothing(t *testing.T) {
 		t.Fatalf("emitted %d (walked %d, copied %d), want 100", emitted, s.Walked(), s.Copied())
 	}
 	s.End()
+}
+
+// TestSnapshotDuringResize begins snapshots while an incremental resize is under way (growing
+// and shrinking): the move stops for the snapshot, the image equals the map at the instant
+// whatever the writes, deletes and Clear that follow, and after End the move resumes and ends.
+func TestSnapshotDuringResize(t *testing.T) {
+	began := [2]int{} // snapshots begun mid-grow, mid-shrink
+	for seed := range uint64(16) {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		ks, model := New(), map[string]ref{}
+		var epoch uint64
+		ks.SetEpoch(&epoch)
+		n := 100 + rng.IntN(5000)
+		for i := 0; i < n || ks.old == nil; i++ { // fill until a grow is under way
+			k := fmt.Sprint("k", i)
+			ks.Add([]byte(k)).SetBytes([]byte(k))
+			model[k] = ref{val: k}
+		}
+		shrink := seed%2 == 1
+		if shrink { // delete until a shrink is under way
+			ks.Rehash()
+			for k := range model {
+				ks.Delete([]byte(k), 1)
+				delete(model, k)
+				if ks.old != nil && len(ks.old) > len(ks.buckets) {
+					break
+				}
+			}
+		}
+		if ks.old == nil || (len(ks.old) > len(ks.buckets)) != shrink {
+			t.Fatalf("seed %d: no resize under way (old %d, buckets %d)", seed, len(ks.old), len(ks.buckets))
+		}
+		began[len(ks.old)/len(ks.buckets)/2]++
+		old, moved := len(ks.old), ks.moved
+		atStart, image := maps.Clone(model), map[string]imaged{}
+		s := ks.BeginSnapshot(func(e *Entry, from *Keyspace) {
+			k := strings.Clone(e.Key())
+			if _, dup := image[k]; dup {
+				t.Fatalf("%q imaged twice", k)
+			}
+			image[k] = imaged{string(e.Bytes()), from.ExpireMs(e)}
+		})
+		cleared := false
+		for done := false; !done; {
+			for range rng.IntN(20) {
+				k := fmt.Sprint("k", rng.IntN(2*n))
+				switch rng.IntN(3) {
+				case 0:
+					e, _ := ks.Upsert([]byte(k), 1)
+					e.SetBytes([]byte("new"))
+					model[k] = ref{val: "new"}
+				case 1:
+					ks.Delete([]byte(k), 1)
+					delete(model, k)
+				default:
+					ks.Find([]byte(k), 1)
+				}
+			}
+			if !cleared && (len(ks.old) != old || ks.moved != moved) {
+				t.Fatalf("seed %d: the resize moved during the snapshot (old %d→%d, moved %d→%d)",
+					seed, old, len(ks.old), moved, ks.moved)
+			}
+			if !cleared && rng.IntN(200) == 0 {
+				ks.Clear()
+				clear(model)
+				cleared = true
+			}
+			epoch++
+			ks.Recycle()
+			_, done = s.Step(1 + rng.IntN(16))
+		}
+		s.End()
+		compareImage(t, atStart, image)
+		checkContents(t, ks, model)
+		for i := 0; ks.old != nil; i++ { // the move resumes with the writes
+			if i > 4*old+100 {
+				t.Fatalf("seed %d: resize still under way after %d writes", seed, i)
+			}
+			k := fmt.Sprint("after", i)
+			ks.Add([]byte(k)).SetBytes([]byte(k))
+			model[k] = ref{val: k}
+		}
+		checkContents(t, ks, model)
+	}
+	if began[0] < 4 || began[1] < 4 {
+		t.Fatalf("snapshots begun mid-grow %d, mid-shrink %d", began[0], began[1])
+	}
 }

@@ -106,14 +106,12 @@ func (ks *Keyspace) SetUsedSink(sink *atomic.Int64) {
 // gives each collection its accounted size first. It returns the change.
 func (ks *Keyspace) Recount(estimate func(e *Entry) int64) int64 {
 	var n int64
-	for _, b := range ks.buckets {
-		for e := b; e != nil; e = e.next {
-			if estimate != nil && e.Kind > KindString {
-				e.SetAccounted(estimate(e))
-			}
-			n += e.Footprint()
+	ks.each(func(e *Entry) {
+		if estimate != nil && e.Kind > KindString {
+			e.SetAccounted(estimate(e))
 		}
-	}
+		n += e.Footprint()
+	})
 	d := n - ks.used
 	ks.Account(d)
 	return d

@@ -6,7 +6,7 @@ package keyspace
 // These functions only read; the caller holds the shard's token as for any lookup.
 
 // Head returns the first entry of the bucket of hash h.
-func (ks *Keyspace) Head(h uint64) *Entry { return ks.buckets[h&ks.mask()] }
+func (ks *Keyspace) Head(h uint64) *Entry { return *ks.bucket(h) }
 
 // Match walks the chain from e to the entry of key.
 func Match(e *Entry, key []byte) *Entry {
