@@ -140,6 +140,7 @@ type shardData struct {
 	bg      Ctx
 	tags    []*tags.Index // each database's key tags (tags.go)
 	mem     shardMem      // used memory and the eviction pool (evict.go)
+	busy    busyMark      // the last script run that was busy holding the shard (scripting_busy.go)
 }
 
 // Engine is the command layer of one server: the table, the shards' data, the clients.

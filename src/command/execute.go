@@ -45,6 +45,9 @@ func (e *Engine) execWork(sh *pipeline.Shard, w *pipeline.Work) {
 	d.running = &d.ctx
 	ran := len(w.Slots)
 	for k, i := range w.Slots {
+		if d.busy.to >= now && d.busyRefused(e, &b.Slots[i], now) { // scripting_busy.go
+			continue
+		}
 		e.call(&d.ctx, &b.Slots[i], now)
 		if d.ctx.needToken { // a script that must run as a barrier after all (scripting_place.go)
 			d.ctx.needToken = false

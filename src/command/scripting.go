@@ -315,7 +315,10 @@ type scriptRun struct {
 	// hint is the script's Hint.
 	onShard int32
 	hint    *atomic.Int32
-	abort   bool // a restart is unwinding: no command may run (pcall may catch it)
+	// busy is set when the run's Lua code ended past the busy threshold; busyFn when it is an
+	// FCALL (scripting_busy.go).
+	busy, busyFn bool
+	abort        bool // a restart is unwinding: no command may run (pcall may catch it)
 	// declared are the run's declared keys and caching its caller's CLIENT CACHING yes, for
 	// client tracking (track).
 	declared [][]byte
@@ -339,6 +342,7 @@ func (r *scriptRun) attempt(c *Ctx, j *scriptJob, wide bool) (done bool) {
 		effects = len(c.slot.Effects)
 	}
 	r.begin(c, j.keys, wide)
+	r.busyFn = j.sc == nil
 	r.allowOOM = j.flags&script.FlagAllowOOM != 0
 	if c.tx == nil && !r.e.selfGate(c) { // maxmemory, holding the declared keys' shards
 		r.finish(true)
@@ -358,6 +362,7 @@ func (r *scriptRun) attempt(c *Ctx, j *scriptJob, wide bool) (done bool) {
 			panic(p)
 		}
 	}()
+	r.busy, j.opts.Busy = false, &r.busy
 	if j.sc != nil {
 		c.Out = r.e.Scripts().Run(c.Out, r, j.sc, j.keys, j.args, j.opts)
 	} else {
@@ -464,6 +469,9 @@ func (r *scriptRun) finish(ok bool) {
 	}
 	if ok && len(r.tx.after) > 0 {
 		r.outer.Out = append(r.outer.Out, r.tx.after...)
+	}
+	if r.busy {
+		r.markBusyLocked() // scripting_busy.go
 	}
 	if r.onShard >= 0 {
 		r.finishOnShard()

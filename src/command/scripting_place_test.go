@@ -5,11 +5,13 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hotkv/hotkv/pipeline"
+	"github.com/hotkv/hotkv/src/script"
 )
 
 // shardWorks is how many work items shard id's actor has run: a script run on its shard counts
@@ -360,5 +362,60 @@ func TestExecOnShard(t *testing.T) {
 	}
 	if got, want := replyText(t, tc.do("GET", ks[3])), strconv.Itoa(100+2*(rounds/4)); got != want {
 		t.Errorf("WATCH increments: %s, want %s", got, want)
+	}
+}
+
+// A command of another client that reached the script's shard before the run was busy, and
+// waited for it, is answered BUSY once the run ends busy (redis-server reads it only once the
+// script is busy, and answers BUSY); a command sent after the run ended, and the script's own
+// connection's next command, run.
+func TestScriptBusyQueuedBefore(t *testing.T) {
+	e := newTestEngine()
+	defer e.Close()
+	s := *e.Settings()
+	s.BusyReplyThreshold = 300
+	e.SetSettings(s)
+	k := "bq:0"
+	tc := newTestConn(t, e)
+	tc.do("SET", k, "v")
+	started := make(chan struct{})
+	done := make(chan string)
+	go func() {
+		close(started)
+		req := encodeCommand([]string{"EVAL", "while true do end", "1", k})
+		req = append(req, encodeCommand([]string{"GET", k})...)
+		out, _ := tc.send(req)
+		done <- string(out)
+	}()
+	<-started
+	deadline := time.Now().Add(10 * time.Second)
+	for e.scripting.held[e.shardOf([]byte(k))].Load() == 0 { // the run holds the shard
+		if time.Now().After(deadline) {
+			t.Fatal("the script never started")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	waiting := make(chan string)
+	go func() { waiting <- newTestConn(t, e).do("GET", k) }() // routed before the run is busy
+	time.Sleep(20 * time.Millisecond)
+	for !e.Scripts().Busy() {
+		if time.Now().After(deadline) {
+			t.Fatal("the script never became busy")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := newTestConn(t, e).do("SCRIPT", "KILL"); got != "+OK\r\n" {
+		t.Fatalf("SCRIPT KILL: %q", got)
+	}
+	got := <-waiting
+	if got != "-"+script.ErrBusyScript+"\r\n" {
+		t.Errorf("GET queued before the run was busy: %q, want BUSY", got)
+	}
+	own := <-done
+	if !strings.HasSuffix(own, "$1\r\nv\r\n") {
+		t.Errorf("the script's connection: %q, want its GET served", own)
+	}
+	if got := newTestConn(t, e).do("GET", k); got != "$1\r\nv\r\n" {
+		t.Errorf("GET after the run: %q", got)
 	}
 }

@@ -154,6 +154,9 @@ func (e *Engine) Len() int { return e.scripts.Size() }
 type RunOptions struct {
 	Proto    int  // the calling client's protocol, 2 or 3: the final reply's encoding
 	ReadOnly bool // EVAL_RO, EVALSHA_RO, FCALL_RO: write commands fail
+	// Busy, when set, receives whether the run was busy (past the busy threshold) when its
+	// Lua code ended.
+	Busy *bool
 }
 
 func sha1Hex(b []byte) string {

@@ -90,6 +90,9 @@ func (st *state) call(dst []byte, h Host, name string, fn *lua.LFunction, nargs 
 	L.Insert(fn, L.GetTop()-nargs+1)
 	err := L.PCall(nargs, 1, st.errFn)
 	killed := mark.killCause(seq)
+	if opts.Busy != nil {
+		*opts.Busy = mark.busy.Load()
+	}
 	mark.end()
 	st.run = nil
 	if err != nil {
