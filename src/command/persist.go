@@ -111,6 +111,7 @@ func (e *Engine) WriteRDB(ctx context.Context, w io.Writer, o RDBOptions) (RDBSt
 	var aux rdb.Encoder
 	if !o.Redis70 {
 		appendTagsAux(&aux, sers) // HotKV's key tags, after the keys (persist_tags.go)
+		appendHFEAux(&aux, sers)  // hash-field TTLs, which RDB 10 cannot hold (persist_hfe.go)
 	}
 	out.write(aux.Buf)
 	if out.err != nil {

@@ -101,7 +101,7 @@ func (f *rdbFrozen) Size() int64 { return f.size }
 // are s's too (WriteRDB adds them up).
 func (s *RDBSerializer) twinSerializer() *RDBSerializer {
 	if s.twin == nil {
-		t := &RDBSerializer{lim: s.lim, general: s.general, access: s.access, decay: s.decay, now: s.now}
+		t := &RDBSerializer{lim: s.lim, general: s.general, access: s.access, decay: s.decay, now: s.now, redis70: s.redis70}
 		t.enc.Compress = s.enc.Compress
 		t.enc.Limits = &t.lim
 		s.twin = t

@@ -108,6 +108,7 @@ type loader struct {
 	pairs   [][]byte
 	zes     []zset.Entry
 	tags    [][]byte // hotkv-tags aux fields
+	hfe     [][]byte // hotkv-hfe aux fields (persist_hfe.go)
 }
 
 // LoadRDB reads an RDB stream from r into the engine. On an error the keys already inserted
@@ -127,6 +128,9 @@ func (e *Engine) LoadRDB(r io.Reader, o LoadOptions) (LoadStats, error) {
 	}
 	if err == nil {
 		err = e.loadTags(ld.tags)
+	}
+	if err == nil {
+		err = e.loadHFE(ld.hfe)
 	}
 	e.recountLoaded() // the loader inserts outside the used-memory accounting (memory_acct.go)
 	ld.st.Version, ld.st.Bytes, ld.st.Elapsed = d.Version(), d.Offset(), time.Since(ld.start)
@@ -149,6 +153,10 @@ func (ld *loader) run(d *rdb.Decoder) error {
 		case rdb.RecAux:
 			if isTagsAux(rec.AuxKey) { // HotKV's key tags, applied after the keys (persist_tags.go)
 				ld.tags = append(ld.tags, bytes.Clone(rec.AuxVal))
+				continue
+			}
+			if isHFEAux(rec.AuxKey) { // hash-field TTLs, applied after the keys (persist_hfe.go)
+				ld.hfe = append(ld.hfe, bytes.Clone(rec.AuxVal))
 				continue
 			}
 			ld.st.Aux = append(ld.st.Aux, [2]string{string(rec.AuxKey), string(rec.AuxVal)})

@@ -75,6 +75,7 @@ type RDBSerializer struct {
 	// redis70 leaves out keys of HotKV's own types (RDBOptions.Redis70), counted in skipped.
 	redis70 bool
 	skipped int64
+	hfe     []byte // hotkv-hfe records of the hashes with field TTLs written (persist_hfe.go)
 }
 
 // redisKind reports whether Redis 7.0 has values of kind k.
@@ -150,6 +151,9 @@ func (s *RDBSerializer) record(dst []byte, db int, en *keyspace.Entry, expMs int
 	}
 	k := en.Key()
 	s.value(unsafe.Slice(unsafe.StringData(k), len(k)), en)
+	if en.Kind == keyspace.KindHash && !s.redis70 {
+		s.recordHFE(db, k, keyspace.Obj[hash.Hash](en))
+	}
 	s.keys++
 	s.recordTags(db, k)
 	dst, s.enc.Buf = s.enc.Buf, nil
