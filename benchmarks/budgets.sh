@@ -8,15 +8,8 @@
 # redis.call('TIME')), checking every key before it writes any (all or nothing), as TAKE does.
 # Budgets are large enough never to deny. Results: benchmarks/results/2026-12-02-budgets.md.
 # Env: RUNS (1) DURATION (5s) RPORT (27310) HPORT (27311)
-set -euo pipefail
-cd "$(dirname "$0")/.."
 RUNS=${RUNS:-1} DURATION=${DURATION:-5s} RPORT=${RPORT:-27310} HPORT=${HPORT:-27311}
-work=$(mktemp -d)
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
-go build -o "$work/hotkv" ./src/cmd/hotkv
-go build -o "$work/hotkv-benchmark" ./tools/hotkv-benchmark
-mkdir -p "$work/r" "$work/h"
+. "$(dirname "$0")/lib.sh"
 lua='
 local t = redis.call("TIME")
 local now = tonumber(t[1]) * 1e6 + tonumber(t[2])
@@ -33,24 +26,17 @@ for i, k in ipairs(KEYS) do
 end
 for i, k in ipairs(KEYS) do redis.call("HSET", k, "avail", av[i], "at", now) end
 return {1, math.floor(least), -1}'
-wait_port() { for _ in $(seq 200); do redis-cli -p "$1" ping >/dev/null 2>&1 && return; sleep 0.05; done; }
-cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-tck=$(getconf CLK_TCK)
-bench() { # port pid command -> "ops cpu-s-per-1M"
+take() { # port pid command -> "ops cpu-s-per-1M"
   local before after out
   before=$(cpu "$2")
-  out=$(taskset -c 1 "$work/hotkv-benchmark" --port "$1" --threads 1 --clients 50 --keys 1000 \
-    --duration "$DURATION" --pipeline 30 --quiet --command "$3" --expect 'array:3')
+  out=$(bench --port "$1" --clients 50 --keys 1000 --duration "$DURATION" --pipeline 30 \
+    --command "$3" --expect 'array:3')
   after=$(cpu "$2")
   echo "$out" | awk -v c=$((after - before)) -v t="$tck" \
     '$1 == "EVALSHA" || $1 == "BUDGET.TAKE" { printf "%d %.2f\n", $(NF-5), (c / t) / ($(NF-6) / 1e6); exit }'
 }
-taskset -c 0 redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$work/r" >"$work/r.log" 2>&1 &
-rpid=$!; pids+=("$rpid")
-taskset -c 0 "$work/hotkv" --port "$HPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$work/h" \
-  --threads 1 --gc-idle no >"$work/h.log" 2>&1 &
-hpid=$!; pids+=("$hpid")
-wait_port "$RPORT"; wait_port "$HPORT"
+start_redis
+start_hotkv
 sha=$(redis-cli -p "$RPORT" script load "$lua")
 big=1000000000000000
 {
@@ -69,8 +55,8 @@ for run in $(seq "$RUNS"); do
     else
       rc="EVALSHA $sha 2 tenant b:__key__ 1"; hc="BUDGET.TAKE 1 tenant b:__key__"
     fi
-    read -r rops rcpu < <(bench "$RPORT" "$rpid" "$rc")
-    read -r hops hcpu < <(bench "$HPORT" "$hpid" "$hc")
+    read -r rops rcpu < <(take "$RPORT" "$rpid" "$rc")
+    read -r hops hcpu < <(take "$HPORT" "$hpid" "$hc")
     awk -v r="$run" -v k="$chain" -v ro="$rops" -v ho="$hops" -v rc="$rcpu" -v hc="$hcpu" \
       'BEGIN { printf "%-5s %-6s %12d %12d %10.2f %10.2f %10.2f\n", r, k, ro, ho, ho / ro, rc, hc }'
   done

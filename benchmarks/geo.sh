@@ -7,23 +7,10 @@
 # (about 25 points), nearest 10 first. Server CPU is read from /proc before and after each run. Not in run.sh's
 # default sections.
 # Env: RUNS (1) DURATION (5s) RPORT (7171) HPORT (7172)
-set -euo pipefail
-cd "$(dirname "$0")/.."
 RUNS=${RUNS:-1} DURATION=${DURATION:-5s} RPORT=${RPORT:-7171} HPORT=${HPORT:-7172}
-work=$(mktemp -d)
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
-go build -o "$work/hotkv" ./src/cmd/hotkv
-go build -o "$work/hotkv-benchmark" ./tools/hotkv-benchmark
-mkdir -p "$work/r" "$work/h"
-taskset -c 0 redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$work/r" >"$work/r.log" 2>&1 &
-rpid=$!; pids+=("$rpid")
-taskset -c 0 "$work/hotkv" --port "$HPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$work/h" \
-  --threads 1 --gc-idle no >"$work/h.log" 2>&1 &
-hpid=$!; pids+=("$hpid")
-for port in "$RPORT" "$HPORT"; do
-  for _ in $(seq 200); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
-done
+. "$(dirname "$0")/lib.sh"
+start_redis
+start_hotkv
 awk 'BEGIN { srand(15); for (i = 0; i < 100000; i += 100) {
     printf "*302\r\n$6\r\nGEOADD\r\n$6\r\ngeofix\r\n"
     for (j = i; j < i + 100; j++) {
@@ -31,14 +18,12 @@ awk 'BEGIN { srand(15); for (i = 0; i < 100000; i += 100) {
       printf "$%d\r\n%s\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", length(lon), lon, length(lat), lat, length(m), m
     } } }' >"$work/fill.resp"
 for port in "$RPORT" "$HPORT"; do redis-cli -p "$port" --pipe <"$work/fill.resp" >/dev/null; done
-cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-tck=$(getconf CLK_TCK)
 row() { # name, command, expect
   for name in redis hotkv; do
-    if [ $name = redis ]; then port=$RPORT pid=$rpid; else port=$HPORT pid=$hpid; fi
+    server $name
     before=$(cpu "$pid")
-    out=$(taskset -c 1 "$work/hotkv-benchmark" --port "$port" --threads 1 --clients 50 --keys 100000 \
-      --duration "$DURATION" --pipeline 30 --quiet --command "$2" --expect "$3")
+    out=$(bench --port "$port" --clients 50 --keys 100000 --duration "$DURATION" --pipeline 30 \
+      --command "$2" --expect "$3")
     after=$(cpu "$pid")
     echo "$out" | awk -v n=$name -v r="$1" -v cmd="${2%% *}" -v c=$((after - before)) -v t="$tck" '
       $1 == cmd { printf "%-20s %-8s %12d %18.2f\n", r, n, $(NF-5), (c / t) / ($(NF-6) / 1e6) }'
