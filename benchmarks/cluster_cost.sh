@@ -9,7 +9,7 @@ BIN=${BIN:-./hotkv}
 N=${N:-1000000}
 P=${P:-16}
 RUNS=${RUNS:-3}
-PORT=27469 # outside the 27470-27499 the testfuzz cluster tests use
+PORT=${PORT:-27469} # outside the 27470-27499 the testfuzz cluster tests use
 TCK=$(getconf CLK_TCK)
 cpu() { awk '{print $14+$15}' /proc/$1/stat; }
 for r in $(seq "$RUNS"); do
