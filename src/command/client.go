@@ -58,6 +58,10 @@ type Client struct {
 	// forceReply is set by CLIENT REPLY ON: its own reply is sent even though the slot was
 	// routed while replies were off or skipped (route clears Slot.Silent when it is set).
 	forceReply bool
+	// ownPending is set when route sent a script to its shard (scripting_place.go) and cleared
+	// by the next barrier: until then connection commands run as barriers, after that work,
+	// since the script reads the connection's state (its user) while it runs.
+	ownPending bool
 
 	// Close closes the connection from any goroutine (CLIENT KILL).
 	Close func()

@@ -145,6 +145,14 @@ func (e *Engine) barrier(s *pipeline.Slot) {
 	cl, spec := s.Client.(*Client), s.Cmd.(*Spec)
 	c := &cl.ctx
 	cl.connRuns++
+	cl.ownPending = false // every earlier slot has run
+	if spec.Scope == ScopeConn {
+		defer func() {
+			if cl.forceReply { // CLIENT REPLY ON answers although the slot was silent (as route)
+				s.Silent, cl.forceReply = false, false
+			}
+		}()
+	}
 	timed := cl.connRuns%timeSample == 0 && !e.exactTimes()
 	var start time.Time
 	if timed {

@@ -80,6 +80,10 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 	}
 	switch spec.Scope {
 	case ScopeConn:
+		if cl.ownPending { // after the script on its shard (scripting_place.go)
+			s.Target = pipeline.TargetBarrier
+			break
+		}
 		s.Target = pipeline.TargetNone
 		e.callConn(cl, s)
 		if cl.forceReply { // CLIENT REPLY ON answers although the slot was silent

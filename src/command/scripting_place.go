@@ -67,6 +67,7 @@ func (e *Engine) selfTarget(cl *Client, spec *Spec, s *pipeline.Slot) pipeline.T
 		}
 	}
 	s.KeyHash, s.Own = h, true
+	cl.ownPending = true
 	return pipeline.Target(id)
 }
 

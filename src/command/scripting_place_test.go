@@ -124,8 +124,9 @@ return redis.call('INCR', KEYS[1])`))
 			}
 			req = append(req, encodeCommand([]string{"EVALSHA", sha, "1", k, roam})...)
 			req = append(req, encodeCommand([]string{"GET", k})...)
+			req = append(req, encodeCommand([]string{"ECHO", k})...) // a connection command after them
 			n := round
-			want = append(want, ":"+strconv.Itoa(n)+"\r\n", fmt.Sprintf("$1\r\n%d\r\n", n))
+			want = append(want, ":"+strconv.Itoa(n)+"\r\n", fmt.Sprintf("$1\r\n%d\r\n", n), fmt.Sprintf("$%d\r\n%s\r\n", len(k), k))
 		}
 	}
 	out, err := tc.send(req)
