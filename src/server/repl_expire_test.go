@@ -7,6 +7,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 	"testing"
 	"time"
@@ -40,6 +41,20 @@ func replicaExpiry(t *testing.T, hotkvPrimary, hotkvReplica bool) []string {
 	rec("dbsize after reads %s", foDo(r, "dbsize"))
 	rec("exists %s ttl %s type %s", foDo(r, "exists", "gone3"), foDo(r, "pttl", "gone4"), foDo(r, "type", "gone3"))
 	rec("dbsize after exists/ttl/type %s", foDo(r, "dbsize"))
+	var seen []string
+	for cur := uint64(0); ; {
+		keys, next, err := r.Scan(ctx, cur, "*", 100).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, keys...)
+		if cur = next; cur == 0 {
+			break
+		}
+	}
+	sort.Strings(seen)
+	rec("scan %v keys %s", seen, foDo(r, "keys", "*"))
+	rec("dbsize after scan/keys %s", foDo(r, "dbsize"))
 	rec("keyspace %s", replInfo(t, r, "keyspace", "db0"))
 	off := replInfo(t, p, "replication", "master_repl_offset")
 	rec("primary offset unchanged by the replica's reads: %v", off == replInfo(t, r, "replication", "slave_repl_offset"))
