@@ -116,8 +116,8 @@ func findLLM(c *Ctx, key []byte) (*keyspace.Entry, *llmValue, bool) {
 // [GUARD NUMBERS|NEGATION|BOTH|NONE]... [QUANT NOQUANT|Q8|BIN] [EF search-ef]
 // [EMBEDDER lexical | EMBEDDER openai URL model]
 // The index is Q8 unless QUANT says otherwise (as VADD's): on 100,000 random 512-d vectors at
-// EF 128 its search took 2.6 times less time than FP32 and found an entry's own vector as often
-// (98.5% against 98.0%), and on GPTCache's paraphrases it gave the same precision and answered
+// EF 128 its search took 1.5-2.6 times less time than FP32 and found an entry's own vector as
+// often (98.5% against 98.0%), and on GPTCache's paraphrases it gave the same precision and answered
 // share at the picked thresholds (benchmarks/results/2026-12-02-aicache.md).
 func llmCreate(c *Ctx) {
 	key := c.Args[1]
