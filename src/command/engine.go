@@ -129,6 +129,7 @@ type shardData struct {
 	hfe      hfeQueues  // hash field expiry queues (hashes_expire.go)
 	vexp     vexpQueues // vector-set element expiry queues (vset_expire.go); nil until used
 	ipexp    vexpQueues // IP set entry expiry queues (ipsets.go); nil until used
+	memexp   vexpQueues // agent-memory expiry queues (mem_expire.go); nil until used
 	watch    watchState // WATCHed keys of the shard (watch.go)
 	// epoch advances where no handler holds an entry of the shard (after a work item, a
 	// barrier, before the expiry sweep): the keyspaces reuse removed entries only after it

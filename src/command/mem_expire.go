@@ -3,7 +3,6 @@ package command
 import (
 	"encoding/binary"
 	"slices"
-	"sync"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
 )
@@ -23,34 +22,16 @@ const (
 	memexpSweepRecs = 1024 // memories a step removes from one store
 )
 
-// memexpQueues holds each shard's queues, by its *shardData: a shard's are used only by the
-// holder of its token (a field of shardData, as vexp and ipexp, would do the same; engine.go was
-// being changed by another helper when this was written).
-var memexpQueues sync.Map
-
-// memexpOf is d's queues, made at the first use.
-func memexpOf(d *shardData) *vexpQueues {
-	if q, ok := memexpQueues.Load(d); ok {
-		return q.(*vexpQueues)
-	}
-	q, _ := memexpQueues.LoadOrStore(d, new(vexpQueues))
-	return q.(*vexpQueues)
-}
-
 // trackMemExpLocked queues key's store at its next memory expiry, after a write that may have
 // set one.
 func trackMemExpLocked(c *Ctx, key []byte, v *memValue) {
-	trackDeadline(c, key, &v.queuedExpiry, v.s.NextExpiry(), memexpOf)
+	trackDeadline(c, key, &v.queuedExpiry, v.s.NextExpiry(), func(d *shardData) *vexpQueues { return &d.memexp })
 }
 
 // expireAgentMemLocked is one step of the active cycle in ks, one of the held shard d's
 // keyspaces.
 func (d *shardData) expireAgentMemLocked(ks *keyspace.Keyspace, now int64) {
-	qs, ok := memexpQueues.Load(d)
-	if !ok {
-		return
-	}
-	q := (*qs.(*vexpQueues))[ks]
+	q := d.memexp[ks]
 	if q == nil {
 		return
 	}
