@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"slices"
 	"sync"
 	"testing"
 )
@@ -15,26 +16,33 @@ func TestLFUCounter(t *testing.T) {
 		lo, high uint8
 	}{{10, 100, 8, 13}, {10, 1000, 14, 25}, {10, 100_000, 120, 165}, {1, 100_000, 250, 255}}
 	for _, tc := range cases {
-		ks := New()
-		ks.LFU = &LFU{}
-		ks.LFU.On.Store(true)
-		ks.LFU.LogFactor.Store(tc.factor)
-		ks.LFU.DecayTime.Store(1)
-		now := int64(1e18)
-		e, _ := ks.Upsert([]byte("k"), now)
-		for range tc.hits {
-			ks.Find([]byte("k"), now)
+		// The counter grows by coin flips, so one run can land outside Redis's figures (7
+		// after 100 hits at factor 10, once in 25 runs): the median of 15 runs must be in.
+		var got []uint8
+		for range 15 {
+			ks := New()
+			ks.LFU = &LFU{}
+			ks.LFU.On.Store(true)
+			ks.LFU.LogFactor.Store(tc.factor)
+			ks.LFU.DecayTime.Store(1)
+			now := int64(1e18)
+			e, _ := ks.Upsert([]byte("k"), now)
+			for range tc.hits {
+				ks.Find([]byte("k"), now)
+			}
+			f := e.Freq
+			got = append(got, f)
+			if d := ks.LFU.Decayed(e, now+3*60e9); d != f-3 {
+				t.Errorf("3 minutes idle: %d, want %d", d, f-3)
+			}
+			ks.LFU.DecayTime.Store(0)
+			if d := ks.LFU.Decayed(e, now+3*60e9); d != f {
+				t.Errorf("decay 0: %d, want %d", d, f)
+			}
 		}
-		if e.Freq < tc.lo || e.Freq > tc.high {
-			t.Errorf("factor %d, %d hits: counter %d, want %d..%d", tc.factor, tc.hits, e.Freq, tc.lo, tc.high)
-		}
-		f := e.Freq
-		if got := ks.LFU.Decayed(e, now+3*60e9); got != f-3 {
-			t.Errorf("3 minutes idle: %d, want %d", got, f-3)
-		}
-		ks.LFU.DecayTime.Store(0)
-		if got := ks.LFU.Decayed(e, now+3*60e9); got != f {
-			t.Errorf("decay 0: %d, want %d", got, f)
+		slices.Sort(got)
+		if m := got[len(got)/2]; m < tc.lo || m > tc.high {
+			t.Errorf("factor %d, %d hits: median counter %d (of %v), want %d..%d", tc.factor, tc.hits, m, got, tc.lo, tc.high)
 		}
 	}
 }
