@@ -62,6 +62,10 @@ type Client struct {
 	// by the next barrier: until then connection commands run as barriers, after that work,
 	// since the script reads the connection's state (its user) while it runs.
 	ownPending bool
+	// hintSHA and hint are route's one-entry cache of the last EVALSHA's script Hint
+	// (scripting_place.go); owner only.
+	hintSHA [40]byte
+	hint    *atomic.Int32
 
 	// Close closes the connection from any goroutine (CLIENT KILL).
 	Close func()
