@@ -20,15 +20,34 @@ func (e *Engine) execTarget(cl *Client, s *pipeline.Slot) pipeline.Target {
 	if !tx.on || tx.dirtyExec || tx.mayWait || len(tx.cmds) == 0 || cl.cluster.open != SlotStable {
 		return pipeline.TargetBarrier
 	}
-	for i := range tx.cmds {
-		if spec := tx.cmds[i].spec; spec.Scope != ScopeKeys || runsScript(spec) {
+	one := int32(-1) // the one shard so far; the scan stops at a second
+	same := func(id int32) bool {
+		if one < 0 {
+			one = id
+		}
+		return id == one
+	}
+	for _, w := range tx.watched {
+		if !same(w.shard) {
 			return pipeline.TargetBarrier
 		}
 	}
-	shards, all := e.txShards(cl)
-	if all || len(shards) != 1 {
-		return pipeline.TargetBarrier
+	for i := range tx.cmds {
+		cmd := &tx.cmds[i]
+		if cmd.spec.Scope != ScopeKeys || runsScript(cmd.spec) {
+			return pipeline.TargetBarrier
+		}
+		args := tx.args(cmd)
+		tx.keyPos = cmd.spec.keyIndexes(args, tx.keyPos[:0])
+		if len(tx.keyPos) == 0 {
+			return pipeline.TargetBarrier // a command that picks its own shards (txShards)
+		}
+		for _, p := range tx.keyPos {
+			if !same(e.shardOf(args[p])) {
+				return pipeline.TargetBarrier
+			}
+		}
 	}
 	s.Ends = true
-	return pipeline.Target(shards[0])
+	return pipeline.Target(one)
 }
