@@ -695,49 +695,17 @@ func trackIPSetSettle(c *Ctx, key []byte, v *ipsetValue) {
 
 // expireIPSetsLocked is one step of the active cycle in ks, one of the held shard d's keyspaces.
 func (d *shardData) expireIPSetsLocked(ks *keyspace.Keyspace, now int64) {
-	q := d.ipexp[ks]
-	if q == nil {
-		return
-	}
-	ms := now / 1e6
-	c := d.running
-	if c == nil {
-		c = &d.bg
-	}
-	db := -1
-	for i, k := range d.dbs {
-		if k == ks {
-			db = i
-		}
-	}
-	for range vexpSweepKeys {
-		if top, ok := q.Min(); !ok || top.At > ms {
-			return
-		}
-		top := q.Pop()
-		key := top.Name
-		k := keyBytes(key)
-		e := ks.FindQuiet(k, now)
-		if e == nil || e.Kind != keyspace.KindIPSet {
-			continue
-		}
-		v := keyspace.Obj[ipsetValue](e)
-		if v.queuedAt != top.At || v.queuedKS != ks || v.queuedKey != key {
-			continue
-		}
-		v.queuedAt = 0
-		expireIPSetEntries(c, db, k, v, ms, vexpSweepElems)
-		if v.Len() == 0 {
-			ks.Remove(e)
-			continue
-		}
-		next := v.set.NextExpiry()
-		if v.set.Settle() && (next == 0 || next > ms+ipsetSettleMs) {
-			next = ms + ipsetSettleMs
-		}
-		if next != 0 {
-			v.queuedAt = next
-			q.Push(next, key)
-		}
-	}
+	sweepDeadlines(d, d.ipexp[ks], ks, now, keyspace.KindIPSet,
+		func(c *Ctx, db int, k []byte, e *keyspace.Entry, v *ipsetValue, ms int64) int64 {
+			expireIPSetEntries(c, db, k, v, ms, vexpSweepElems)
+			if v.Len() == 0 {
+				ks.Remove(e)
+				return 0
+			}
+			next := v.set.NextExpiry()
+			if v.set.Settle() && (next == 0 || next > ms+ipsetSettleMs) {
+				next = ms + ipsetSettleMs
+			}
+			return next
+		})
 }

@@ -2,7 +2,6 @@ package command
 
 import (
 	"encoding/binary"
-	"slices"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
 )
@@ -17,10 +16,7 @@ import (
 // MEM.DELs. A store moved to another key (RENAME, MOVE), restored or loaded is queued under its
 // name at its next ADD or UPDATE there.
 
-const (
-	memexpSweepKeys = 64   // stores a step of the cycle looks at in one keyspace
-	memexpSweepRecs = 1024 // memories a step removes from one store
-)
+const memexpSweepRecs = 1024 // memories a step removes from one store (the keys a step looks at: vexpSweepKeys)
 
 // trackMemExpLocked queues key's store at its next memory expiry, after a write that may have
 // set one.
@@ -31,42 +27,15 @@ func trackMemExpLocked(c *Ctx, key []byte, v *memValue) {
 // expireAgentMemLocked is one step of the active cycle in ks, one of the held shard d's
 // keyspaces.
 func (d *shardData) expireAgentMemLocked(ks *keyspace.Keyspace, now int64) {
-	q := d.memexp[ks]
-	if q == nil {
-		return
-	}
-	ms := now / 1e6
-	c := d.running
-	if c == nil {
-		c = &d.bg
-	}
-	db := slices.Index(d.dbs, ks)
-	for range memexpSweepKeys {
-		if top, ok := q.Min(); !ok || top.At > ms {
-			return
-		}
-		top := q.Pop()
-		key := top.Name
-		k := keyBytes(key)
-		e := ks.FindQuiet(k, now)
-		if e == nil || e.Kind != keyspace.KindAgentMem {
-			continue
-		}
-		v := keyspace.Obj[memValue](e)
-		if v.queuedAt != top.At || v.queuedKS != ks || v.queuedKey != key {
-			continue // a stale entry: the store is queued again at another time (or moved here)
-		}
-		v.queuedAt = 0
-		if dead := v.s.Expired(ms, memexpSweepRecs); len(dead) > 0 {
-			propagateMemDel(c, db, k, dead)
-			c.touchIn(db, k, false)
-			c.NotifyIn(db, NotifyModule, "mem.expired", k)
-		}
-		if next := v.s.NextExpiry(); next != 0 {
-			v.queuedAt = next
-			q.Push(next, key)
-		}
-	}
+	sweepDeadlines(d, d.memexp[ks], ks, now, keyspace.KindAgentMem,
+		func(c *Ctx, db int, k []byte, e *keyspace.Entry, v *memValue, ms int64) int64 {
+			if dead := v.s.Expired(ms, memexpSweepRecs); len(dead) > 0 {
+				propagateMemDel(c, db, k, dead)
+				c.touchIn(db, k, false)
+				c.NotifyIn(db, NotifyModule, "mem.expired", k)
+			}
+			return v.s.NextExpiry()
+		})
 }
 
 // propagateMemDel replicates the removal of expired memories before whatever the command (or

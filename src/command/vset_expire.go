@@ -116,7 +116,31 @@ func propagateVsetDeletion(c *Ctx, db int, key, name []byte) {
 
 // expireVsetsLocked is one step of the active cycle in ks, one of the held shard d's keyspaces.
 func (d *shardData) expireVsetsLocked(ks *keyspace.Keyspace, now int64) {
-	q := d.vexp[ks]
+	sweepDeadlines(d, d.vexp[ks], ks, now, keyspace.KindVectorSet,
+		func(c *Ctx, db int, k []byte, e *keyspace.Entry, v *vsetValue, ms int64) int64 {
+			expireVsetElements(c, db, k, v, ms, vexpSweepElems)
+			if v.Len() == 0 && !v.hotkv {
+				ks.Remove(e)
+				return 0
+			}
+			return v.nextExpiry()
+		})
+}
+
+// queued is the value's place in its shard's expiry queue (sweepDeadlines).
+func (q *queuedExpiry) queued() *queuedExpiry { return q }
+
+// sweepDeadlines is one step of the active cycle over q, keyspace ks's queue of values of kind
+// (vector sets, IP sets, agent memories) in the held shard d: for each of up to vexpSweepKeys
+// keys due by now whose value is still queued as popped (else the entry is stale: the value is
+// queued again at another time, or moved here), it clears the queued time and calls expire,
+// which removes what is due and returns when the key is next due (0: not again, or removed); the
+// key is queued again then.
+func sweepDeadlines[V any, PV interface {
+	*V
+	queued() *queuedExpiry
+}](d *shardData, q *hash.Deadlines, ks *keyspace.Keyspace, now int64, kind keyspace.Kind,
+	expire func(c *Ctx, db int, k []byte, e *keyspace.Entry, v PV, ms int64) int64) {
 	if q == nil {
 		return
 	}
@@ -134,19 +158,17 @@ func (d *shardData) expireVsetsLocked(ks *keyspace.Keyspace, now int64) {
 		key := top.Name
 		k := keyBytes(key)
 		e := ks.FindQuiet(k, now)
-		if e == nil || e.Kind != keyspace.KindVectorSet {
+		if e == nil || e.Kind != kind {
 			continue
 		}
-		v := keyspace.Obj[vsetValue](e)
-		if v.queuedAt != top.At || v.queuedKS != ks || v.queuedKey != key {
-			continue // a stale entry: the set is queued again at another time (or moved here)
+		v := PV(keyspace.Obj[V](e))
+		qe := v.queued()
+		if qe.queuedAt != top.At || qe.queuedKS != ks || qe.queuedKey != key {
+			continue
 		}
-		v.queuedAt = 0
-		expireVsetElements(c, db, k, v, ms, vexpSweepElems)
-		if v.Len() == 0 && !v.hotkv {
-			ks.Remove(e)
-		} else if next := v.nextExpiry(); next != 0 {
-			v.queuedAt = next
+		qe.queuedAt = 0
+		if next := expire(c, db, k, e, v, ms); next != 0 {
+			qe.queuedAt = next
 			q.Push(next, key)
 		}
 	}
