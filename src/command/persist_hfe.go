@@ -20,7 +20,6 @@ import (
 	"github.com/hotkv/hotkv/ds/hash"
 	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/persist/rdb"
-	"github.com/hotkv/hotkv/pipeline"
 )
 
 const hfeAux = "hotkv-hfe"
@@ -153,27 +152,18 @@ func (e *Engine) loadHFE(fields [][]byte) error {
 			return fmt.Errorf("cannot load RDB: %s aux field: %w", hfeAux, err)
 		}
 	}
-	for i, recs := range perShard {
-		for len(recs) > 0 {
-			n := min(len(recs), loadBatchKeys)
-			e.Group.Do(i, func(sh *pipeline.Shard) {
-				d := sh.Data.(*shardData)
-				for _, r := range recs[:n] {
-					ks := d.dbs[r.db]
-					en := ks.Peek(r.key, 0)
-					if en == nil || en.Kind != keyspace.KindHash {
-						continue
-					}
-					h := keyspace.Obj[hash.Hash](en)
-					before := h.NextExpiry()
-					for j, f := range r.fields {
-						h.SetTTL(f, r.at[j])
-					}
-					d.hfe.trackLocked(ks, r.key, before, h.NextExpiry())
-				}
-			})
-			recs = recs[n:]
+	applyPerShard(e, perShard, func(d *shardData, r hfeRec) {
+		ks := d.dbs[r.db]
+		en := ks.Peek(r.key, 0)
+		if en == nil || en.Kind != keyspace.KindHash {
+			return
 		}
-	}
+		h := keyspace.Obj[hash.Hash](en)
+		before := h.NextExpiry()
+		for j, f := range r.fields {
+			h.SetTTL(f, r.at[j])
+		}
+		d.hfe.trackLocked(ks, r.key, before, h.NextExpiry())
+	})
 	return nil
 }

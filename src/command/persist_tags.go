@@ -79,22 +79,30 @@ func (e *Engine) loadTags(fields [][]byte) error {
 			return fmt.Errorf("cannot load RDB: %s aux field: %w", tagsAux, err)
 		}
 	}
+	applyPerShard(e, perShard, func(d *shardData, r rec) {
+		if d.dbs[r.db].Peek(r.key, 0) != nil {
+			d.tags[r.db].Add(string(r.key), r.tags)
+			e.tagsOn.Store(true)
+		}
+	})
+	return nil
+}
+
+// applyPerShard applies each shard's records of an aux field a load met (perShard[i] are shard
+// i's), holding the shard for at most loadBatchKeys records at a time.
+func applyPerShard[R any](e *Engine, perShard [][]R, apply func(d *shardData, r R)) {
 	for i, recs := range perShard {
 		for len(recs) > 0 {
 			n := min(len(recs), loadBatchKeys)
 			e.Group.Do(i, func(sh *pipeline.Shard) {
 				d := sh.Data.(*shardData)
 				for _, r := range recs[:n] {
-					if d.dbs[r.db].Peek(r.key, 0) != nil {
-						d.tags[r.db].Add(string(r.key), r.tags)
-						e.tagsOn.Store(true)
-					}
+					apply(d, r)
 				}
 			})
 			recs = recs[n:]
 		}
 	}
-	return nil
 }
 
 // isTagsAux reports whether an aux field is hotkv-tags.
