@@ -23,7 +23,7 @@ func longCluster(t *testing.T) {
 	}
 }
 
-// clusterPortNext walks the part of C1's port range the testfuzz cluster tests use (27470-27499,
+// clusterPortNext walks the part of the cluster tests' port range the testfuzz cluster tests use (27470-27499,
 // buses 37470-37499; src/cluster's tests use 27450-27469) across the tests.
 var clusterPortNext = 0
 

@@ -2,7 +2,7 @@ package server
 
 // Expiry on a replica, against redis-server 7.0.15: a replica deletes no key itself (no active
 // expiry, no reclaim on read); a key past its time reads as missing yet is counted until the
-// primary's DEL arrives. Ports 23100-23199 (helper R2's, foPort).
+// primary's DEL arrives. Ports 23100-23199 (foPort).
 
 import (
 	"context"

@@ -4,7 +4,7 @@ package server
 // give the same transcript (replies, master_failover_state, roles, the PSYNC … FAILOVER the
 // demoted primary sends, replids after an abort), with a fake replica that never catches up and
 // fakes the target; and a real primary/replica pair fails over and back for each mix of Redis
-// and HotKV, with a partial resync each way. Ports 23100-23199 (helper R2's).
+// and HotKV, with a partial resync each way. Ports 23100-23199 (foPort).
 
 import (
 	"bufio"

@@ -2,7 +2,7 @@ package server
 
 // Hash-field TTLs across a HotKV -> HotKV full sync (the hotkv-hfe aux field, persist_hfe.go),
 // disk and diskless: the replica holds the same field expiry times, and a field the primary
-// expires later leaves the replica by the primary's HDEL. Ports 23100-23199 (R2's, foPort).
+// expires later leaves the replica by the primary's HDEL. Ports 23100-23199 (foPort).
 
 import (
 	"context"

@@ -4,7 +4,7 @@ package server
 // RDB leaves those keys out (Redis exited on their module records: "no matching module type
 // 'hotkv-vec'"), the Redis keys arrive equal, NEXPIRE reaches the replica as PEXPIREAT, and
 // writes Redis cannot apply are refused while it is attached. Disk and diskless. Ports
-// 23100-23199 (helper R2's, foPort).
+// 23100-23199 (foPort).
 
 import (
 	"context"

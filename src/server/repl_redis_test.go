@@ -2,7 +2,7 @@ package server
 
 // Replication against redis-server 7.0.15 (issue 23): HotKV as primary of a Redis replica and
 // as replica of a Redis primary, disk and diskless, during a write load over every type, four
-// databases and TTLs; DEBUG DIGEST and offsets equal after. Ports 31000-31049 (helper R1's).
+// databases and TTLs; DEBUG DIGEST and offsets equal after. Ports 31000-31049.
 //
 // The write load lasts 2 s by default (CI, under -race on 2 cores); HOTKV_REPL_LONG=1 makes it
 // the issue's 30 s with 100k keys preloaded.
