@@ -33,14 +33,7 @@ func FuzzBudgetArgs(f *testing.F) {
 		tc.do("BUDGET.SET", "u", "LIMIT", "7", "PER", "1s")
 		tc.do("SET", "s", "v")
 		tc.do("RPUSH", "l", "a")
-		args := []string{cmds[int(prog[0])%len(cmds)]}
-		for _, b := range prog[1:] {
-			args = append(args, words[int(b)%len(words)])
-		}
-		out := tc.do(args...)
-		if _, err := resptest.Parse([]byte(out)); err != nil {
-			t.Fatalf("%q: malformed reply %q: %v", args, out, err)
-		}
+		args, _ := runProgram(t, tc, cmds, words, prog)
 		for _, k := range []string{"t", "u"} {
 			v, err := resptest.Parse([]byte(tc.do("BUDGET.GET", k)))
 			if err != nil || v.Null || len(v.Elems) != 16 {

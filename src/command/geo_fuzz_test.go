@@ -31,19 +31,12 @@ func FuzzGeoArgs(f *testing.F) {
 		tc := newTestConn(t, e)
 		tc.do("DEL", "g", "dst")
 		tc.do("GEOADD", "g", "13.361389", "38.115556", "a", "15.087269", "37.502669", "b", "-179.9", "-85", "c")
-		args := []string{cmds[int(prog[0])%len(cmds)]}
-		if args[0] == "GEOSEARCHSTORE" {
-			args = append(args, "dst")
-		}
-		args = append(args, "g")
-		for _, b := range prog[1:] {
-			args = append(args, words[int(b)%len(words)])
-		}
-		out := tc.do(args...)
-		v, err := resptest.Parse([]byte(out))
-		if err != nil {
-			t.Fatalf("%q: malformed reply %q: %v", args, out, err)
-		}
+		args, v := runProgram(t, tc, cmds, words, prog, func(name string) []string {
+			if name == "GEOSEARCHSTORE" {
+				return []string{"dst", "g"}
+			}
+			return []string{"g"}
+		})
 		checkGeoReply(t, tc, args, v)
 	})
 }
@@ -56,4 +49,24 @@ func checkGeoReply(t *testing.T, tc *testConn, args []string, v resptest.Value) 
 	if card := tc.do("ZCARD", "dst"); card != ":"+strconv.FormatInt(n, 10)+"\r\n" {
 		t.Fatalf("%q stored %d, ZCARD dst %q", args, n, card)
 	}
+}
+
+// runProgram runs the command a fuzz program spells: its first byte picks the name from cmds,
+// each next byte an argument from words (after those lead gives for the name, if given). The
+// reply must be one well-formed RESP reply; it returns the arguments and the parsed reply.
+func runProgram(t *testing.T, tc *testConn, cmds, words []string, prog []byte, lead ...func(name string) []string) ([]string, resptest.Value) {
+	t.Helper()
+	args := []string{cmds[int(prog[0])%len(cmds)]}
+	for _, l := range lead {
+		args = append(args, l(args[0])...)
+	}
+	for _, b := range prog[1:] {
+		args = append(args, words[int(b)%len(words)])
+	}
+	out := tc.do(args...)
+	v, err := resptest.Parse([]byte(out))
+	if err != nil {
+		t.Fatalf("%q: malformed reply %q: %v", args, out, err)
+	}
+	return args, v
 }

@@ -3,8 +3,6 @@ package command
 import (
 	"strings"
 	"testing"
-
-	"github.com/hotkv/hotkv/net/resp/resptest"
 )
 
 // FuzzLLMCacheArgs drives LLMCACHE.* with argument lists built from the fuzzer's bytes (each byte
@@ -38,14 +36,7 @@ func FuzzLLMCacheArgs(f *testing.F) {
 		tc.do("LLMCACHE.CREATE", "l", "EMBEDDER", "lexical")
 		tc.do("LLMCACHE.SET", "l", "NS", "a", "PROMPT", "hi there", "RESPONSE", "resp-a")
 		tc.do("SET", "s", "v")
-		args := []string{cmds[int(prog[0])%len(cmds)]}
-		for _, b := range prog[1:] {
-			args = append(args, words[int(b)%len(words)])
-		}
-		out := tc.do(args...)
-		if _, err := resptest.Parse([]byte(out)); err != nil {
-			t.Fatalf("%q: malformed reply %q: %v", args, out, err)
-		}
+		args, _ := runProgram(t, tc, cmds, words, prog)
 		for _, k := range []string{"c", "l"} {
 			for _, ns := range []string{"a", "b"} {
 				got := tc.do("LLMCACHE.GET", k, "NS", ns, "PROMPT", "hi there", "VECTOR", "FP32", good, "THRESHOLD", "-1")
