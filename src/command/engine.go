@@ -3,6 +3,7 @@ package command
 import (
 	"math/bits"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -158,10 +159,14 @@ type Engine struct {
 	// Feed is the write-effect feed the shards append replicated writes to (effects.go).
 	Feed *feed.Feed
 	// PubSub holds the subscriptions of every client (pubsub.go).
-	PubSub   *pubsub.Registry
-	track    trackingState // client-side caching (tracking.go)
-	notify   atomic.Int64  // NotifyKeyspaceEvents of the settings, read on every Notify
-	watching atomic.Int64  // WATCHes registered in every shard (watch.go)
+	PubSub *pubsub.Registry
+	track  trackingState // client-side caching (tracking.go)
+	notify atomic.Int64  // NotifyKeyspaceEvents of the settings, read on every Notify
+	// eventsMu makes one write's keyspace events reach every subscriber together, each keyspace
+	// message beside its keyevent one, as a single-threaded Redis sends them: connections on
+	// different shards publish at once.
+	eventsMu sync.Mutex
+	watching atomic.Int64 // WATCHes registered in every shard (watch.go)
 
 	clients  *xsync.MapOf[uint64, *Client]
 	climits  clientLimits  // the client cron's measurements (client_limits.go)

@@ -312,3 +312,26 @@ func TestListServedAcrossShardsEffects(t *testing.T) {
 		t.Errorf("dirty +%d, want +2 (the push's)", after-before)
 	}
 }
+
+// Two connections writing keys of different shards at once: every keyspace message still reaches
+// the subscriber beside its keyevent twin (events checks the two sequences are equal), as one
+// Redis thread sends them.
+func TestEventsOfConcurrentWritersStayPaired(t *testing.T) {
+	x := newListFx(t)
+	cs := conns(t, x.e, 2)
+	a, b := keyPair(x.e, "pw", false)
+	done := make(chan struct{})
+	for i, k := range []string{a, b} {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range 300 {
+				cs[i].do("RPUSH", k, "v")
+			}
+		}()
+	}
+	<-done
+	<-done
+	if evs := x.events(); len(evs) != 600 {
+		t.Fatalf("%d events, want 600", len(evs))
+	}
+}

@@ -162,6 +162,8 @@ func (e *Engine) publishEvents(cl *Client, events []byte) {
 	}
 	flags := Class(e.notify.Load())
 	var chBuf [128]byte
+	e.eventsMu.Lock()
+	defer e.eventsMu.Unlock()
 	for len(events) > 0 {
 		var ev event
 		ev, events = nextEvent(events)
