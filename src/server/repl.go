@@ -29,7 +29,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -651,11 +650,12 @@ func (r *replState) logSkipped(rp *replica, st rdbStats) {
 // diskSync writes the RDB to a file under dir (keeping the replica alive with newlines), then
 // sends it as $<len>\r\n<rdb>.
 func (r *replState) diskSync(rp *replica, instant func(uint64) error) error {
-	path := filepath.Join(r.s.dataDir, "temp-repl-"+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(rp.cl.ID, 10)+".rdb")
-	f, err := os.Create(path)
+	// Unique in the directory: client IDs repeat across the servers of one process (tests).
+	f, err := os.CreateTemp(r.s.dataDir, "temp-repl-"+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(rp.cl.ID, 10)+"-*.rdb")
 	if err != nil {
 		return err
 	}
+	path := f.Name()
 	defer os.Remove(path)
 	defer f.Close()
 	done := make(chan struct{})

@@ -23,7 +23,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -516,11 +515,13 @@ func (l *masterLink) fullSync(c net.Conn, br *bufio.Reader, id string, off int64
 		hdr = line[1:]
 		break
 	}
-	path := filepath.Join(s.dataDir, "temp-"+strconv.FormatInt(time.Now().Unix(), 10)+"."+strconv.Itoa(os.Getpid())+".rdb")
-	f, err := os.Create(path)
+	// Redis's temp-<unixtime>.<pid>.rdb, made unique: several servers of one process (tests) may
+	// share the directory, and two links' files of one name corrupted each other.
+	f, err := os.CreateTemp(s.dataDir, "temp-"+strconv.FormatInt(time.Now().Unix(), 10)+"."+strconv.Itoa(os.Getpid())+".*.rdb")
 	if err != nil {
 		return err
 	}
+	path := f.Name()
 	defer os.Remove(path)
 	defer f.Close()
 	l.syncRead.Store(0)
