@@ -2,6 +2,7 @@ package testfuzz
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -69,10 +70,16 @@ func startClusterHotKV(t *testing.T, port int) *server.Server {
 	return s
 }
 
+// cli runs redis-cli, killed after a minute: a node that stops answering fails the test with
+// the command it did not answer instead of holding the package to its timeout.
 func cli(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.Command("redis-cli", args...)
-	out, err := cmd.CombinedOutput()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "redis-cli", args...).CombinedOutput()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("redis-cli %v: no answer in a minute: %w", args, ctx.Err())
+	}
 	return string(out), err
 }
 
@@ -129,7 +136,9 @@ func followKeys(t *testing.T, port, n int) {
 	for i := range n {
 		fmt.Fprintf(&in, "SET key:%d v%d\nGET key:%d\n", i, i, i)
 	}
-	cmd := exec.Command("redis-cli", "-c", "-p", fmt.Sprint(port))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // redirects ping-ponging between two views never end
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "redis-cli", "-c", "-p", fmt.Sprint(port))
 	cmd.Stdin = &in
 	out, err := cmd.CombinedOutput()
 	if err != nil {
