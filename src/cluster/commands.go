@@ -3,6 +3,9 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
+
+	"github.com/hotkv/hotkv/src/cluster/wire"
 )
 
 // The CLUSTER subcommands' state changes. Errors are Redis 7.0.15's reply texts (without the leading
@@ -197,9 +200,15 @@ func (s *State) SetSlotNode(slot int, name string, now int64) error {
 		return errors.New("ERR Target node is not a master")
 	}
 	if n == s.Myself && s.Importing[slot] != nil {
-		// Taking a slot this node imported: a new configEpoch so the claim wins (clusterBumpConfigEpochWithoutConsensus).
+		// Taking a slot this node imported: a new configEpoch so the claim wins
+		// (clusterBumpConfigEpochWithoutConsensus), told to every node at once (Announce), as Redis
+		// broadcasts a PONG here. A node that heard of the epoch only from the next regular PING
+		// could import a slot from this node before: its own bump, reckoned without this epoch,
+		// would then leave it at or under ours, and our claim still in flight would take the slot
+		// back from it.
 		s.Importing[slot] = nil
 		s.bumpWithoutConsensus()
+		s.pendingPong = true
 	}
 	if s.Owner[slot] == s.Myself && n != s.Myself {
 		s.Migrating[slot] = nil
@@ -207,6 +216,23 @@ func (s *State) SetSlotNode(slot int, name string, now int64) error {
 	s.assign(slot, n)
 	s.UpdateState(now)
 	return nil
+}
+
+// Announce returns a PONG to every linked node when a command asked for one (SetSlotNode taking an
+// imported slot), as clusterBroadcastPong(CLUSTER_BROADCAST_ALL); nothing otherwise. The caller sends
+// them before the command's reply; Tick sends any left over.
+func (s *State) Announce(l *Local, r *rand.Rand) []Out {
+	if !s.pendingPong {
+		return nil
+	}
+	s.pendingPong = false
+	var out []Out
+	for _, n := range s.Nodes {
+		if n != s.Myself && n.Linked && !n.has(wire.NodeHandshake) {
+			out = append(out, Out{To: n, Msg: s.BuildPing(wire.Pong, n, l, r)})
+		}
+	}
+	return out
 }
 
 func (s *State) bumpWithoutConsensus() {

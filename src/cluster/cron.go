@@ -77,6 +77,7 @@ func (s *State) Tick(l *Local, now int64, r *rand.Rand) []Out {
 		out = append(out, s.broadcastFail(n, l)...)
 	}
 	s.pendingFail = s.pendingFail[:0]
+	out = append(out, s.Announce(l, r)...)
 	if changed || s.ticks%10 == 0 {
 		s.UpdateState(now)
 	}

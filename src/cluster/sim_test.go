@@ -426,3 +426,58 @@ func TestSimManualFailover(t *testing.T) {
 		t.Fatalf("on a master: %v", err)
 	}
 }
+
+// moveSlot is redis-cli --cluster reshard's move of slot from node src to node dst: IMPORTING,
+// MIGRATING, then SETSLOT NODE on each node of order, each command's announcements sent before the
+// next command (as the bus writes them before the reply). between, when set, runs after the
+// command on order[0].
+func (s *sim) moveSlot(slot, src, dst int, order []int, between func()) {
+	from, to := s.nodes[src].st, s.nodes[dst].st
+	to.Importing[slot] = to.Nodes[from.Myself.Name]
+	from.Migrating[slot] = from.Nodes[to.Myself.Name]
+	for k, i := range order {
+		n := s.nodes[i]
+		if err := n.st.SetSlotNode(slot, to.Myself.Name, s.now); err != nil {
+			s.t.Fatal(err)
+		}
+		for _, o := range n.st.Announce(&n.loc, s.r) {
+			s.send(i, o)
+		}
+		if k == 0 && between != nil {
+			between()
+		}
+	}
+}
+
+// TestSimReshardThroughNode: slot 0 moves from node 0 to node 1 and at once on to node 2 (redis-cli
+// --cluster reshard twice, no gossip between), node 2 taking it first and a PING node 1 sent before
+// its own SETSLOT NODE reaching node 2 after. Node 2 must have bumped over node 1's new epoch,
+// which it knows only from the PONG node 1 announces on taking the slot: without it node 2 stayed
+// at epoch 3 under node 1's 4 and gave the slot back to node 1 for good (seen with redis-server as
+// node 2).
+func TestSimReshardThroughNode(t *testing.T) {
+	s := newSim(t, 3)
+	s.split(3)
+	s.meetAll()
+	s.runUntil(30000, "convergence", func() bool { return s.converged() && s.allOK() })
+	s.moveSlot(0, 0, 1, []int{0, 1, 2}, nil)
+	h, c := s.nodes[1], s.nodes[2]
+	if e := h.st.Myself.ConfigEpoch; e != 4 {
+		t.Fatalf("node 1's epoch after taking slot 0: %d, want 4", e)
+	}
+	stale := h.st.BuildPing(wire.Ping, nil, &h.loc, s.r) // still claims slot 0
+	s.moveSlot(0, 1, 2, []int{2, 1, 0}, func() {
+		s.send(1, Out{To: h.st.Nodes[c.st.Myself.Name], Msg: stale})
+	})
+	if ce, he := c.st.Myself.ConfigEpoch, c.st.Nodes[h.st.Myself.Name].ConfigEpoch; ce <= he {
+		t.Fatalf("node 2's epoch %d after importing slot 0, node 1's %d", ce, he)
+	}
+	s.runUntil(10000, "slot 0 on node 2 everywhere", func() bool {
+		for _, n := range s.nodes {
+			if o := n.st.Owner[0]; o == nil || o.Name != c.st.Myself.Name {
+				return false
+			}
+		}
+		return true
+	})
+}

@@ -48,6 +48,7 @@ type State struct {
 	mfEnd       int64    // ms a CLUSTER FAILOVER FORCE gives up (0: none)
 	firstUpdate int64    // ms of the first UpdateState (the writable delay counts from it)
 	pendingFail []*Node  // flagged FAIL since the last Tick; Tick broadcasts them
+	pendingPong bool     // a command wants a PONG to every node (Announce)
 	ticks       int
 }
 

@@ -35,7 +35,7 @@ func (m *Mode) Cluster(dst []byte, proto int, args [][]byte, keys cluster.KeyCou
 		}
 		st.Touch() // a command may change what Version does not track (importing marks, addresses)
 		m.changed(st)
-		return nil
+		return st.Announce(m.bus.Local(), m.rnd)
 	})
 	if master != nil && m.opts.OnReplicate != nil { // outside the bus lock: it starts a link
 		m.opts.OnReplicate(master.IP, master.Port)
