@@ -64,9 +64,11 @@ func startClusterHotKV(t *testing.T, port int) *server.Server {
 	// when more than one server starts (cloudwego/netpoll v0.7.2 poll_manager.go Run); the standard
 	// library transport has none.
 	t.Setenv("HOTKV_TRANSPORT", "std")
-	dir := t.TempDir() // each node's own: a full sync's files are named by pid, which they share
-	_, s := startHotKV(t, "--port", fmt.Sprint(port), "--cluster-enabled", "yes", "--cluster-config-file",
-		filepath.Join(dir, "nodes.conf"), "--cluster-node-timeout", "3000", "--dir", dir)
+	// No --dir: it would move the whole process (os.Chdir, as Redis does) under the other tests'
+	// relative paths. The full sync's temporary files are unique in the shared directory.
+	conf := filepath.Join(t.TempDir(), "nodes.conf")
+	_, s := startHotKV(t, "--port", fmt.Sprint(port), "--cluster-enabled", "yes", "--cluster-config-file", conf,
+		"--cluster-node-timeout", "3000")
 	return s
 }
 

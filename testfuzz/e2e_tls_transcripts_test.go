@@ -29,7 +29,7 @@ func TestTLSTranscripts(t *testing.T) {
 	// argument, BLPOP k ' 1', fails with "unbalanced quotes": its inline line was unescaped in
 	// place and parsed again when the blocking command moved off the poller.)
 	t.Setenv("HOTKV_TRANSPORT", "std")
-	files, _ := filepath.Glob("../src/command/testdata/*.txt")
+	files, _ := filepath.Glob(filepath.Join(packageDir, "../src/command/testdata/*.txt")) // packageDir: a server's dir directive moves the process
 	certs := tlstest.New(t, "transcript CA")
 	f := certs.Write(t, t.TempDir())
 	var replayed, steps, unstable int
