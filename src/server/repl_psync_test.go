@@ -121,19 +121,19 @@ func partialCut(t *testing.T, primary, replica *redis.Client, proxy *cutProxy) {
 
 func TestReplPartialResyncHotKVPrimary(t *testing.T) {
 	hp := replPort(t)
-	_, hk := startHotKVAt(t, hp, "--repl-backlog-size", "64mb")
+	_, hk := startHotKVAt(t, hp, "--repl-backlog-size", "512mb")
 	preload(t, hk, 2000)
 	proxy := startProxy(t, replPort(t), "127.0.0.1:"+strconv.Itoa(hp))
-	rc := startRedisAt(t, replPort(t), "--replicaof", "127.0.0.1", strconv.Itoa(proxy.port()), "--repl-backlog-size", "64mb")
+	rc := startRedisAt(t, replPort(t), "--replicaof", "127.0.0.1", strconv.Itoa(proxy.port()), "--repl-backlog-size", "512mb")
 	partialCut(t, hk, rc, proxy)
 }
 
 func TestReplPartialResyncHotKVReplica(t *testing.T) {
 	rp := replPort(t)
-	rc := startRedisAt(t, rp, "--repl-backlog-size", "64mb")
+	rc := startRedisAt(t, rp, "--repl-backlog-size", "512mb")
 	preload(t, rc, 2000)
 	proxy := startProxy(t, replPort(t), "127.0.0.1:"+strconv.Itoa(rp))
-	_, hk := startHotKVAt(t, replPort(t), "--repl-backlog-size", "64mb")
+	_, hk := startHotKVAt(t, replPort(t), "--repl-backlog-size", "512mb")
 	if err := hk.Do(context.Background(), "REPLICAOF", "127.0.0.1", proxy.port()).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -278,9 +278,13 @@ func waitInSync(t *testing.T, primary, replica *redis.Client) {
 	ctx := context.Background()
 	var po, ro string
 	for end := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		// The link first: a replica still syncing may show the offset the primary had before
+		// (stop 31's CI: both 0, then the sync's PING made them 14); then the primary's offset
+		// on both sides of the replica's, unchanged.
+		up := replInfo(t, replica, "replication", "master_link_status") == "up"
 		po = replInfo(t, primary, "replication", "master_repl_offset")
 		ro = replInfo(t, replica, "replication", "slave_repl_offset")
-		if po == ro && replInfo(t, replica, "replication", "master_link_status") == "up" {
+		if up && po == ro && po == replInfo(t, primary, "replication", "master_repl_offset") {
 			break
 		}
 		if time.Now().After(end) {
