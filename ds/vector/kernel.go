@@ -101,6 +101,15 @@ func (goKernel) hamming(a, b []uint64) int {
 type simdKernel struct{ goKernel }
 
 func (simdKernel) dot(a, b []float32) float32 { return vek32.Dot(a, b) }
-func (simdKernel) l2(a, b []float32) float32  { return vek32.Distance(a, b) }
+
+// l2 of short vectors goes through the Go loop: vek's Distance rounds by the CPU's vector width
+// (on an AVX-512 host |(3,0)-(0,0)| came out 2.9999998, so scores differed by host), and below
+// 16 components it gains nothing.
+func (k simdKernel) l2(a, b []float32) float32 {
+	if len(a) < 16 {
+		return k.goKernel.l2(a, b)
+	}
+	return vek32.Distance(a, b)
+}
 
 func newKernel() kernel { return simdKernel{} }
