@@ -143,11 +143,20 @@ func TestEvictEffects(t *testing.T) {
 	if !slices.Contains(evs, "__keyevent@0__:evicted a") || !slices.Contains(evs, "__keyspace@0__:a evicted") {
 		t.Fatalf("events %q: want a's evicted", evs)
 	}
-	if got := x.feed(); !slices.Contains(got, "0:DEL a") || !slices.Contains(got, "0:SET b 1") {
+	got := x.feed()
+	if !slices.Contains(got, "0:DEL a") || !slices.Contains(got, "0:SET b 1") {
 		t.Fatalf("feed %q: want DEL a then SET b 1", got)
 	}
-	if !strings.Contains(tc.do("INFO", "stats"), "evicted_keys:1\r\n") {
-		t.Fatalf("INFO stats: %q", tc.do("INFO", "stats"))
+	// b may go too: the events just published sit in the subscriber's output buffer, which
+	// counts as overhead, as a Redis client's does. INFO counts every eviction the feed shows.
+	dels := 0
+	for _, f := range got {
+		if strings.HasPrefix(f, "0:DEL ") {
+			dels++
+		}
+	}
+	if want := "evicted_keys:" + strconv.Itoa(dels) + "\r\n"; !strings.Contains(tc.do("INFO", "stats"), want) {
+		t.Fatalf("INFO stats (want %q, the feed's %d DELs %q): %q", want, dels, got, tc.do("INFO", "stats"))
 	}
 	// CONFIG RESETSTAT zeroes evicted_keys and total_eviction_exceeded_time, as Redis's
 	// resetServerStats does (checked by hand on redis-server 7.0.15: 300 -> 0).
