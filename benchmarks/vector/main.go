@@ -192,13 +192,16 @@ func groundTruth(metric vector.Metric, base, qs [][]float32) (all, surv [][]int3
 	return all, surv
 }
 
+// parallel runs f(0..n-1) on workers goroutines, each over its own contiguous range, so what one
+// worker writes per index stays off the cache lines the others write (with interleaved indexes
+// every line of a per-query counter array was written by both).
 func parallel(n, workers int, f func(i int)) {
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := w; i < n; i += workers {
+			for i := w * n / workers; i < (w+1)*n/workers; i++ {
 				f(i)
 			}
 		}()
@@ -314,15 +317,17 @@ func sweep(s *vector.Set, qs [][]float32, truth [][]int32, ids []int32, ef, thre
 	hits := make([]int, len(qs))
 	t0 := time.Now()
 	parallel(len(qs), threads, func(i int) {
+		n := 0
 		for _, res := range s.Search(qs[i], k, ef, nil, 0) {
 			got := ids[res.ID]
 			for _, t := range truth[i] {
 				if t == got {
-					hits[i]++
+					n++
 					break
 				}
 			}
 		}
+		hits[i] = n
 	})
 	el := time.Since(t0).Seconds()
 	h := 0
