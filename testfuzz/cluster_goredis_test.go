@@ -82,8 +82,8 @@ func (l *reshardLoad) work(w int) {
 	}
 }
 
-// finish stops the load and checks every acknowledged key.
-func (l *reshardLoad) finish(t *testing.T) {
+// finish stops the load and checks every acknowledged key; it returns how many do not read back.
+func (l *reshardLoad) finish(t *testing.T) int {
 	t.Helper()
 	close(l.stop)
 	l.wg.Wait()
@@ -102,6 +102,7 @@ func (l *reshardLoad) finish(t *testing.T) {
 	for _, f := range l.failed {
 		t.Errorf("failed: %s", f)
 	}
+	return lost
 }
 
 // reshard moves n slots from one node to another with redis-cli --cluster reshard.

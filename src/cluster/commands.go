@@ -15,7 +15,6 @@ var (
 	errNotReplica    = errors.New("ERR You should send CLUSTER FAILOVER to a replica")
 	errMasterUnknown = errors.New("ERR I'm a replica but my master is unknown to me")
 	errMasterDown    = errors.New("ERR Master is down or failed, please use CLUSTER FAILOVER FORCE")
-	errManualDefault = errors.New("ERR CLUSTER FAILOVER without FORCE or TAKEOVER is not supported by HotKV yet")
 )
 
 // ErrInvalidSlot is Redis's reply to a slot argument out of 0..16383 or not a number.

@@ -70,6 +70,7 @@ func (s *State) Tick(l *Local, now int64, r *rand.Rand) []Out {
 			changed = true
 		}
 	}
+	out = append(out, s.manualFailoverTick(l, now, r)...)
 	if s.Myself.Master != nil {
 		out = append(out, s.handleFailover(l, now, r)...)
 	}

@@ -46,11 +46,7 @@ func (s *State) replicaRank(myOffset uint64) int {
 // handleFailover runs on every Tick of a replica: start, retry or win an election.
 func (s *State) handleFailover(l *Local, now int64, r *rand.Rand) []Out {
 	me, m := s.Myself, s.Myself.Master
-	manual := s.mfEnd > now
-	if s.mfEnd != 0 && !manual { // CLUSTER FAILOVER FORCE timed out (CLUSTER_MF_TIMEOUT)
-		s.mfEnd = 0
-		s.elect = election{}
-	}
+	manual := s.mf.end != 0 && s.mf.canStart
 	if m == nil || m.NumSlots == 0 || (!manual && (!m.Failed() || s.Cfg.ReplicaNoFailover)) {
 		s.elect = election{}
 		return nil
@@ -59,11 +55,11 @@ func (s *State) handleFailover(l *Local, now int64, r *rand.Rand) []Out {
 	e := &s.elect
 	if e.authTime == 0 || now-e.authTime > retry {
 		e.authTime = now + 500 + r.Int64N(500) + int64(s.replicaRank(l.ReplOffset))*1000
-		if manual { // a manual failover asks at once
-			e.authTime = now
-		}
 		e.authSent, e.votes = false, 0
-		return nil
+		if !manual {
+			return nil
+		}
+		e.authTime = now // a manual failover asks at once
 	}
 	if now < e.authTime || now-e.authTime > timeout {
 		return nil
@@ -72,7 +68,7 @@ func (s *State) handleFailover(l *Local, now int64, r *rand.Rand) []Out {
 		s.CurrentEpoch++
 		e.authEpoch, e.authSent = s.CurrentEpoch, true
 		out := s.toMasters(wire.FailoverAuthRequest, l)
-		if manual { // masters vote although our master is not failing
+		if s.mf.end != 0 { // masters vote although our master is not failing
 			for _, o := range out {
 				o.Msg.MFlags[0] |= wire.MFlagForceAck
 			}
@@ -107,7 +103,7 @@ func (s *State) takeOver(me, m *Node, epoch uint64, l *Local, now int64, r *rand
 		}
 	}
 	s.elect = election{}
-	s.mfEnd = 0
+	s.resetManualFailover()
 	s.Promoted = true
 	s.UpdateState(now)
 	var out []Out
@@ -170,32 +166,4 @@ func (s *State) followWinner(sender *Node, hadSlots bool, oldMaster *Node) bool 
 		return true
 	}
 	return false
-}
-
-// ManualFailoverTimeout is CLUSTER_MF_TIMEOUT (ms).
-const ManualFailoverTimeout = 5000
-
-// ManualFailover is CLUSTER FAILOVER FORCE (force) or TAKEOVER (takeover) on a replica. TAKEOVER
-// takes a new configEpoch without votes and claims the master's slots at once; FORCE starts an
-// election now whose requests masters answer although the master is not failing. (The default form,
-// which first pauses the master and waits for the replica to catch up, is not implemented.)
-func (s *State) ManualFailover(force, takeover bool, l *Local, now int64, r *rand.Rand) ([]Out, error) {
-	me, m := s.Myself, s.Myself.Master
-	switch {
-	case m == nil:
-		return nil, errNotReplica
-	case s.Nodes[m.Name] != m:
-		return nil, errMasterUnknown
-	case !force && !takeover && (m.Failed() || !m.Linked):
-		return nil, errMasterDown
-	case !force && !takeover:
-		return nil, errManualDefault
-	}
-	if takeover {
-		s.bumpWithoutConsensus()
-		return s.takeOver(me, m, me.ConfigEpoch, l, now, r), nil
-	}
-	s.mfEnd = now + ManualFailoverTimeout
-	s.elect = election{}
-	return nil, nil
 }

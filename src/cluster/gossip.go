@@ -47,6 +47,9 @@ func (s *State) Header(t wire.Type, l *Local) wire.Header {
 	if !s.OK {
 		h.State = 1
 	}
+	if me.IsMaster() && s.mf.paused { // our offset no longer moves (manual.go step 1)
+		h.MFlags[0] |= wire.MFlagPaused
+	}
 	return h
 }
 
@@ -160,6 +163,11 @@ func (s *State) Receive(linkNode *Node, srcIP string, m *wire.Msg, l *Local, now
 		if sender != nil {
 			s.receiveAuthAck(sender, m)
 		}
+		if s.Myself.Master != nil && s.elect.authSent { // won now rather than at the next Tick
+			out = s.handleFailover(l, now, r)
+		}
+	case wire.MFStart:
+		s.receiveMFStart(sender, now)
 	case wire.Fail:
 		if f := s.Nodes[wire.Name(&m.FailName)]; sender != nil && f != nil && f != s.Myself && !f.Failed() {
 			f.Flags = f.Flags&^wire.NodePFail | wire.NodeFail
@@ -184,6 +192,9 @@ func (s *State) Receive(linkNode *Node, srcIP string, m *wire.Msg, l *Local, now
 			s.Demoted = true
 		}
 		s.UpdateState(now)
+	}
+	if sender != nil && !sender.has(wire.NodeHandshake) && s.receiveMasterOffset(sender, m, l) {
+		out = append(out, s.handleFailover(l, now, r)...) // caught up already: the election starts now
 	}
 	return out
 }
@@ -275,6 +286,9 @@ func (s *State) setRole(n, master *Node) {
 	if master == nil {
 		n.Flags = n.Flags&^wire.NodeSlave | wire.NodeMaster
 		return
+	}
+	if n == s.Myself { // a master that now follows another ends its part in a manual failover
+		s.resetManualFailover()
 	}
 	n.Flags = n.Flags&^wire.NodeMaster | wire.NodeSlave
 	master.Replicas = append(master.Replicas, n)

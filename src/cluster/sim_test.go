@@ -481,3 +481,75 @@ func TestSimReshardThroughNode(t *testing.T) {
 		return true
 	})
 }
+
+// TestSimManualFailoverDefault: CLUSTER FAILOVER without flags. The master pauses on MFSTART (the
+// test plays the caller: it reports the pause with offset 1000); the replica, at 900, must not
+// start an election until it reaches 1000, then wins it, and the old master follows it, which
+// ends its pause. A second run where the replica never catches up gives up after
+// ManualFailoverTimeout on both sides with no change of roles.
+func TestSimManualFailoverDefault(t *testing.T) {
+	for _, catchUp := range []bool{true, false} {
+		s := newSim(t, 4)
+		s.split(3)
+		s.meetAll()
+		s.runUntil(30000, "convergence", func() bool { return s.converged() })
+		s.replicate(3, 0)
+		s.runUntil(30000, "replica known and ok", func() bool {
+			for _, n := range s.nodes {
+				if k := n.st.Nodes[s.nodes[3].st.Myself.Name]; k == nil || k.Master == nil {
+					return false
+				}
+			}
+			return s.allOK()
+		})
+		m, r := s.nodes[0], s.nodes[3]
+		m.loc.ReplOffset, r.loc.ReplOffset = 1000, 900
+		outs, err := r.st.ManualFailover(false, false, &r.loc, s.now, s.r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(outs) != 1 || outs[0].Msg.Type != wire.MFStart || outs[0].To.Name != m.st.Myself.Name {
+			t.Fatalf("CLUSTER FAILOVER sent %v, want one MFSTART to the master", outs)
+		}
+		s.send(3, outs[0])
+		if !m.st.WantPause() {
+			t.Fatalf("master does not ask for a pause after MFSTART")
+		}
+		for _, o := range m.st.Paused(&m.loc, s.now, s.r) {
+			s.send(0, o)
+		}
+		if !r.st.mf.offKnown || r.st.mf.masterOff != 1000 {
+			t.Fatalf("replica's view of the paused master's offset: known %v, %d", r.st.mf.offKnown, r.st.mf.masterOff)
+		}
+		for range 20 { // 2 s behind the master: no election
+			s.step()
+			if r.st.Myself.IsMaster() || r.st.elect.authSent {
+				t.Fatalf("replica at offset 900 started an election before reaching the master's 1000")
+			}
+		}
+		if !catchUp {
+			s.runUntil(ManualFailoverTimeout, "manual failover timeout", func() bool {
+				return !m.st.WantPause() && !r.st.ManualFailoverInProgress()
+			})
+			if r.st.Myself.IsMaster() || !m.st.Myself.IsMaster() {
+				t.Fatalf("roles changed although the replica never caught up")
+			}
+			continue
+		}
+		r.loc.ReplOffset = 1000
+		newName := r.st.Myself.Name
+		took := s.runUntil(5000, "coordinated failover", func() bool {
+			for _, n := range s.nodes {
+				if o := n.st.Owner[0]; o == nil || o.Name != newName {
+					return false
+				}
+			}
+			old := m.st.Myself
+			return old.Master != nil && old.Master.Name == newName && s.allOK()
+		})
+		if m.st.WantPause() || m.st.ManualFailoverInProgress() || r.st.ManualFailoverInProgress() {
+			t.Fatalf("manual failover state left after it completed")
+		}
+		t.Logf("replica caught up: slots moved and old master a replica %d ms (simulated) later", took)
+	}
+}

@@ -45,10 +45,10 @@ type State struct {
 	Promoted, Demoted bool
 
 	elect       election // myself's election, when a replica of a failed master
-	mfEnd       int64    // ms a CLUSTER FAILOVER FORCE gives up (0: none)
-	firstUpdate int64    // ms of the first UpdateState (the writable delay counts from it)
-	pendingFail []*Node  // flagged FAIL since the last Tick; Tick broadcasts them
-	pendingPong bool     // a command wants a PONG to every node (Announce)
+	mf          manualFailover
+	firstUpdate int64   // ms of the first UpdateState (the writable delay counts from it)
+	pendingFail []*Node // flagged FAIL since the last Tick; Tick broadcasts them
+	pendingPong bool    // a command wants a PONG to every node (Announce)
 	ticks       int
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net"
 
 	"github.com/hotkv/hotkv/src/cluster/mode"
@@ -43,6 +44,8 @@ func (s *Server) startCluster() error {
 		OnPublish:          s.Engine.PublishFromBus,
 		OnReplicate:        func(host string, port int) { s.repl.setMaster(host, port) },
 		OnPromote:          func() { s.repl.promote() },
+		ReplOffset:         s.repl.busOffset,
+		OnPauseWrites:      s.repl.clusterPause,
 	})
 	if err != nil {
 		return err
@@ -64,4 +67,53 @@ func (s *Server) stopCluster() {
 	if s.cluster != nil {
 		s.cluster.Close()
 	}
+}
+
+// busOffset is the replication offset the cluster bus headers carry: master_repl_offset, or a
+// replica's applied offset (what Redis's replicationGetSlaveOffset gives). It runs under the bus
+// lock, so it never waits for rs.mu: when that is busy the last value read stands in (offsets
+// only grow; the next message reads again), and a paused master's is the pause's.
+func (r *replState) busOffset() uint64 {
+	if r.mfPause.Load() {
+		return uint64(r.mfPauseOff.Load())
+	}
+	if !r.mu.TryLock() {
+		return uint64(r.busOff.Load())
+	}
+	var off int64
+	if r.link != nil {
+		off = r.link.off.Load()
+	} else if r.bl != nil {
+		off = r.bl.Offset()
+	}
+	r.mu.Unlock()
+	r.busOff.Store(off)
+	return uint64(off)
+}
+
+// clusterPause is a manual failover's write pause on a master (cluster/manual.go): on, writes
+// wait in the route stage (FAILOVER's pause: FAILOVER itself is refused in cluster mode), the
+// writes already past it finish and reach the stream, and the offset they end at is the one the
+// replica must reach. No PING is written while it holds (pumpLocked).
+func (r *replState) clusterPause(on bool) {
+	if !on {
+		r.mfPause.Store(false)
+		r.s.Engine.SetFailoverPause(false)
+		r.s.log.Info("Manual failover: client writes unpaused")
+		return
+	}
+	r.s.Engine.SetFailoverPause(true)
+	g := r.s.Engine.Group
+	g.LockAll() // every write that passed the pause before it began is in the feed
+	g.UnlockAll()
+	r.mu.Lock()
+	var off int64
+	if r.bl != nil {
+		r.pumpLocked()
+		off = r.bl.Offset()
+	}
+	r.mfPauseOff.Store(off)
+	r.mfPause.Store(true)
+	r.mu.Unlock()
+	r.s.log.Info(fmt.Sprintf("Manual failover requested by a replica: client writes paused at offset %d", off))
 }

@@ -75,6 +75,11 @@ type replState struct {
 	fullSyncs, partialOK, partialErr atomic.Int64
 
 	fo failoverState // FAILOVER (repl_failover.go)
+	// mfPause is a cluster manual failover's write pause (cluster.go): no PING is written then,
+	// and mfPauseOff is the offset it holds at.
+	mfPause    atomic.Bool
+	mfPauseOff atomic.Int64
+	busOff     atomic.Int64 // the last offset busOffset read
 
 	link  *masterLink // the replica role (repl_replica.go); nil as a primary
 	fresh bool        // the next link has no cached master: PSYNC ? -1 (replicaof at start-up)
@@ -226,7 +231,8 @@ func (r *replState) pumpLocked() {
 		}
 	}
 	r.resolveCutsLocked(false)
-	if len(r.replicas) > 0 && r.fo.state == foNone { // no PING while FAILOVER waits for the offset
+	// No PING while FAILOVER or a cluster manual failover waits for the offset.
+	if len(r.replicas) > 0 && r.fo.state == foNone && !r.mfPause.Load() {
 		if p := time.Duration(r.s.cfg.Int("repl-ping-replica-period")) * time.Second; time.Since(r.lastPing) >= p {
 			r.lastPing = time.Now()
 			r.writeLocked(pingCmd)

@@ -48,6 +48,7 @@ type Bus struct {
 	OnChange func(st *cluster.State)
 	// OnPublish, when set, runs (outside the lock) for every PUBLISH or PUBLISHSHARD received.
 	OnPublish func(shard bool, channel, message []byte)
+	offset    func() uint64 // SetOffset's; under mu
 }
 
 type conn struct {
@@ -77,12 +78,28 @@ func Start(addr string, st *cluster.State, loc cluster.Local) (*Bus, error) {
 // Local is the node's own header fields (read it under Do only).
 func (b *Bus) Local() *cluster.Local { return &b.loc }
 
+// SetOffset sets the source of the replication offset every header carries (Local.ReplOffset),
+// read under the bus lock before each message, tick and Do: f must not wait for anything that
+// may hold the bus.
+func (b *Bus) SetOffset(f func() uint64) {
+	b.mu.Lock()
+	b.offset = f
+	b.mu.Unlock()
+}
+
+func (b *Bus) refreshLocked() {
+	if b.offset != nil {
+		b.loc.ReplOffset = b.offset()
+	}
+}
+
 // Addr is the address the bus listens on.
 func (b *Bus) Addr() net.Addr { return b.ln.Addr() }
 
 // Do runs f on the state under the bus lock (CLUSTER commands) and sends what it returns.
 func (b *Bus) Do(f func(st *cluster.State, now int64) []cluster.Out) {
 	b.mu.Lock()
+	b.refreshLocked()
 	outs := f(b.st, b.now())
 	w := b.encodeLocked(nil, outs)
 	b.mu.Unlock()
@@ -217,6 +234,7 @@ func (b *Bus) receive(c *conn, src string, m *wire.Msg) {
 			}
 		}
 	}
+	b.refreshLocked()
 	outs := b.st.Receive(linkNode, src, m, &b.loc, b.now(), b.r)
 	w := b.encodeLocked(c, outs)
 	if linkNode != nil && b.st.Nodes[linkNode.Name] != linkNode { // a handshake that turned out known
@@ -269,6 +287,7 @@ func (b *Bus) ticker() {
 				go b.dial(n, net.JoinHostPort(n.IP, strconv.Itoa(n.CPort)))
 			}
 		}
+		b.refreshLocked()
 		w := b.encodeLocked(nil, b.st.Tick(&b.loc, now, b.r))
 		if b.OnChange != nil {
 			b.OnChange(b.st)

@@ -39,6 +39,13 @@ type Options struct {
 	// OnPromote makes the server a master again (an election won: REPLICAOF NO ONE's replication
 	// side, keeping the history for its siblings' PSYNC).
 	OnPromote func()
+	// ReplOffset is the server's replication offset (master_repl_offset, or a replica's applied
+	// offset) for the bus headers; called under the bus lock, so it must not wait on the bus.
+	ReplOffset func() uint64
+	// OnPauseWrites pauses client writes (on) until it is called with false, for a manual failover
+	// a replica asked for (cluster/manual.go). Pausing returns once the writes already under way
+	// are in the replication stream, so ReplOffset no longer moves.
+	OnPauseWrites func(on bool)
 }
 
 // Mode is a running cluster mode.
@@ -52,6 +59,8 @@ type Mode struct {
 	// actions run the replication changes the state asks for, in order, off the bus lock.
 	actions chan func()
 	done    chan struct{}
+
+	pausing bool // the state's WantPause as last acted on (under the bus lock)
 
 	saveMu    sync.Mutex
 	lastSaved []byte
@@ -100,6 +109,9 @@ func Open(o Options) (*Mode, error) {
 		return nil, err
 	}
 	m.bus = bus
+	if o.ReplOffset != nil {
+		bus.SetOffset(o.ReplOffset)
+	}
 	bus.OnPublish = o.OnPublish
 	bus.OnChange = m.changed
 	bus.Do(func(st *cluster.State, now int64) []cluster.Out {
@@ -160,7 +172,26 @@ func (m *Mode) changed(st *cluster.State) {
 			m.actions <- func() { f(host, port) }
 		}
 	}
+	if want := st.WantPause(); want != m.pausing {
+		m.pausing = want
+		m.actions <- func() { m.pauseWrites(want) }
+	}
 	m.save(st, false)
+}
+
+// pauseWrites runs a change of the manual failover's write pause (off the bus lock); once writes
+// are paused the state sends the paused offset to the replica.
+func (m *Mode) pauseWrites(on bool) {
+	if f := m.opts.OnPauseWrites; f != nil {
+		f(on)
+	}
+	if on {
+		m.bus.Do(func(st *cluster.State, now int64) []cluster.Out {
+			outs := st.Paused(m.bus.Local(), now, m.rnd)
+			m.changed(st)
+			return outs
+		})
+	}
 }
 
 // save writes nodes.conf when it changed, at most once a second unless now (a CLUSTER command).
