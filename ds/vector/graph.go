@@ -138,6 +138,7 @@ func (s *Set) searchLayer(sc *scratch, q *query, ep uint32, epd float32, ef, l i
 	sc.cand.push(item{epd, ep})
 	if filter == nil || filter(ep) {
 		sc.res.push(item{epd, ep})
+		ef = sc.narrowed(epd, ef)
 	}
 	evaluated := 1
 	for len(sc.cand) > 0 {
@@ -169,7 +170,8 @@ func (s *Set) searchLayer(sc *scratch, q *query, ep uint32, epd float32, ef, l i
 				sc.cand.push(item{d, nb})
 				if filter == nil || filter(nb) {
 					sc.res.push(item{d, nb})
-					if len(sc.res) > ef {
+					ef = sc.narrowed(d, ef)
+					for len(sc.res) > ef {
 						sc.res.pop()
 					}
 				}

@@ -23,6 +23,10 @@ type scratch struct {
 	c, d  []item
 	ids   []uint32
 	nbs   []uint32 // searchLayer's unvisited neighbours of the node it expands
+	// narrowTo (0: never) is the beam searchLayer narrows to once an accepted result is within
+	// narrowAt (SearchNarrow); putScratch resets it.
+	narrowTo int
+	narrowAt float32
 }
 
 var pool = sync.Pool{New: func() any { return new(scratch) }}
@@ -37,7 +41,10 @@ func getScratch(n int) *scratch {
 	return sc
 }
 
-func putScratch(sc *scratch) { pool.Put(sc) }
+func putScratch(sc *scratch) {
+	sc.narrowTo = 0
+	pool.Put(sc)
+}
 
 func (sc *scratch) newEpoch() {
 	sc.epoch++
@@ -54,6 +61,15 @@ func (sc *scratch) visit(id uint32) bool {
 	}
 	sc.marks[id] = sc.epoch
 	return true
+}
+
+// narrowed is the beam after an accepted result at distance d: narrowTo once d is within
+// narrowAt (SearchNarrow), else ef.
+func (sc *scratch) narrowed(d float32, ef int) int {
+	if sc.narrowTo > 0 && d <= sc.narrowAt {
+		return min(ef, sc.narrowTo)
+	}
+	return ef
 }
 
 // minHeap pops the nearest item first.

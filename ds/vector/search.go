@@ -1,10 +1,36 @@
 package vector
 
+import "math"
+
 // Search returns up to k results, best first, by HNSW: a greedy descent to level 0, then a beam of ef
 // (0: SearchEF; raised to k). filter (nil: none) is asked per candidate id and only accepted ids are
 // returned; a filtered search computes at most filterEF distances (0: k*100). A query of the wrong
 // dimension, with NaN/Inf, or a zero vector under cosine returns nil (callers validate with Check).
 func (s *Set) Search(q []float32, k, ef int, filter func(id uint32) bool, filterEF int) []Result {
+	return s.search(q, k, ef, filter, filterEF, false, 0)
+}
+
+// SearchNarrow is Search for a caller that uses only results scoring at least minScore (a
+// thresholded lookup, as an LLM cache's): once the beam holds an accepted result scoring that
+// much, it narrows from ef to k, so the walk ends soon after it reaches the query's neighbourhood
+// instead of widening that neighbourhood to ef nodes. A search that finds no such result (a
+// lookup that misses) does Search's work and returns what Search would.
+func (s *Set) SearchNarrow(q []float32, k, ef int, minScore float32, filter func(id uint32) bool, filterEF int) []Result {
+	return s.search(q, k, ef, filter, filterEF, true, s.distOfScore(minScore))
+}
+
+// distOfScore is the internal distance of a score (score's inverse).
+func (s *Set) distOfScore(score float32) float32 {
+	if s.cfg.Metric == L2 && s.cfg.Quant != Bin {
+		if score <= 0 {
+			return float32(math.Inf(1))
+		}
+		return 1/score - 1
+	}
+	return 2 * (1 - score)
+}
+
+func (s *Set) search(q []float32, k, ef int, filter func(id uint32) bool, filterEF int, narrow bool, narrowAt float32) []Result {
 	if s.count == 0 || k <= 0 {
 		return nil
 	}
@@ -28,6 +54,9 @@ func (s *Set) Search(q []float32, k, ef int, filter func(id uint32) bool, filter
 	epd := s.dist(&sc.q, ep)
 	for l := s.maxLevel; l > 0; l-- {
 		ep, epd = s.greedy(&sc.q, ep, epd, l)
+	}
+	if narrow {
+		sc.narrowTo, sc.narrowAt = k, narrowAt
 	}
 	s.searchLayer(sc, &sc.q, ep, epd, ef, 0, filter, budget)
 	for len(sc.res) > k {

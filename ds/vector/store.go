@@ -164,7 +164,8 @@ func quantizeBin(x []float32, b []uint64) {
 // asking for the next neighbour's only while computing one.
 var prefetchN = 8
 
-// prefetch asks for the first prefetchN cache lines of id's stored vector (fewer when it is shorter).
+// prefetch asks for the first prefetchN cache lines of id's stored vector (fewer when it is
+// shorter), and for a Q8 vector the line of its range too.
 func (s *Set) prefetch(id uint32) {
 	d := s.cfg.Dim
 	o := int(id) * d
@@ -173,6 +174,9 @@ func (s *Set) prefetch(id uint32) {
 		prefetchLines(unsafe.Pointer(&s.f32[o]), min(prefetchN, (4*d+63)/64))
 	case Q8:
 		prefetchLines(unsafe.Pointer(&s.i8[o]), min(prefetchN, (d+63)/64))
+		// The range a distance scales by is in another array: unasked for, its miss came after
+		// each dot product (on 100,000 x 512 random vectors, as long as the dot product itself).
+		prefetchLines(unsafe.Pointer(&s.q8[id].sc), 1)
 	default:
 		prefetchLines(unsafe.Pointer(&s.bits[int(id)*s.words]), 1)
 	}

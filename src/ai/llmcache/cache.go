@@ -349,15 +349,18 @@ func (c *Cache) searchEF(q *Query) int {
 	return DefaultEF
 }
 
-// candidates returns the namespace's best searchK live candidates for q, best first.
-func (c *Cache) candidates(ns *namespace, q *Query, keep func(uint32) bool) []vector.Result {
+// candidates returns the namespace's best searchK live candidates for q, best first. Only those
+// at a cosine of at least thr can answer, so the graph search narrows its beam to searchK once it
+// has found one (vector.SearchNarrow): a hit stops soon after it reaches its neighbourhood, and a
+// miss, which finds none, searches as widely as before.
+func (c *Cache) candidates(ns *namespace, q *Query, thr float32, keep func(uint32) bool) []vector.Result {
 	if ns.set.Len() <= ExactBelow {
 		return ns.set.SearchExact(q.Vector, searchK, keep)
 	}
 	ef := c.searchEF(q)
 	// A filtered search stops after a budget of distances; 50 a unit of EF is well above what an
 	// unfiltered search at that EF computes on 100,000 entries.
-	return ns.set.Search(q.Vector, searchK, ef, keep, 50*ef)
+	return ns.set.SearchNarrow(q.Vector, searchK, ef, (thr+1)/2, keep, 50*ef)
 }
 
 // Get looks a prompt up and updates the statistics. A semantic lookup needs q.Vector unless the
@@ -414,7 +417,7 @@ func (c *Cache) get(q Query, scratch []byte) (Hit, bool, error) {
 			return c.usable(e, q)
 		}
 	}
-	res := c.candidates(ns, &q, keep)
+	res := c.candidates(ns, &q, thr, keep)
 	best := float32(math.Inf(-1))
 	for _, r := range res {
 		e := c.byID[nameID(ns.set.Name(r.ID))]
