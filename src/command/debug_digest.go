@@ -31,8 +31,9 @@ import (
 //   - HotKV's own types (vector sets, IP sets, …) are module values to Redis (type 5): their
 //     serialized form is mixed in, which only HotKV compares; a vector set mixes its elements
 //     instead (vset_digest.go), so a replica that built its own graph digests the same.
-//   - Logically expired keys: Redis digests what its dict still holds; HotKV digests live keys
-//     (a key past its TTL that neither side reclaimed yet is the one case that can differ).
+//   - Logically expired keys are digested as long as they are held, as Redis digests its dict:
+//     a replica holds them until the primary's DEL, so its digest equals a Redis replica's and
+//     its primary's. DIGEST-VALUE too reads held keys, expired or not, and reclaims nothing.
 
 type digest [sha1.Size]byte
 
@@ -180,9 +181,6 @@ func (e *Engine) datasetDigestLocked(now int64) digest {
 		e.eachKeyspace(db, func(ks *keyspace.Keyspace) {
 			for cursor := uint64(0); ; {
 				cursor = ks.Scan(cursor, func(en *keyspace.Entry) {
-					if at := en.ExpireAt(); at > 0 && at <= now {
-						return
-					}
 					x := e.keyDigest(ks, en, now)
 					keys.xorIn(x[:]) // xorDigest: the sha1 of the key's digest
 
@@ -226,7 +224,7 @@ func debugDigestValue(c *Ctx) {
 	c.ArrayLen(len(keys))
 	for _, k := range keys {
 		var d digest
-		if en := c.KS(k).FindQuiet(k, c.Now); en != nil {
+		if en := c.KS(k).PeekAny(k, keyspace.Hash(k)); en != nil { // expired or not, as Redis
 			d = c.E.valueDigest(en, c.Now)
 		}
 		c.Simple(d.hex())

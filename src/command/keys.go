@@ -143,11 +143,17 @@ func scanAll(ks *keyspace.Keyspace, fn func(e *keyspace.Entry)) {
 
 func entryLive(e *keyspace.Entry, now int64) bool { return e.ExpireAt() == 0 || e.ExpireAt() > now }
 
-// RANDOMKEY: a shard is chosen in proportion to its keys, then a key within it.
+// RANDOMKEY: a shard is chosen in proportion to its keys, then a key within it. On a replica
+// (but for its master's link) a key past its time is skipped, not reclaimed, as Redis's
+// dbRandomKey: when every key has a TTL, the 100th such pick is answered anyway, so a replica
+// whose keys all expired does not loop.
 func randomKey(c *Ctx) {
+	g := &c.E.repl
+	keep := g.role.Load() && (c.Client == nil || c.Client.ID != g.master.Load())
+	tries := 100
 	for {
-		total := 0
-		c.E.eachKeyspace(c.DB, func(ks *keyspace.Keyspace) { total += ks.Len() })
+		total, volatile := 0, 0
+		c.E.eachKeyspace(c.DB, func(ks *keyspace.Keyspace) { total, volatile = total+ks.Len(), volatile+ks.Volatile() })
 		if total == 0 {
 			c.Null()
 			return
@@ -160,6 +166,16 @@ func randomKey(c *Ctx) {
 			}
 			pick -= ks.Len()
 		})
+		if keep {
+			if e := chosen.Sample(c.E.rand); e != nil {
+				if entryLive(e, c.Now) || volatile == total && tries <= 1 {
+					c.BulkString(e.Key())
+					return
+				}
+				tries--
+			}
+			continue
+		}
 		// Random reclaims the expired keys it meets, so every failed round shrinks the total.
 		if e := chosen.Random(c.Now, c.E.rand); e != nil {
 			c.BulkString(e.Key())

@@ -150,8 +150,9 @@ func shutdown(c *Ctx) {
 
 // DEBUG OBJECT key
 func debugObject(c *Ctx) {
-	// Like Redis, inspecting a key is not an access: its idle time is left alone.
-	e := c.KS(c.Args[2]).FindQuiet(c.Args[2], c.Now)
+	// Like Redis, inspecting a key is not an access: its idle time is left alone, and a key past
+	// its time that is still held is described, not reclaimed (Redis reads its dict directly).
+	e := c.KS(c.Args[2]).PeekAny(c.Args[2], keyspace.Hash(c.Args[2]))
 	if e == nil {
 		c.Err(ErrNoSuchKey)
 		return

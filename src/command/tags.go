@@ -154,7 +154,7 @@ func keyString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(
 // TAG.SET key tag [tag ...]: the number of tags the key did not carry; an error for a missing key.
 func tagSet(c *Ctx) {
 	key := c.Args[1]
-	if c.KS(key).FindQuiet(key, c.Now) == nil {
+	if c.FindQuiet(key) == nil { // a replica's rule: an expired key is left for the primary's DEL
 		c.Err(ErrNoSuchKey)
 		return
 	}
@@ -168,7 +168,7 @@ func tagSet(c *Ctx) {
 func tagGet(c *Ctx) {
 	key := c.Args[1]
 	var t []string
-	if c.KS(key).FindQuiet(key, c.Now) != nil { // an expired key is reclaimed with its tags
+	if c.FindQuiet(key) != nil { // an expired key is reclaimed with its tags (not on a replica)
 		t = c.E.tagIndex(c.DB, key).Tags(keyString(key))
 	}
 	c.ArrayLen(len(t))
@@ -181,7 +181,7 @@ func tagGet(c *Ctx) {
 func tagDel(c *Ctx) {
 	key := c.Args[1]
 	n := 0
-	if c.KS(key).FindQuiet(key, c.Now) != nil {
+	if c.FindQuiet(key) != nil {
 		n = c.E.tagIndex(c.DB, key).Remove(keyString(key), c.Args[2:])
 	}
 	c.Dirty(n)
@@ -192,7 +192,7 @@ func tagDel(c *Ctx) {
 func tagClear(c *Ctx) {
 	key := c.Args[1]
 	n := 0
-	if c.KS(key).FindQuiet(key, c.Now) != nil {
+	if c.FindQuiet(key) != nil {
 		n = c.E.tagIndex(c.DB, key).Drop(keyString(key))
 	}
 	c.Dirty(n)
@@ -292,7 +292,8 @@ func (e *Engine) eachTaggedIn(c *Ctx, i int, tags [][]byte, slice int, fn func(k
 			if ks.Volatile() > 0 {
 				live := batch[:0]
 				for _, k := range batch {
-					if ks.FindQuiet(unsafe.Slice(unsafe.StringData(k), len(k)), c.Now) != nil {
+					kb := unsafe.Slice(unsafe.StringData(k), len(k))
+					if !c.replicaKeeps(ks, kb) && ks.FindQuiet(kb, c.Now) != nil {
 						live = append(live, k)
 					}
 				}

@@ -78,8 +78,8 @@ func TestReplicaExpiryAgainstRedis(t *testing.T) {
 	}
 }
 
-// waitOffsetsEqual waits for the replica's offset to reach the primary's (DEBUG DIGEST is not
-// compared: Redis digests keys past their time that it still holds, HotKV only live keys).
+// waitOffsetsEqual waits for the replica's offset to reach the primary's (the digests of keys
+// past their time are compared in repl_expire_reads_test.go).
 func waitOffsetsEqual(t *testing.T, p, r *redis.Client) {
 	t.Helper()
 	foWait(t, "offsets equal", 30*time.Second, func() bool {
