@@ -3,6 +3,8 @@
 // LLMCACHE.SET, then times GETs that hit exactly, hit semantically (an entry's vector under a
 // slightly different prompt; with -noise, a vector at cosine about 1-noise²/2 from it, as a
 // paraphrase's) and miss (a fresh random vector). Embedding is not involved: vectors are sent.
+// -base and -clusters replace the random vectors by neighbourhoods of base vectors (package gen);
+// -conns sends GETs from several connections at once (shared reads of the one key).
 // With -dump FILE the loaded cache is kept in FILE (DUMP's payload) and later runs RESTORE it
 // instead of loading (the vectors are regenerated from the same seed). -quant and -ef are
 // CREATE's QUANT and EF. benchmarks/aicache/run-net.sh starts the server.
@@ -10,15 +12,14 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"flag"
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"os"
 	"sort"
+	"sync"
 	"time"
 
+	"github.com/hotkv/hotkv/benchmarks/aicache/gen"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -32,72 +33,30 @@ func main() {
 	ef := flag.Int("ef", 0, "CREATE EF; 0: the default")
 	noise := flag.Float64("noise", 0, "semantic hits: Gaussian noise of this norm added to the entry's vector")
 	baseFile := flag.String("base", "", "float32 vectors of -dim (benchmarks/aicache/data/mock.f32): entry j is base j mod len plus noise of sd 0.02 a component; misses base plus sd 0.06")
+	clusters := flag.Int("clusters", 0, "Gaussian clusters: this many random unit centres as the bases (as -base)")
+	conns := flag.Int("conns", 1, "connections sending GETs at once (one request at a time each); latencies of all")
 	flag.Parse()
-	var bases [][]float32
-	if *baseFile != "" {
-		raw, err := os.ReadFile(*baseFile)
-		if err != nil {
+	g := gen.New(*dim)
+	switch {
+	case *baseFile != "":
+		if err := g.LoadBases(*baseFile); err != nil {
 			fail(err)
 		}
-		for o := 0; o+4**dim <= len(raw); o += 4 * *dim {
-			v := make([]float32, *dim)
-			for i := range v {
-				v[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[o+4*i:]))
-			}
-			bases = append(bases, v)
-		}
-		fmt.Printf("%d base vectors from %s\n", len(bases), *baseFile)
+		fmt.Printf("%d base vectors from %s\n", len(g.Bases), *baseFile)
+	case *clusters > 0:
+		g.Clusters(*clusters)
+		fmt.Printf("%d Gaussian clusters\n", *clusters)
 	}
 	ctx := context.Background()
 	// No retries, and long reads: a RESTORE of 100,000 entries takes seconds, and a retried one
 	// would answer BUSYKEY.
-	rdb := redis.NewClient(&redis.Options{Addr: *addr, PoolSize: 1, MaxRetries: -1, ReadTimeout: 10 * time.Minute})
-	r := rand.New(rand.NewPCG(3, 4))
-	unit := func(v []float32) []byte {
-		var s float64
-		for _, x := range v {
-			s += float64(x) * float64(x)
-		}
-		b := make([]byte, 4*len(v))
-		for i, x := range v {
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x/float32(math.Sqrt(s))))
-		}
-		return b
-	}
-	vec := func() []byte {
-		v := make([]float32, *dim)
-		for i := range v {
-			v[i] = float32(r.NormFloat64())
-		}
-		return unit(v)
-	}
-	around := func(j int, sd float64) []byte {
-		v := make([]float32, *dim)
-		for i, x := range bases[j%len(bases)] {
-			v[i] = x + float32(sd*r.NormFloat64())
-		}
-		return unit(v)
-	}
-	// near is a paraphrase's vector: b plus Gaussian noise of norm about noise, renormalized.
-	near := func(b []byte) []byte {
-		if *noise == 0 {
-			return b
-		}
-		v := make([]float32, *dim)
-		sd := *noise / math.Sqrt(float64(*dim))
-		for i := range v {
-			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])) + float32(sd*r.NormFloat64())
-		}
-		return unit(v)
-	}
+	rdb := redis.NewClient(&redis.Options{Addr: *addr, PoolSize: max(1, *conns), MaxRetries: -1, ReadTimeout: 10 * time.Minute})
+	r := g.R
 	rdb.Del(ctx, "llm")
+	entries := g.Entries(*n)
 	vecs := make([][]byte, *n)
-	for j := range vecs {
-		if bases != nil {
-			vecs[j] = around(j, 0.02)
-		} else {
-			vecs[j] = vec()
-		}
+	for j, v := range entries {
+		vecs[j] = gen.Blob(v)
 	}
 	start := time.Now()
 	if payload, err := os.ReadFile(*dump); *dump != "" && err == nil {
@@ -148,39 +107,54 @@ func main() {
 		}, "exact"},
 		{"semantic hit", func(i int) []any {
 			j := r.IntN(*n)
-			return []any{"LLMCACHE.GET", "llm", "NS", "gpt", "PROMPT", fmt.Sprintf("question number %d?", j), "VECTOR", "FP32", near(vecs[j])}
+			return []any{"LLMCACHE.GET", "llm", "NS", "gpt", "PROMPT", fmt.Sprintf("question number %d?", j), "VECTOR", "FP32", gen.Blob(g.Near(entries[j], *noise))}
 		}, "semantic"},
 		{"miss", func(i int) []any {
-			v := vec()
-			if bases != nil {
-				v = around(r.IntN(len(bases)), 0.06)
-			}
-			return []any{"LLMCACHE.GET", "llm", "NS", "gpt", "PROMPT", "something else", "VECTOR", "FP32", v}
+			return []any{"LLMCACHE.GET", "llm", "NS", "gpt", "PROMPT", "something else", "VECTOR", "FP32", gen.Blob(g.Miss())}
 		}, ""},
 	}
 	for _, k := range kinds {
-		lat := make([]time.Duration, 0, *m)
-		bad := 0
-		for i := range *m {
-			args := k.args(i)
-			t0 := time.Now()
-			res, err := rdb.Do(ctx, args...).Result()
-			lat = append(lat, time.Since(t0))
-			got := ""
-			if err == nil {
-				if a, ok := res.([]any); ok && len(a) == 5 {
-					got, _ = a[2].(string)
+		// The requests are made first, so -conns goroutines share no generator.
+		reqs := make([][]any, *m)
+		for i := range reqs {
+			reqs[i] = k.args(i)
+		}
+		lat := make([]time.Duration, *m)
+		bad := make([]int, *conns)
+		var wg sync.WaitGroup
+		t0 := time.Now()
+		for w := range *conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < *m; i += *conns {
+					t0 := time.Now()
+					res, err := rdb.Do(ctx, reqs[i]...).Result()
+					lat[i] = time.Since(t0)
+					got := ""
+					if err == nil {
+						if a, ok := res.([]any); ok && len(a) == 5 {
+							got, _ = a[2].(string)
+						}
+					} else if err != redis.Nil {
+						fail(err)
+					}
+					if got != k.want {
+						bad[w]++
+					}
 				}
-			} else if err != redis.Nil {
-				fail(err)
-			}
-			if got != k.want {
-				bad++
-			}
+			}()
+		}
+		wg.Wait()
+		wall := time.Since(t0)
+		nbad := 0
+		for _, b := range bad {
+			nbad += b
 		}
 		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 		q := func(f float64) time.Duration { return lat[int(f*float64(len(lat)-1))] }
-		fmt.Printf("%-12s p50 %v  p90 %v  p99 %v  max %v  (%d GETs, %d with another outcome)\n", k.name, q(0.5), q(0.9), q(0.99), lat[len(lat)-1], len(lat), bad)
+		fmt.Printf("%-12s p50 %v  p90 %v  p99 %v  max %v  (%d GETs, %d with another outcome; %d conns, %.0f GETs/s)\n",
+			k.name, q(0.5), q(0.9), q(0.99), lat[len(lat)-1], len(lat), nbad, *conns, float64(*m)/wall.Seconds())
 	}
 	info, _ := rdb.Do(ctx, "MEMORY", "USAGE", "llm").Result()
 	fmt.Printf("MEMORY USAGE llm: %v bytes\n", info)
