@@ -89,3 +89,36 @@ func TestLLMCacheConcurrent(t *testing.T) {
 		t.Error(msg)
 	}
 }
+
+// TestLLMCacheGetBesideReader: LLMCACHE.GET is a shared read. It answers, exact hit and semantic
+// lookup alike, while another reader holds its key's shard shared; a command taking the shard's
+// token would wait for that reader to leave (docs/decisions.md, "Shared reads"), so lookups of
+// one cache from several connections run at once instead of one after another.
+func TestLLMCacheGetBesideReader(t *testing.T) {
+	e := newTestEngine()
+	tc := newTestConn(t, e)
+	tc.do("LLMCACHE.CREATE", "c", "DIM", "4")
+	vec := fp32([]float32{0, 1, 0, 0})
+	tc.do("LLMCACHE.SET", "c", "NS", "n", "PROMPT", "How do I enable 2FA?", "RESPONSE", "r", "VECTOR", "FP32", vec)
+	shard := []int32{e.shardOf([]byte("c"))}
+	p, ok := e.Group.Share(shard)
+	if !ok {
+		t.Fatal("the shard's token is taken")
+	}
+	defer e.Group.Unshare(p, shard)
+	done := make(chan string, 2)
+	go func() {
+		done <- tc.do("LLMCACHE.GET", "c", "NS", "n", "PROMPT", "how do i enable 2fa?")
+		done <- tc.do("LLMCACHE.GET", "c", "NS", "n", "PROMPT", "how can I enable 2FA", "VECTOR", "FP32", vec)
+	}()
+	for _, want := range []string{"exact", "semantic"} {
+		select {
+		case got := <-done:
+			if !strings.HasPrefix(got, "*5\r\n") || !strings.Contains(got, want) {
+				t.Fatalf("LLMCACHE.GET (%s hit): %q", want, got)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the %s LLMCACHE.GET waited for the shard's other reader: it took the token", want)
+		}
+	}
+}
