@@ -1,6 +1,7 @@
 package ipset
 
 import (
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -27,6 +28,30 @@ import (
 // pendMin is the smallest pending part merged (tests lower it to exercise merges).
 var pendMin = 4096
 
+// pacer makes a merge on a goroutine yield its P every paceEvery steps of its loops. With one P
+// (--threads 1) the connection poller and a merge share it, and the runtime lets a running
+// goroutine keep it until it blocks or is preempted (10 ms and more): a merge of a 200k-host base
+// then held every client's replies and a RENAME behind it (the refresh trace in
+// benchmarks/results/2026-12-02-ipsets.md, run 6). A nil pacer (an inline merge, under the
+// token) never yields.
+type pacer struct{ n int }
+
+// paceEvery is about 50-100 µs of a merge loop's steps.
+const paceEvery = 1 << 14
+
+// paceYields counts the pacers' yields (for tests).
+var paceYields atomic.Int64
+
+func (p *pacer) step() {
+	if p == nil {
+		return
+	}
+	if p.n++; p.n&(paceEvery-1) == 0 {
+		paceYields.Add(1)
+		runtime.Gosched()
+	}
+}
+
 // bg is a merge's run: on a goroutine, or inline for Compact and Rebuild. The writer that
 // started it reads its results only after finished (an atomic load, ordered after the run's
 // writes) or join.
@@ -35,18 +60,18 @@ type bg struct {
 	wait chan struct{} // closed with done
 }
 
-// start runs fn, on a goroutine unless sync.
-func (b *bg) start(sync bool, fn func()) {
+// start runs fn, on a goroutine with a pacer unless sync (then with none).
+func (b *bg) start(sync bool, fn func(p *pacer)) {
 	b.wait = make(chan struct{})
-	run := func() {
-		fn()
+	run := func(p *pacer) {
+		fn(p)
 		b.done.Store(true)
 		close(b.wait)
 	}
 	if sync {
-		run()
+		run(nil)
 	} else {
-		go run()
+		go run(&pacer{})
 	}
 }
 
@@ -72,6 +97,16 @@ func (s *Set) poll() {
 	s.hosts.poll()
 }
 
+// Poll installs the merges that finished (a writer does it first too); it changes no answer.
+// Call it holding the token.
+func (s *Set) Poll() { s.poll() }
+
+// Installable reports whether a merge finished and waits for the token to be installed. Shared
+// readers may call it.
+func (s *Set) Installable() bool {
+	return s.job != nil && s.job.finished() || s.hosts.job != nil && s.hosts.job.finished()
+}
+
 // maybeMerge starts the merges whose pending part passed its threshold.
 func (s *Set) maybeMerge() {
 	if s.job == nil && s.pending() > max(pendMin, s.base/8) {
@@ -94,7 +129,7 @@ func (s *Set) startJob(sync bool) {
 		}
 	}
 	s.job = j
-	j.start(sync, func() {
+	j.start(sync, func(p *pacer) {
 		start := time.Now()
 		isLive := func(sl uint32) bool { return live[sl/64]&(1<<(sl%64)) != 0 }
 		for f := range j.idx {
@@ -106,7 +141,8 @@ func (s *Set) startJob(sync bool) {
 				}
 			}
 			sortOrder(rngs, fresh)
-			j.idx[f] = buildOrdered(rngs, mergeOrder(rngs, old[f], fresh, isLive), v6)
+			p.step()
+			j.idx[f] = buildOrdered(rngs, mergeOrder(rngs, old[f], fresh, isLive, p), v6, p)
 		}
 		j.took = time.Since(start)
 	})

@@ -16,7 +16,7 @@ func (s *Set) covered(v6 bool, now int64) []Range {
 		}
 	}
 	sortOrder(s.rngs, slots)
-	ix := buildOrdered(s.rngs, slots, v6)
+	ix := buildOrdered(s.rngs, slots, v6, nil)
 	var maxA U128
 	if v6 {
 		maxA = U128{^uint64(0), ^uint64(0)}

@@ -152,8 +152,61 @@ func (h *hosts) startJob(sync bool) {
 	h.nold = h.len()
 	h.add, h.del = nil, nil
 	old := hostBase{h.small, h.starts, h.lows}
-	fadd, fdel := h.fadd, h.fdel
-	j.start(sync, func() { j.base = newHostBase(applyDelta(old.sorted(), fadd, fdel)) })
+	fadd, fdel, n := h.fadd, h.fdel, h.nold
+	j.start(sync, func(p *pacer) { j.base = mergeHostBase(old, fadd, fdel, n, p) })
+}
+
+// mergeHostBase is the base of the n hosts of old without del and with add (add holds none of
+// old's, del only old's), written straight into the new base's arrays: no sorted copy of old
+// and no merged one in between (a merge of a 200k-host base allocated 2.3 MB where it now
+// allocates the 0.65 MB it keeps).
+func mergeHostBase(old hostBase, add, del map[uint32]struct{}, n int, p *pacer) hostBase {
+	ad := make([]uint32, 0, len(add))
+	for a := range add {
+		ad = append(ad, a)
+	}
+	slices.Sort(ad)
+	p.step()
+	var b hostBase
+	k := 0
+	put := func(a uint32) {
+		if b.starts != nil {
+			b.starts[a>>16+1]++
+			b.lows[k] = uint16(a)
+		} else {
+			b.small = append(b.small, a)
+		}
+		k++
+		p.step()
+	}
+	if n >= bucketMin {
+		b.starts, b.lows = make([]uint32, 1<<16+1), make([]uint16, n)
+	} else {
+		b.small = make([]uint32, 0, n)
+	}
+	j := 0
+	old.each(func(a uint32) {
+		for j < len(ad) && ad[j] < a {
+			put(ad[j])
+			j++
+		}
+		if len(del) > 0 {
+			if _, ok := del[a]; ok {
+				return
+			}
+		}
+		put(a)
+	})
+	for ; j < len(ad); j++ {
+		put(ad[j])
+	}
+	if b.starts != nil {
+		b.lows = b.lows[:k] // k is n: nold counts base+add-del
+		for i := 1; i <= 1<<16; i++ {
+			b.starts[i] += b.starts[i-1]
+		}
+	}
+	return b
 }
 
 func (h *hosts) install() {

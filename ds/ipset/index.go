@@ -102,16 +102,16 @@ func (ix *index) seg(a U128) uint32 {
 // the index keeps the slice); nil when order is empty. It reads only rngs. A laminar family
 // (every two records nested or disjoint: any set of prefixes, disjoint ranges) is one linear
 // sweep with a stack; records that overlap without nesting take the general sweep.
-func buildOrdered(rngs []Range, order []uint32, v6 bool) *index {
+func buildOrdered(rngs []Range, order []uint32, v6 bool, p *pacer) *index {
 	if len(order) == 0 {
 		return nil
 	}
-	ix, ok := sweepLaminar(rngs, order, v6)
+	ix, ok := sweepLaminar(rngs, order, v6, p)
 	if !ok {
-		ix = sweepGeneral(rngs, order, v6)
+		ix = sweepGeneral(rngs, order, v6, p)
 	}
 	if !v6 {
-		ix.pack4()
+		ix.pack4(p)
 	}
 	ix.bounds = slices.Clip(ix.bounds)
 	ix.top = slices.Clip(ix.top)
@@ -120,10 +120,11 @@ func buildOrdered(rngs []Range, order []uint32, v6 bool) *index {
 }
 
 // pack4 moves an IPv4 index's bounds and tops into p4 and, when it is large, bk.
-func (ix *index) pack4() {
+func (ix *index) pack4(p *pacer) {
 	ix.p4 = make([]uint64, len(ix.bounds))
 	for i, b := range ix.bounds {
 		ix.p4[i] = b.Lo<<32 | uint64(ix.top[i])
+		p.step()
 	}
 	ix.bounds, ix.top = nil, nil
 	if len(ix.p4) < bucketSegs {
@@ -167,7 +168,7 @@ func (ix *index) emit(at U128, top uint32) {
 // sweepLaminar is the index of a laminar family: the records containing a point are a stack,
 // the most specific on top (a nested record has fewer addresses). It reports false when two
 // records overlap without nesting.
-func sweepLaminar(rngs []Range, order []uint32, v6 bool) (*index, bool) {
+func sweepLaminar(rngs []Range, order []uint32, v6 bool, p *pacer) (*index, bool) {
 	type open struct {
 		hi   U128
 		node uint32
@@ -189,6 +190,7 @@ func sweepLaminar(rngs []Range, order []uint32, v6 bool) (*index, bool) {
 		ix.emit(end, next)
 	}
 	for _, sl := range order {
+		p.step()
 		r := &rngs[sl]
 		for len(stk) > 0 && stk[len(stk)-1].hi.Less(r.Lo) {
 			pop()
@@ -220,7 +222,7 @@ type event struct {
 
 // sweepGeneral is the index of any records: at each bound the covering records sorted from the
 // least specific, their nodes hash-consed.
-func sweepGeneral(rngs []Range, order []uint32, v6 bool) *index {
+func sweepGeneral(rngs []Range, order []uint32, v6 bool, p *pacer) *index {
 	ev := make([]event, 0, 2*len(order))
 	for _, sl := range order {
 		r := &rngs[sl]
@@ -229,7 +231,9 @@ func sweepGeneral(rngs []Range, order []uint32, v6 bool) *index {
 			ev = append(ev, event{end, sl, false})
 		}
 	}
+	p.step()
 	slices.SortStableFunc(ev, func(a, b event) int { return a.at.Cmp(b.at) })
+	p.step()
 	ix := &index{order: order}
 	// lessSpecific orders records from the least specific (most addresses, tie: smaller start).
 	lessSpecific := func(a, b uint32) bool { return moreSpecific(rngs[b], rngs[a]) }
@@ -256,6 +260,7 @@ func sweepGeneral(rngs []Range, order []uint32, v6 bool) *index {
 		}
 	}
 	for i := 0; i < len(ev); {
+		p.step()
 		at := ev[i].at
 		from := len(active)
 		for ; i < len(ev) && ev[i].at == at; i++ {
@@ -284,10 +289,11 @@ func sortOrder(rngs []Range, slots []uint32) {
 }
 
 // mergeOrder merges two slices of slots sorted byOrder, keeping only the slots keep accepts.
-func mergeOrder(rngs []Range, a, b []uint32, keep func(uint32) bool) []uint32 {
+func mergeOrder(rngs []Range, a, b []uint32, keep func(uint32) bool, p *pacer) []uint32 {
 	out := make([]uint32, 0, len(a)+len(b))
 	i, j := 0, 0
 	for i < len(a) || j < len(b) {
+		p.step()
 		var sl uint32
 		if j == len(b) || i < len(a) && byOrder(rngs[a[i]], rngs[b[j]]) < 0 {
 			sl = a[i]

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hotkv/hotkv/ds/keyspace"
 )
 
 // TestIPSetRefresh is the refresh test: 4 readers loop IPSET.MCONTAINS of 100 addresses
@@ -128,4 +130,38 @@ func ipsetRefreshList(seed uint64, size int) [][]string {
 		out = append(out, cmd)
 	}
 	return out
+}
+
+// TestIPSetRenamedSetSettles: a staging set RENAMEd over the live key with its pending part not
+// yet merged (as a loader's RENAME right after its last IPSET.ADD leaves it) ends fully merged,
+// queued again by a read of the live key: it was queued for the active cycle under the staging
+// name only, so before readIPSet looked after it the live set kept its pending part until its
+// next write, and every lookup probed the delta's maps.
+func TestIPSetRenamedSetSettles(t *testing.T) {
+	e := newTestEngine()
+	w := newTestConn(t, e)
+	for _, cmd := range ipsetRefreshList(3, 30_000) {
+		if r := w.do(cmd...); r[0] != ':' {
+			t.Fatalf("load: %q", r)
+		}
+	}
+	live := func() *ipsetValue {
+		return keyspace.Obj[ipsetValue](e.keyspace(0, []byte("live")).FindQuiet([]byte("live"), time.Now().UnixNano()))
+	}
+	w.do("RENAME", "staging", "live")
+	if !live().set.Unsettled() {
+		t.Fatal("the staging set was settled before the RENAME: the test could not fail")
+	}
+	r := newTestConn(t, e)
+	deadline := time.Now().Add(3 * time.Second)
+	for live().set.Unsettled() && time.Now().Before(deadline) {
+		if out := r.do("IPSET.CONTAINS", "live", "10.0.0.1"); out[0] != ':' {
+			t.Fatalf("CONTAINS: %q", out)
+		}
+		time.Sleep(ipsetSettleMs * time.Millisecond / 2)
+		e.ActiveExpire(50 * time.Millisecond)
+	}
+	if v := live(); v.set.Unsettled() {
+		t.Fatalf("the live set still has a pending part or a merge after 3 s of reads and active cycles (%d entries)", v.Len())
+	}
 }

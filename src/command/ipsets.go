@@ -70,7 +70,8 @@ func safeErrArg(arg []byte) string {
 }
 
 // readIPSet looks key up for a read: the set, or nil when missing; ok is false when it
-// replied WRONGTYPE.
+// replied WRONGTYPE, or, in shared work, when the read must run again holding the token
+// (c.needToken) to look after the set first (ipsetUnkept).
 func readIPSet(c *Ctx, key []byte) (*ipsetValue, bool) {
 	e := lookupForRead(c, key)
 	if e == nil {
@@ -80,7 +81,44 @@ func readIPSet(c *Ctx, key []byte) (*ipsetValue, bool) {
 		c.WrongType()
 		return nil, false
 	}
-	return keyspace.Obj[ipsetValue](e), true
+	v := keyspace.Obj[ipsetValue](e)
+	if ipsetUnkept(c, key, v) {
+		if c.rstats != nil { // shared work: nothing written yet, so it runs again with the token
+			c.needToken = true
+			return nil, false
+		}
+		keepIPSet(c, key, v)
+	}
+	return v, true
+}
+
+// ipsetUnkept reports whether v, key's set, needs a holder of the token: a merge finished and
+// waits to be installed, or the set has something pending or expiring and is not in the active
+// cycle's queue under this name (it was RENAMEd or moved there; a staging load RENAMEd over a
+// live key arrives so, and would otherwise keep its pending part until its next write, every
+// lookup probing the delta's maps). Shared readers may call it: it reads fields only writers
+// change, and an atomic.
+func ipsetUnkept(c *Ctx, key []byte, v *ipsetValue) bool {
+	if v.set.Installable() {
+		return true
+	}
+	if !v.set.Unsettled() && v.set.NextExpiry() == 0 {
+		return false
+	}
+	return v.queuedAt == 0 || v.queuedKey != string(key) || v.queuedKS != c.KS(key)
+}
+
+// keepIPSet installs v's finished merges and queues it for the active cycle under key; the
+// token is held.
+func keepIPSet(c *Ctx, key []byte, v *ipsetValue) {
+	v.set.Poll()
+	if v.queuedKey != string(key) || v.queuedKS != c.KS(key) {
+		v.queuedAt = 0
+	}
+	if next := v.set.NextExpiry(); next != 0 {
+		trackIPSetExpiry(c, key, v, next)
+	}
+	trackIPSetSettle(c, key, v)
 }
 
 // writeIPSet is readIPSet for a write: the entry too, and the set's expired entries removed
