@@ -90,8 +90,9 @@ type watchdog struct {
 type watch struct {
 	seq      uint64
 	ticks    int
-	heapBase uint64 // heap objects when first seen
-	liveBase uint64 // live heap of the last collection when first seen
+	seen     time.Time // when first seen: within a tick of the run's start
+	heapBase uint64    // heap objects when first seen
+	liveBase uint64    // live heap of the last collection when first seen
 }
 
 func (w *watchdog) start(e *Engine) {
@@ -156,6 +157,7 @@ func (w *watchdog) loop() {
 func (w *watchdog) check() bool {
 	any := false
 	var heap, live uint64
+	var now time.Time
 	w.e.pool.each(func(s *slot) {
 		seq := s.run.seq.Load()
 		if seq&1 == 0 {
@@ -166,15 +168,20 @@ func (w *watchdog) check() bool {
 		if heap == 0 {
 			heap, live = readHeap()
 		}
+		if now.IsZero() {
+			now = time.Now()
+		}
 		wt := w.seen[s]
 		if wt == nil || wt.seq != seq {
-			w.seen[s] = &watch{seq: seq, heapBase: heap, liveBase: live}
+			w.seen[s] = &watch{seq: seq, heapBase: heap, liveBase: live, seen: now}
 			s.run.ticks.Store(0)
 			return
 		}
 		wt.ticks++
 		s.run.ticks.Store(int64(wt.ticks))
-		elapsed := time.Duration(wt.ticks) * w.e.cfg.Tick
+		// The clock, not the ticks counted: a ticker drops the ticks of a watchdog that was not
+		// scheduled in time (two cores busy with scripts), which would put the busy state late.
+		elapsed := now.Sub(wt.seen)
 		if runKind(s.run.kind.Load()) == kindLoad {
 			if elapsed >= loadTimeoutTicks*time.Millisecond {
 				s.run.stop(seq, killedLoadTimeout)
