@@ -166,6 +166,11 @@ func (e *Engine) barrier(s *pipeline.Slot) {
 			e.runOnAll(c, s, now)
 		default:
 			e.call(c, s, now)
+			if spec == scanSpec { // it ran beside a busy script on a shard it visited after (scripting_busy.go)
+				if msg := e.busyHeld(cl, spec, nil, true, now); msg != "" {
+					e.reject(s, spec, msg)
+				}
+			}
 		}
 		w := c.blocked
 		if w == nil {
@@ -186,11 +191,16 @@ func (e *Engine) barrier(s *pipeline.Slot) {
 // would otherwise leave the shards locked and hang every client of them.
 func (e *Engine) runOnKeys(c *Ctx, s *pipeline.Slot, cl *Client, now int64) {
 	open := cl.cluster.open != SlotStable // cluster mode: a slot in resharding (cluster.go)
-	if s.Cmd.(*Spec).shared && !open && e.runKeysShared(c, s, cl, now) {
+	// After a busy script ended, it runs holding the tokens: it may have waited for the script.
+	if s.Cmd.(*Spec).shared && !open && e.scripting.spans.to.Load() < now && e.runKeysShared(c, s, cl, now) {
 		return
 	}
 	e.Group.Lock(cl.shards)
 	defer e.Group.Unlock(cl.shards)
+	if msg := e.busyHeld(cl, s.Cmd.(*Spec), cl.shards, false, now); msg != "" { // scripting_busy.go
+		e.reject(s, s.Cmd.(*Spec), msg)
+		return
+	}
 	if open {
 		if msg := e.openSlotRefusal(cl, s, now); msg != "" {
 			e.reject(s, s.Cmd.(*Spec), msg)
@@ -210,6 +220,10 @@ func (e *Engine) runOnKeys(c *Ctx, s *pipeline.Slot, cl *Client, now int64) {
 func (e *Engine) runOnAll(c *Ctx, s *pipeline.Slot, now int64) {
 	e.Group.LockAll()
 	defer e.Group.UnlockAll()
+	if msg := e.busyHeld(s.Client.(*Client), s.Cmd.(*Spec), nil, true, now); msg != "" { // scripting_busy.go
+		e.reject(s, s.Cmd.(*Spec), msg)
+		return
+	}
 	e.enter(nil, true, c)
 	defer e.leave(nil, true, c)
 	e.call(c, s, now)

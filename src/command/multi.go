@@ -201,6 +201,11 @@ func execCmd(c *Ctx) {
 		e.Group.Lock(shards)
 		defer e.Group.Unlock(shards)
 	}
+	if msg := e.busyHeld(cl, c.Spec, shards, all, c.Now); msg != "" { // it waited for a busy script (scripting_busy.go)
+		e.unwatchLocked(cl)
+		c.Err(execAbortText(msg))
+		return
+	}
 	if tx.dirtyCAS.Load() || e.watchedExpiredLocked(cl, c.Now) {
 		e.unwatchLocked(cl)
 		c.NullArray()
@@ -397,5 +402,10 @@ func appendSelect(dst []byte, db int) []byte {
 // Redis's execCommandAbort words it: the reason without its "ERR " code.
 func (e *Engine) execRefused(cl *Client, msg string) string {
 	e.discardTx(cl)
+	return execAbortText(msg)
+}
+
+// execAbortText is Redis's EXECABORT for an EXEC refused with msg.
+func execAbortText(msg string) string {
 	return "EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR ")
 }

@@ -47,7 +47,8 @@ import (
 //     are served after the run, before the tokens are let go.
 //  5. While a run is busy (past busy-reply-threshold) commands without allow-busy that need a
 //     shard it holds (or every shard, or no key: PING, CLIENT, CONFIG too) are refused with the
-//     engine's BUSY text.
+//     engine's BUSY text; so are those that were routed while it ran and waited for its shards
+//     (scripting_busy.go).
 
 var scriptingCommands = []*Spec{
 	{Name: "eval", Arity: -3, Flags: NoScript | Stale | SkipMonitor | NoMandatoryKeys | MovableKeys | MayReplicate,
@@ -96,6 +97,7 @@ type scriptingState struct {
 	running atomic.Int32   // runs in progress
 	all     atomic.Int32   // runs holding every shard
 	held    []atomic.Int32 // per shard, the runs holding it
+	spans   busySpans      // the spans of the last runs that ended busy (scripting_busy.go)
 	wideN   atomic.Int32   // entries in wide
 	wide    *xsync.MapOf[string, struct{}]
 	strict  atomic.Bool // lua-strict-keys
@@ -284,7 +286,9 @@ func (e *Engine) runScript(c *Ctx, j *scriptJob) {
 		r.caching, c.Client.track.caching = c.Client.track.caching, false
 	}
 	wide := sc.isWide(j.id) && r.onShard < 0
+	r.retry = false
 	for !r.attempt(c, j, wide) {
+		r.retry = true
 		if r.onShard >= 0 { // it met another shard: it runs again as a barrier (scripting_place.go)
 			j.hint.Store(hintRoams)
 			c.needToken = true
@@ -319,6 +323,7 @@ type scriptRun struct {
 	// FCALL (scripting_busy.go).
 	busy, busyFn bool
 	abort        bool // a restart is unwinding: no command may run (pcall may catch it)
+	retry        bool // the attempt is a rerun under every shard
 	// declared are the run's declared keys and caching its caller's CLIENT CACHING yes, for
 	// client tracking (track).
 	declared [][]byte
@@ -342,8 +347,13 @@ func (r *scriptRun) attempt(c *Ctx, j *scriptJob, wide bool) (done bool) {
 		effects = len(c.slot.Effects)
 	}
 	r.begin(c, j.keys, wide)
-	r.busyFn = j.sc == nil
+	r.busy, r.busyFn = false, j.sc == nil
 	r.allowOOM = j.flags&script.FlagAllowOOM != 0
+	if msg := r.waitedBusy(c); msg != "" { // scripting_busy.go
+		c.Err(msg)
+		r.finish(false)
+		return true
+	}
 	if c.tx == nil && !r.e.selfGate(c) { // maxmemory, holding the declared keys' shards
 		r.finish(true)
 		return true

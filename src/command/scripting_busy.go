@@ -1,6 +1,8 @@
 package command
 
 import (
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hotkv/hotkv/pipeline"
@@ -11,20 +13,71 @@ import (
 // runs until the script passes busy-reply-threshold; from then on it answers every command it
 // reads (without allow-busy) -BUSY, those sent before the threshold included. Here a command
 // routed while the run was not yet busy waits for the run's shard instead; when the run ends
-// busy, it records on each shard it held the span from its batch's time to its end (busyMark),
-// and a command of another client whose batch was routed within that span and reaches the
-// shard's executor afterwards is answered the run's BUSY text instead of running, as Redis
-// would have answered it. Not covered: commands waiting for the shard as barriers (multi-shard
-// commands, other scripts, EXEC), which run.
+// busy, it records the span from its batch's time to its end on each shard it held (busyMark)
+// and in the engine's recent spans (busySpans), and a command of another client routed within
+// that span that reaches the run's shards afterwards is answered the run's BUSY text instead of
+// running, as Redis would have answered it:
+//   - a keyed command on its shard's work (execWork), and the scripts and EXECs run there;
+//   - a barrier holding its keys' shards (runOnKeys), an EXEC or a script holding the shards
+//     of its keys: a span recorded on one of those shards;
+//   - a barrier holding every shard (runOnAll, a wide EXEC or script), a script without keys,
+//     a SCAN once it ran: a span of any run.
+//
+// An EXEC is answered EXECABORT with the BUSY text, as Redis's rejectCommand words it. Not
+// covered: a command queued inside MULTI while a run was not yet busy (it is answered QUEUED
+// at once; Redis answers BUSY and aborts the EXEC), and a SCAN or script without keys that
+// ended before the busy run did (it never waited for it).
 
-// busyMark is the last run that ended busy holding a shard; guarded by the shard's token.
+// busyMark is the span of a run that ended busy; a shard's (shardData.busy) is guarded by the
+// shard's token.
 type busyMark struct {
 	from, to int64  // the run's batch time and its end (unix ns); to is 0 before any
 	by       uint64 // the run's client (ID): its own later commands are not refused
 	reply    string
 }
 
-// markBusyLocked records the run's span on every shard it holds, before they are let go.
+// covers reports whether a command of client by routed at now is within m's span.
+func (m *busyMark) covers(now int64, by uint64) bool {
+	return m.to >= now && now >= m.from && by != m.by
+}
+
+// busySpans are the spans of the last runs that ended busy, whichever shards they held: what
+// commands that need every shard (or name no key) check. Written only when a busy run ends.
+type busySpans struct {
+	to   atomic.Int64 // the latest end recorded: a command routed after it is covered by none
+	mu   sync.Mutex
+	ring [8]busyMark // guarded by mu
+	next int         // guarded by mu
+}
+
+func (b *busySpans) add(m busyMark) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ring[b.next] = m
+	b.next = (b.next + 1) % len(b.ring)
+	if m.to > b.to.Load() {
+		b.to.Store(m.to)
+	}
+}
+
+// covering returns the BUSY text of a recorded span that covers a command of client by routed
+// at now, "" when none does.
+func (b *busySpans) covering(now int64, by uint64) string {
+	if b.to.Load() < now {
+		return ""
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := range b.ring {
+		if b.ring[i].covers(now, by) {
+			return b.ring[i].reply
+		}
+	}
+	return ""
+}
+
+// markBusyLocked records the run's span on every shard it holds, before they are let go, and
+// in the engine's recent spans.
 func (r *scriptRun) markBusyLocked() {
 	m := busyMark{from: r.outer.Now, to: time.Now().UnixNano(), by: r.outer.Client.ID, reply: script.ErrBusyScript}
 	m.to = max(m.to, m.from)
@@ -32,27 +85,66 @@ func (r *scriptRun) markBusyLocked() {
 		m.reply = script.ErrBusyFunction
 	}
 	switch {
-	case r.inTx:
-	case r.onShard >= 0:
-		r.e.data(r.onShard).busy = m
 	case r.all:
 		for i := range r.e.Group.Shards {
 			r.e.data(int32(i)).busy = m
 		}
+	case r.inTx:
+		for _, id := range r.outer.tx.held {
+			r.e.data(id).busy = m
+		}
+	case r.onShard >= 0:
+		r.e.data(r.onShard).busy = m
 	default:
 		for _, id := range r.locked {
 			r.e.data(id).busy = m
 		}
 	}
+	r.e.scripting.spans.add(m)
 }
 
 // busyRefused answers s with the BUSY text when it was routed while the shard's last busy run
-// ran and comes from another client; it reports whether it did.
+// ran and comes from another client; it reports whether it did. The shard is held.
 func (d *shardData) busyRefused(e *Engine, s *pipeline.Slot, now int64) bool {
-	spec := s.Cmd.(*Spec)
-	if now < d.busy.from || s.Client.(*Client).ID == d.busy.by || spec.Flags&AllowBusy != 0 || spec.Name == "exec" {
+	spec, cl := s.Cmd.(*Spec), s.Client.(*Client)
+	if !d.busy.covers(now, cl.ID) || spec.Flags&AllowBusy != 0 {
 		return false
 	}
-	e.reject(s, spec, d.busy.reply)
+	msg := d.busy.reply
+	if spec.Name == "exec" { // an EXEC on its shard: the watched keys are there (multi_place.go)
+		e.unwatchLocked(cl)
+		cl.tx.end()
+		msg = execAbortText(msg)
+	}
+	e.reject(s, spec, msg)
 	return true
+}
+
+// busyHeld is the BUSY text for a command of cl routed at now that holds shards now (every
+// shard with all, and a command that names no key) when a busy run it waited for covered its
+// routing; "" otherwise.
+func (e *Engine) busyHeld(cl *Client, spec *Spec, shards []int32, all bool, now int64) string {
+	sc := &e.scripting
+	if sc.spans.to.Load() < now || spec.Flags&AllowBusy != 0 {
+		return ""
+	}
+	if all || len(shards) == 0 {
+		return sc.spans.covering(now, cl.ID)
+	}
+	for _, id := range shards {
+		if d := e.data(id); d.busy.covers(now, cl.ID) {
+			return d.busy.reply
+		}
+	}
+	return ""
+}
+
+// waitedBusy is busyHeld for a script run that is a barrier, its first tokens just taken (its
+// declared keys' shards, or every shard); "" on a rerun, inside EXEC and on its shard's work
+// (execWork checked the slot).
+func (r *scriptRun) waitedBusy(c *Ctx) string {
+	if r.retry || r.inTx || r.onShard >= 0 {
+		return ""
+	}
+	return r.e.busyHeld(c.Client, c.Spec, r.locked, r.wideL, c.Now)
 }
