@@ -23,13 +23,15 @@ import (
 //	HOTKV_AICACHE_DUMP=/tmp/random-q8.dump go test -run X -bench CacheGet -benchmem -cpuprofile /tmp/cpu.prof .
 //
 // HOTKV_AICACHE_CLUSTERS=k (net's -clusters) and HOTKV_AICACHE_NOISE=x (net's -noise) describe
-// the dump's data; HOTKV_AICACHE_N its size (default 100,000 x 512).
+// the dump's data; HOTKV_AICACHE_N its size (default 100,000 x 512); HOTKV_AICACHE_EF is GET's
+// EF (default: the cache's).
 
 type getBench struct {
 	c       *llmcache.Cache
 	g       *gen.Gen
 	entries [][]float32
 	noise   float64
+	ef      int
 }
 
 func loadGetBench(tb testing.TB) *getBench {
@@ -62,6 +64,7 @@ func loadGetBench(tb testing.TB) *getBench {
 		b.g.Clusters(k)
 	}
 	b.noise, _ = strconv.ParseFloat(os.Getenv("HOTKV_AICACHE_NOISE"), 64)
+	b.ef, _ = strconv.Atoi(os.Getenv("HOTKV_AICACHE_EF"))
 	b.entries = b.g.Entries(n)
 	runtime.GC()
 	return b
@@ -72,7 +75,7 @@ func loadGetBench(tb testing.TB) *getBench {
 func (b *getBench) semantic() llmcache.Query {
 	j := b.g.R.IntN(len(b.entries))
 	return llmcache.Query{NS: []byte("gpt"), Prompt: fmt.Appendf(nil, "question number %d?", j),
-		Vector: b.g.Near(b.entries[j], b.noise), NowMS: 1}
+		Vector: b.g.Near(b.entries[j], b.noise), NowMS: 1, EF: b.ef}
 }
 
 // wantID is the id of the entry a semantic query was made from, 0 for a miss.
@@ -86,7 +89,7 @@ func wantID(q llmcache.Query) uint64 {
 
 // miss is a query no entry should answer (net's "miss").
 func (b *getBench) miss() llmcache.Query {
-	return llmcache.Query{NS: []byte("gpt"), Prompt: []byte("something else"), Vector: b.g.Miss(), NowMS: 1}
+	return llmcache.Query{NS: []byte("gpt"), Prompt: []byte("something else"), Vector: b.g.Miss(), NowMS: 1, EF: b.ef}
 }
 
 // TestCacheGetLatency: p50/p99 of Cache.Get for semantic hits and misses, one goroutine, and
