@@ -182,6 +182,22 @@ func (r *budgetRegistry) sweep(e *Engine) {
 	}
 }
 
+// budgetRenamed puts the pending reservations of a budget RENAMEd to key (in db, the
+// connection's) in the id index under its new name, so COMMIT and RELEASE settle them there; the
+// old name stays in their records and is skipped (no budget there holds the id). MOVE to another
+// database, COPY and RESTORE register nothing: a chain settles within one database, and a copy's
+// reservations are refunded at their deadline.
+func budgetRenamed(c *Ctx, db int, key []byte, to *keyspace.Keyspace) {
+	ent := to.Find(key, c.Now)
+	if ent == nil || ent.Kind != keyspace.KindBudget {
+		return
+	}
+	reg := budgetReg(c.E)
+	for _, r := range keyspace.Obj[budget.Budget](ent).Reservations() {
+		reg.note(c.E, db, key, r)
+	}
+}
+
 // note records that key of db holds reservation res (BUDGET.STATE, loading).
 func (r *budgetRegistry) note(e *Engine, db int, key []byte, res budget.Resv) {
 	r.mu.Lock()

@@ -418,3 +418,60 @@ func TestBudgetActiveExpiry(t *testing.T) {
 		t.Errorf("GET after expiry = %q", got)
 	}
 }
+
+// A reservation follows its budget through RENAME (and RENAMENX): COMMIT and RELEASE find it
+// under the new name and settle it there. Before, the id index kept only the old name, so COMMIT
+// answered 0 and the units stayed taken until the reservation's deadline.
+func TestBudgetReservationAfterRename(t *testing.T) {
+	tc := newTestConn(t, newTestEngine())
+	tc.do("BUDGET.SET", "t", "LIMIT", "100", "PER", "1h")
+	tc.do("BUDGET.SET", "u", "LIMIT", "50", "PER", "1h")
+	reserve := func(keys ...string) string {
+		t.Helper()
+		r := tc.do(append([]string{"BUDGET.RESERVE", "30"}, append(keys, "TIMEOUT", "600000")...)...)
+		v, err := resptest.Parse([]byte(r))
+		if err != nil || v.Str == "" {
+			t.Fatalf("RESERVE = %q", r)
+		}
+		return v.Str
+	}
+	available := func(key string) string {
+		t.Helper()
+		g := tc.do("BUDGET.GET", key)
+		v, err := resptest.Parse([]byte(g))
+		if err != nil || len(v.Elems) < 2 {
+			t.Fatalf("BUDGET.GET %s = %q", key, g)
+		}
+		for i := 0; i+1 < len(v.Elems); i += 2 {
+			if v.Elems[i].Str == "available" {
+				return v.Elems[i+1].Str
+			}
+		}
+		t.Fatalf("BUDGET.GET %s has no available: %q", key, g)
+		return ""
+	}
+	id := reserve("t", "u")
+	if got := tc.do("RENAME", "t", "t2"); got != "+OK\r\n" {
+		t.Fatalf("RENAME = %q", got)
+	}
+	if got := tc.do("RENAMENX", "u", "u2"); got != ":1\r\n" {
+		t.Fatalf("RENAMENX = %q", got)
+	}
+	if a, b := available("t2"), available("u2"); a != "70" || b != "20" {
+		t.Fatalf("available after RESERVE 30 and the renames: t2 %s, u2 %s; want 70, 20", a, b)
+	}
+	if got := tc.do("BUDGET.COMMIT", id, "10"); got != ":1\r\n" {
+		t.Fatalf("COMMIT after RENAME = %q, want :1", got)
+	}
+	if a, b := available("t2"), available("u2"); a != "90" || b != "40" {
+		t.Errorf("available after COMMIT 10 of 30: t2 %s, u2 %s; want 90, 40", a, b)
+	}
+	id = reserve("t2")
+	tc.do("RENAME", "t2", "t3")
+	if got := tc.do("BUDGET.RELEASE", id); got != ":1\r\n" {
+		t.Fatalf("RELEASE after RENAME = %q, want :1", got)
+	}
+	if a := available("t3"); a != "90" {
+		t.Errorf("available after RELEASE: %s, want 90", a)
+	}
+}

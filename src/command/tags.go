@@ -138,6 +138,9 @@ func moveTagged(c *Ctx, from *keyspace.Keyspace, e *keyspace.Entry, src []byte, 
 		carried = fromIx.Take(keyString(src))
 	}
 	moved := moveEntry(from, e, to, key, c.Now, replace)
+	if moved && toDB == c.DB {
+		budgetRenamed(c, toDB, key, to)
+	}
 	switch {
 	case carried == nil:
 	case moved:
