@@ -34,41 +34,43 @@ func bitfieldGeneric(c *Ctx, readOnly bool) {
 		return
 	}
 	key := c.Args[1]
-	var b []byte
 	if writes == 0 {
+		var d bitDest
 		switch e := c.FindRead(key); {
 		case e != nil && e.Kind != keyspace.KindString:
 			c.WrongType()
 			return
 		case e != nil:
-			b = c.strBytes(e)
+			if d.sparse = sparseOf(e); d.sparse == nil {
+				d.dense = c.strBytes(e)
+			}
 		}
-		replyFieldOps(c, ops, b, false)
+		replyFieldOps(c, ops, &d)
 		return
 	}
 	if readOnly {
 		c.Err(ErrBitfieldRO)
 		return
 	}
-	e, grew, packed := bitString(c, key, maxBit)
-	if e == nil {
+	d, ok := bitString(c, key, maxBit)
+	if !ok {
 		return
 	}
-	changes := replyFieldOps(c, ops, e.Bytes(), grew)
-	repack(c, c.KS(key), e, packed)
+	changes := replyFieldOps(c, ops, &d)
+	d.done(c)
 	if changes > 0 {
 		c.Changed(NotifyString, "setbit", key)
 		c.Dirty(changes)
 	}
 }
 
-// replyFieldOps runs ops over b, which holds every bit a write reaches, and replies their
-// results. It returns the changes, as Redis 7 counts them: every write that was not stopped by
+// replyFieldOps runs ops over d, which holds every bit a write reaches (reads only: whatever
+// the key holds), and replies their results. It returns the changes, as Redis 7 counts them: every write that was not stopped by
 // FAIL when the string was created or grew, else those that changed their field.
-func replyFieldOps(c *Ctx, ops []fieldOp, b []byte, grew bool) (changes int) {
+func replyFieldOps(c *Ctx, ops []fieldOp, d *bitDest) (changes int) {
 	c.ArrayLen(len(ops))
 	for _, op := range ops {
-		old := op.field.Get(b, op.off)
+		old := d.getField(op.field, op.off)
 		if op.kind == 'g' {
 			c.Int(old)
 			continue
@@ -85,8 +87,8 @@ func replyFieldOps(c *Ctx, ops []fieldOp, b []byte, grew bool) (changes int) {
 		if op.kind == 'i' {
 			ret = nv
 		}
-		op.field.Set(b, op.off, nv)
-		if grew || nv != old {
+		d.setField(op.field, op.off, nv)
+		if d.grew || nv != old {
 			changes++
 		}
 		c.Int(ret)

@@ -3,6 +3,7 @@ package command
 import (
 	"github.com/hotkv/hotkv/ds/bitmap"
 	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/ds/sparsebits"
 	"github.com/hotkv/hotkv/ds/strs"
 )
 
@@ -39,30 +40,45 @@ func parseBitOffset(c *Ctx, arg []byte, width int) (uint64, bool) {
 }
 
 // bitString is Redis's lookupStringForBitCommand: key's string grown with zero bytes to hold bit
-// maxBit, created when absent. It replies WRONGTYPE and returns nil for another type; grew says
-// whether the key was created or lengthened; a packed value is unpacked first, and the caller
-// hands packed to repack once it has written.
-func bitString(c *Ctx, key []byte, maxBit uint64) (e *keyspace.Entry, grew, packed bool) {
+// maxBit, created when absent. It replies WRONGTYPE and returns ok false for another type. A
+// packed value is unpacked first (the caller's done packs it again); a sparse one is edited as
+// it is, and a key created longer than sparsebits.MinLen starts sparse (bitmaps_sparse.go).
+func bitString(c *Ctx, key []byte, maxBit uint64) (d bitDest, ok bool) {
 	ks, e := c.FindIn(key)
+	need := int(maxBit>>3) + 1
 	switch {
 	case maxBit>>3 >= keyspace.MaxString && (e == nil || e.Kind == keyspace.KindString):
 		c.Err(ErrStringMax) // BITFIELD's last field past an Entry's 4 GB (proto-max-bulk-len >= 4 GB)
-		return nil, false, false
+		return d, false
 	case e == nil:
 		e = addString(c, ks, key)
-		grew = true
+		d.grew = true
+		if need >= sparsebits.MinLen {
+			d.sparse = sparsebits.New(uint32(need))
+		}
 	case e.Kind != keyspace.KindString:
 		c.WrongType()
-		return nil, false, false
+		return d, false
+	default:
+		if p := sparseOf(e); p != nil {
+			ks.Unpacked(e) // uncounted while edited; done counts it again
+			d.grew = need > sparsebits.Len(p)
+			d.sparse = sparsebits.Grow(p, need)
+		}
 	}
-	packed = unpackForEdit(ks, e)
-	b := e.Bytes()
-	if need := int(maxBit>>3) + 1; need > len(b) {
-		e.SetBytes(bitmap.Grow(b, need))
-		grew = true
+	d.ks, d.e = ks, e
+	if d.sparse != nil {
+		e.Enc = EncRaw
+		return d, true
 	}
+	d.packed = unpackForEdit(ks, e)
 	e.Enc = EncRaw
-	return e, grew, packed
+	if b := e.Bytes(); need > len(b) {
+		e.SetBytes(bitmap.Grow(b, need))
+		d.grew = true
+	}
+	d.dense = e.Bytes()
+	return d, true
 }
 
 // SETBIT key offset value
@@ -78,13 +94,13 @@ func setbit(c *Ctx) {
 		c.Err(ErrBitValue)
 		return
 	}
-	e, grew, packed := bitString(c, key, off)
-	if e == nil {
+	d, ok := bitString(c, key, off)
+	if !ok {
 		return
 	}
-	old := bitmap.SetBit(e.Bytes(), off, int(on))
-	repack(c, c.KS(key), e, packed)
-	if grew || old != int(on) { // Redis 7 counts a change only when something changed
+	old := d.setBit(off, int(on))
+	d.done(c)
+	if d.grew || old != int(on) { // Redis 7 counts a change only when something changed
 		c.Changed(NotifyString, "setbit", key)
 		c.Dirty(1)
 	}
@@ -104,22 +120,30 @@ func getbit(c *Ctx) {
 	case e.Kind != keyspace.KindString:
 		c.WrongType()
 	default:
+		if p := sparseOf(e); p != nil {
+			c.Int(int64(sparsebits.Bit(p, off)))
+			return
+		}
 		c.Int(int64(bitmap.Bit(c.strBytes(e), off)))
 	}
 }
 
-// readBits is the lookup of BITCOUNT and BITPOS: key's bytes, or ok false once it replied
-// (missing with the reply miss, WRONGTYPE).
-func readBits(c *Ctx, key []byte, miss int64) (b []byte, ok bool) {
+// readBits is the lookup of BITCOUNT and BITPOS: key's bytes (or its sparse form in sp) and the
+// string's length, or ok false once it replied (missing with the reply miss, WRONGTYPE).
+func readBits(c *Ctx, key []byte, miss int64) (b, sp []byte, size int64, ok bool) {
 	switch e := c.FindRead(key); {
 	case e == nil:
 		c.Int(miss)
 	case e.Kind != keyspace.KindString:
 		c.WrongType()
 	default:
-		return c.strBytes(e), true
+		if sp = sparseOf(e); sp != nil {
+			return nil, sp, int64(sparsebits.Len(sp)), true
+		}
+		b = c.strBytes(e)
+		return b, nil, int64(len(b)), true
 	}
-	return nil, false
+	return nil, nil, 0, false
 }
 
 // unitIsBit parses BITCOUNT's and BITPOS's BYTE|BIT.
@@ -137,11 +161,11 @@ func unitIsBit(arg []byte) (inBits, ok bool) {
 //
 // As in Redis 7.0, a missing key answers 0 before the range is looked at.
 func bitcount(c *Ctx) {
-	b, ok := readBits(c, c.Args[1], 0)
+	b, sp, size, ok := readBits(c, c.Args[1], 0)
 	if !ok {
 		return
 	}
-	span := bitmap.Span{First: 0, Last: int64(len(b))*8 - 1}
+	span := bitmap.Span{First: 0, Last: size*8 - 1}
 	switch len(c.Args) {
 	case 2:
 	case 4, 5:
@@ -162,9 +186,13 @@ func bitcount(c *Ctx) {
 				return
 			}
 		}
-		span = bitmap.Normalize(int64(len(b)), start, end, inBits)
+		span = bitmap.Normalize(size, start, end, inBits)
 	default:
 		c.Err(ErrSyntax)
+		return
+	}
+	if sp != nil {
+		c.Int(sparsebits.CountRange(sp, span.First, span.Last))
 		return
 	}
 	c.Int(bitmap.Count(b, span))
@@ -184,11 +212,11 @@ func bitpos(c *Ctx) {
 		c.Err(ErrBitposBit)
 		return
 	}
-	b, ok := readBits(c, c.Args[1], -bit)
+	b, sp, size, ok := readBits(c, c.Args[1], -bit)
 	if !ok {
 		return
 	}
-	span := bitmap.Span{First: 0, Last: int64(len(b))*8 - 1}
+	span := bitmap.Span{First: 0, Last: size*8 - 1}
 	endGiven := false
 	switch n := len(c.Args); {
 	case n == 3:
@@ -213,12 +241,17 @@ func bitpos(c *Ctx) {
 			}
 			endGiven = true
 		}
-		span = bitmap.Normalize(int64(len(b)), start, end, inBits)
+		span = bitmap.Normalize(size, start, end, inBits)
 	default:
 		c.Err(ErrSyntax)
 		return
 	}
-	pos := bitmap.Pos(b, int(bit), span)
+	var pos int64
+	if sp != nil {
+		pos = sparsebits.Pos(sp, int(bit), span.First, span.Last)
+	} else {
+		pos = bitmap.Pos(b, int(bit), span)
+	}
 	if pos < 0 && bit == 0 && !endGiven && !span.Empty() {
 		pos = span.Last + 1
 	}

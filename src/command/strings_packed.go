@@ -24,6 +24,7 @@ import (
 
 	"github.com/hotkv/hotkv/ds/compress"
 	"github.com/hotkv/hotkv/ds/keyspace"
+	"github.com/hotkv/hotkv/ds/sparsebits"
 )
 
 // scratchKeep is the largest scratch buffer a Ctx keeps between commands; a longer value is
@@ -55,7 +56,12 @@ func strCopy(e *keyspace.Entry) []byte {
 // strLen is STRLEN's answer for the string entry e: O(1), packed or not.
 func strLen(e *keyspace.Entry) int { return e.RawLen() }
 
+// unpackOrPanic returns the raw bytes of the packed e, in dst's storage when it fits: every
+// reader of a packed value goes through it, a sparse bitmap's too (bitmaps_sparse.go).
 func unpackOrPanic(dst []byte, e *keyspace.Entry) []byte {
+	if p := e.Bytes(); sparsebits.Is(p) {
+		return sparsebits.Dense(dst, p)
+	}
 	raw, err := compress.Unpack(dst, e.Bytes())
 	if err != nil {
 		panic("BUG: a packed value does not unpack: " + err.Error())

@@ -45,6 +45,8 @@ func getrange(c *Ctx) {
 		c.Bulk(nil)
 	case e.Kind != keyspace.KindString:
 		c.WrongType()
+	case sparseOf(e) != nil: // only the range's bytes are built
+		c.Bulk(sparseRange(sparseOf(e), start, end))
 	default:
 		c.Bulk(strs.Range(c.strBytes(e), start, end))
 	}
