@@ -136,6 +136,10 @@ func shutdown(c *Ctx) {
 	case abort:
 		// Shutdown is synchronous here: there is never one in progress to abort.
 		c.Err(ErrNoShutdown)
+	case !nosave && c.E.Scripts().BusyReply() != "":
+		// While a script is busy only SHUTDOWN NOSAVE ends the server; the others get the busy
+		// run's BUSY text, as Redis's shutdownCommand answers.
+		c.Err(c.E.Scripts().BusyReply())
 	case c.E.Hooks.Shutdown == nil:
 		c.Err(ErrShutdownFailed)
 	default:
