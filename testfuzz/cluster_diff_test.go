@@ -61,7 +61,7 @@ func TestClusterCommandsAgainstRedis(t *testing.T) {
 		"CLUSTER FAILOVER FORCE TAKEOVER",
 		"SELECT 1", "SELECT 0", "SELECT x", "MSET a 1 b 2", "GET foo", "SET {t}a 1", "MGET {t}a {t}b",
 		"GET 3560", "READONLY", "READWRITE", "ASKING",
-		"INFO cluster",
+		"INFO cluster", "CLUSTER HELP", "CLUSTER HELP x",
 		"CLUSTER FLUSHSLOTS", "CLUSTER INFO", "CLUSTER SAVECONFIG", "CLUSTER RESET foo",
 	}
 	norm := func(port, out string) string {

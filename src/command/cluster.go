@@ -89,7 +89,7 @@ var clusterSubs = []*Spec{
 	{Name: "cluster|flushslots", Arity: 2, Flags: Admin | Stale | NoAsyncLoading},
 	{Name: "cluster|forget", Arity: 3, Flags: Admin | Stale | NoAsyncLoading},
 	{Name: "cluster|getkeysinslot", Arity: 4, Flags: Stale, Scope: ScopeAll, Run: getKeysInSlotCmd},
-	{Name: "cluster|help", Arity: 2, Flags: Loading | Stale},
+	{Name: "cluster|help", Arity: 2, Flags: Loading | Stale, Run: clusterHelp},
 	{Name: "cluster|info", Arity: 2, Flags: Stale},
 	{Name: "cluster|keyslot", Arity: 3, Flags: Stale},
 	{Name: "cluster|links", Arity: 2, Flags: Stale},
@@ -137,6 +137,76 @@ func clusterCmd(c *Ctx) {
 		return
 	}
 	c.Out = h.Cluster(c.Out, c.Proto, c.Args, c.E.clusterKeyCounts(c))
+}
+
+// CLUSTER HELP
+func clusterHelp(c *Ctx) {
+	if c.E.Hooks.Cluster == nil {
+		c.Err(ErrNoCluster)
+		return
+	}
+	replyHelpLines(c, clusterHelpLines)
+}
+
+// clusterHelpLines is redis-server 7.0.15's CLUSTER HELP text (LINKS included, though HotKV does
+// not answer it yet), kept identical for clients that show it.
+var clusterHelpLines = []string{
+	"CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"ADDSLOTS <slot> [<slot> ...]",
+	"    Assign slots to current node.",
+	"ADDSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+	"    Assign slots which are between <start-slot> and <end-slot> to current node.",
+	"BUMPEPOCH",
+	"    Advance the cluster config epoch.",
+	"COUNT-FAILURE-REPORTS <node-id>",
+	"    Return number of failure reports for <node-id>.",
+	"COUNTKEYSINSLOT <slot>",
+	"    Return the number of keys in <slot>.",
+	"DELSLOTS <slot> [<slot> ...]",
+	"    Delete slots information from current node.",
+	"DELSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+	"    Delete slots information which are between <start-slot> and <end-slot> from current node.",
+	"FAILOVER [FORCE|TAKEOVER]",
+	"    Promote current replica node to being a master.",
+	"FORGET <node-id>",
+	"    Remove a node from the cluster.",
+	"GETKEYSINSLOT <slot> <count>",
+	"    Return key names stored by current node in a slot.",
+	"FLUSHSLOTS",
+	"    Delete current node own slots information.",
+	"INFO",
+	"    Return information about the cluster.",
+	"KEYSLOT <key>",
+	"    Return the hash slot for <key>.",
+	"MEET <ip> <port> [<bus-port>]",
+	"    Connect nodes into a working cluster.",
+	"MYID",
+	"    Return the node id.",
+	"NODES",
+	"    Return cluster configuration seen by node. Output format:",
+	"    <id> <ip:port> <flags> <master> <pings> <pongs> <epoch> <link> <slot> ...",
+	"REPLICATE <node-id>",
+	"    Configure current node as replica to <node-id>.",
+	"RESET [HARD|SOFT]",
+	"    Reset current node (default: soft).",
+	"SET-CONFIG-EPOCH <epoch>",
+	"    Set config epoch of current node.",
+	"SETSLOT <slot> (IMPORTING <node-id>|MIGRATING <node-id>|STABLE|NODE <node-id>)",
+	"    Set slot state.",
+	"REPLICAS <node-id>",
+	"    Return <node-id> replicas.",
+	"SAVECONFIG",
+	"    Force saving cluster configuration on disk.",
+	"SLOTS",
+	"    Return information about slots range mappings. Each range is made of:",
+	"    start, end, master and replicas IP addresses, ports and ids",
+	"SHARDS",
+	"    Return information about slot range mappings and the nodes associated with them.",
+	"LINKS",
+	"    Return information about all network links between this node and its peers.",
+	"    Output format is an array where each array element is a map containing attributes of a link",
+	"HELP",
+	"    Prints this help.",
 }
 
 // ASKING
