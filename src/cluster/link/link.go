@@ -12,9 +12,11 @@ package link
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -52,9 +54,13 @@ type Bus struct {
 }
 
 type conn struct {
-	mu   sync.Mutex
-	c    net.Conn
-	node *cluster.Node // outbound links only
+	mu      sync.Mutex
+	c       net.Conn
+	node    *cluster.Node // outbound links only
+	created int64         // unix ms the link was made (CLUSTER LINKS create-time)
+	// from is, on an inbound link, the name of the known node whose messages arrive on it (set
+	// under the bus lock; "" until one does).
+	from string
 }
 
 // nowMS is wall time in milliseconds, the clock Redis's cluster uses.
@@ -130,7 +136,7 @@ func (b *Bus) accept() {
 		if err != nil {
 			return
 		}
-		cn := &conn{c: c}
+		cn := &conn{c: c, created: nowMS()}
 		b.mu.Lock()
 		b.in[cn] = true
 		b.mu.Unlock()
@@ -236,6 +242,11 @@ func (b *Bus) receive(c *conn, src string, m *wire.Msg) {
 	}
 	b.refreshLocked()
 	outs := b.st.Receive(linkNode, src, m, &b.loc, b.now(), b.r)
+	if c.node == nil {
+		if name := senderName(m); b.st.Nodes[name] != nil && name != b.st.Myself.Name {
+			c.from = name
+		}
+	}
 	w := b.encodeLocked(c, outs)
 	if linkNode != nil && b.st.Nodes[linkNode.Name] != linkNode { // a handshake that turned out known
 		w = append(w, pending{c: c, drop: true})
@@ -316,11 +327,57 @@ func (b *Bus) dial(n *cluster.Node, addr string) {
 		}
 		return
 	}
-	cn := &conn{c: c, node: n}
+	cn := &conn{c: c, node: n, created: nowMS()}
 	b.out[n] = cn
 	w := b.encodeLocked(nil, []cluster.Out{b.st.Connected(n, &b.loc, b.now(), b.r)})
 	b.mu.Unlock()
 	b.flush(w)
 	b.wg.Add(1)
 	go b.read(cn)
+}
+
+// senderName is the node name a message's header carries.
+func senderName(m *wire.Msg) string {
+	n := m.Sender[:]
+	if i := bytes.IndexByte(n, 0); i >= 0 {
+		n = n[:i]
+	}
+	return string(n)
+}
+
+// Link is one bus connection as CLUSTER LINKS reports it.
+type Link struct {
+	To      bool   // this node's outbound link to Node; else Node's inbound link here
+	Node    string // the peer's name
+	Created int64  // unix ms
+}
+
+// Links lists the bus connections as Redis's CLUSTER LINKS does: per known node (in name order),
+// this node's link to it and then its newest inbound link from it, each when there is one.
+func (b *Bus) Links() []Link {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	names := make([]string, 0, len(b.st.Nodes))
+	for name := range b.st.Nodes {
+		if name != b.st.Myself.Name {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	var ls []Link
+	for _, name := range names {
+		if c := b.out[b.st.Nodes[name]]; c != nil {
+			ls = append(ls, Link{To: true, Node: name, Created: c.created})
+		}
+		var newest *conn
+		for c := range b.in {
+			if c.from == name && (newest == nil || c.created > newest.created) {
+				newest = c
+			}
+		}
+		if newest != nil {
+			ls = append(ls, Link{Node: name, Created: newest.created})
+		}
+	}
+	return ls
 }

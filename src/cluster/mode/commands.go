@@ -10,14 +10,18 @@ import (
 
 	"github.com/hotkv/hotkv/net/resp"
 	"github.com/hotkv/hotkv/src/cluster"
+	"github.com/hotkv/hotkv/src/cluster/link"
 	"github.com/hotkv/hotkv/src/cluster/wire"
 )
 
 // Cluster answers CLUSTER args (command.ClusterHooks).
 func (m *Mode) Cluster(dst []byte, proto int, args [][]byte, keys cluster.KeyCounts) []byte {
 	sub := strings.ToLower(string(args[1]))
-	if sub == "keyslot" {
+	switch sub {
+	case "keyslot":
 		return resp.AppendInt(dst, int64(cluster.KeySlot(args[2])))
+	case "links":
+		return appendLinks(dst, proto, m.bus.Links())
 	}
 	var reply []byte
 	var master *cluster.Node
@@ -444,4 +448,25 @@ func (m *Mode) failover(dst, name []byte, a [][]byte, st *cluster.State, now int
 		return errReply(dst, err), nil
 	}
 	return resp.AppendSimple(dst, "OK"), outs
+}
+
+// appendLinks is CLUSTER LINKS: a map per link (a flat array in RESP2), with Redis's fields.
+// The bus writes each message at once, without a send buffer, so both buffer sizes are 0 and
+// the events are always "r".
+func appendLinks(dst []byte, proto int, ls []link.Link) []byte {
+	dst = resp.AppendArrayLen(dst, len(ls))
+	for _, l := range ls {
+		dst = resp.AppendMapLen(dst, proto, 6)
+		dir := "from"
+		if l.To {
+			dir = "to"
+		}
+		dst = resp.AppendBulkString(resp.AppendBulkString(dst, "direction"), dir)
+		dst = resp.AppendBulkString(resp.AppendBulkString(dst, "node"), l.Node)
+		dst = resp.AppendInt(resp.AppendBulkString(dst, "create-time"), l.Created)
+		dst = resp.AppendBulkString(resp.AppendBulkString(dst, "events"), "r")
+		dst = resp.AppendInt(resp.AppendBulkString(dst, "send-buffer-allocated"), 0)
+		dst = resp.AppendInt(resp.AppendBulkString(dst, "send-buffer-used"), 0)
+	}
+	return dst
 }
