@@ -28,8 +28,8 @@ const HeaderLen = 5
 const MinLen = 64 << 10
 
 // MaxBits is the most set bits a sparse form holds. Past it inserting in the middle moves too
-// much (up to 256 KiB) for SETBIT's O(1) promise, so the value becomes dense.
-const MaxBits = 1 << 16
+// much (up to 64 KiB, about 2 µs) for a SETBIT, so the value becomes dense.
+const MaxBits = 1 << 14
 
 // Fits reports whether a string of length bytes with count set bits is kept sparse: long enough
 // (MinLen), at most MaxBits bits, and the offsets at most a sixteenth of the dense bytes. A

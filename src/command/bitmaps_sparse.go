@@ -2,7 +2,7 @@ package command
 
 // Sparse bitmaps (ds/sparsebits). A bit write (SETBIT, BITFIELD) that creates a key whose string
 // would be at least sparsebits.MinLen (64 KiB) long stores it as the offsets of its set bits
-// instead of its bytes, and the bit writes keep it so while sparsebits.Fits holds (at most 65,536
+// instead of its bytes, and the bit writes keep it so while sparsebits.Fits holds (at most 16,384
 // set bits, their offsets at most a sixteenth of the dense bytes); the write that breaks the rule
 // converts it to the dense string, which then stays dense like any string. A dense string never
 // becomes sparse.
