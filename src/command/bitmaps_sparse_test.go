@@ -337,3 +337,32 @@ func TestSparseEditsKeepCounts(t *testing.T) {
 		t.Fatalf("BITCOUNT bulk: %q", got)
 	}
 }
+
+// TestSparseBitmapFreezes: a snapshot freezes a sparse bitmap by its string's length (writing it
+// means building the dense bytes, which must not happen under the shard's token), and the frozen
+// copy writes the dense string of the instant it was frozen, whatever SETBIT does after.
+func TestSparseBitmapFreezes(t *testing.T) {
+	e := newTestEngine()
+	tc := newTestConn(t, e)
+	tc.do("SETBIT", "bm", strconv.Itoa(freezeMinBytes*8+5), "1")
+	want := tc.do("GET", "bm")
+	key := []byte("bm")
+	ks := e.keyspace(0, key)
+	var f Frozen
+	e.Group.Do(int(e.shardOf(key)), func(*pipeline.Shard) {
+		en := ks.Peek(key, time.Now().UnixNano())
+		if sparseOf(en) == nil {
+			t.Error("bm is not sparse")
+		}
+		f = e.newRDBSerializer(false, time.Now()).Freeze(0, en, ks)
+	})
+	if f == nil {
+		t.Fatal("a sparse bitmap longer than freezeMinBytes is not frozen")
+	}
+	tc.do("SETBIT", "bm", "3", "1")
+	tc.do("SETBIT", "bm", strconv.Itoa(freezeMinBytes*8+5), "0")
+	out := f.Append(nil)
+	if !bytes.Contains(out, []byte(bulkOf(t, want))) {
+		t.Fatal("the frozen record does not hold the dense string of the instant")
+	}
+}

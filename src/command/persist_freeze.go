@@ -81,8 +81,8 @@ func (s *RDBSerializer) Freeze(db int, en *keyspace.Entry, ks *keyspace.Keyspace
 
 // worthFreezing reports whether writing en's value would take long enough to copy it first.
 func worthFreezing(en *keyspace.Entry) bool {
-	if en.Kind == keyspace.KindString {
-		return len(en.Bytes()) > freezeMinBytes
+	if en.Kind == keyspace.KindString { // the raw length: a packed or sparse value is unpacked to be written
+		return en.RawLen() > freezeMinBytes
 	}
 	return freeEffort(en) > freezeMinElems
 }
