@@ -131,7 +131,8 @@ func sparseCommand(r *rand.Rand, keys []string, maxBit int64) []string {
 
 // TestSparseBitmapsMatchRedis runs random bit and string commands on the same keys on HotKV and
 // on redis-server 7.0.15, offsets small and far (up to 2^27 bits on both sides, 2^24 under -race), and compares
-// every reply byte for byte, with DUMP payloads and the packed counts from time to time. It
+// every reply byte for byte, with DUMP payloads and the packed counts from time to time; after
+// every step the used-memory counter equals a recount (the form's real size). It
 // fails unless keys were sparse, and dense after holding too many bits, along the way.
 func TestSparseBitmapsMatchRedis(t *testing.T) {
 	rs := newRedisSession(t)
@@ -152,6 +153,9 @@ func TestSparseBitmapsMatchRedis(t *testing.T) {
 		want, got := rs.do(args...), tc.do(args...)
 		if got != want {
 			t.Fatalf("step %d: %.200q\n got: %s\nwant: %s", step, args, digestReply(got), digestReply(want))
+		}
+		if got, want := accountedUsed(e), recountUsed(e); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("step %d (%.100q): used memory counts %v, a recount %v", step, args, got, want)
 		}
 		now := sparseKeys(e, keys)
 		for _, k := range keys {
