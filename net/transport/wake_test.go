@@ -216,6 +216,10 @@ func TestWakeNotLost(t *testing.T) {
 		b := <-h.first
 		stop := make(chan struct{})
 		defer close(stop)
+		// The writer stays at most 1,000 requests ahead of the replies read: unbounded, it outran
+		// the reader under -race on a loaded machine, each push queued behind an ever longer run
+		// of replies, and the test took longer than the package's timeout (CI, 20 min).
+		var sent, read atomic.Int64
 		go func() {
 			rng := rand.New(rand.NewPCG(7, 8))
 			for {
@@ -224,7 +228,13 @@ func TestWakeNotLost(t *testing.T) {
 					return
 				default:
 				}
-				c.Write([]byte(strings.Repeat("PING\r\n", 1+rng.IntN(20))))
+				if sent.Load()-read.Load() > 1000 {
+					time.Sleep(50 * time.Microsecond)
+					continue
+				}
+				n := 1 + rng.IntN(20)
+				sent.Add(int64(n))
+				c.Write([]byte(strings.Repeat("PING\r\n", n)))
 				if rng.IntN(4) == 0 {
 					time.Sleep(time.Duration(rng.IntN(100)) * time.Microsecond)
 				}
@@ -233,7 +243,13 @@ func TestWakeNotLost(t *testing.T) {
 		rr := newReplyReader(t, c, 1)
 		for i := range 2000 {
 			b.push(pushLine(0, i))
-			for rr.read() < 0 {
+			// The writer never stops, so replies keep coming: bound the wait for the push itself,
+			// or a lost Wake spins here until the package's timeout.
+			for deadline := time.Now().Add(10 * time.Second); rr.read() < 0; {
+				read.Add(1)
+				if time.Now().After(deadline) {
+					t.Fatalf("push %d not written 10 s after its Wake, while replies kept coming: a lost Wake", i)
+				}
 			}
 		}
 		h.check(t)
