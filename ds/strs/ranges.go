@@ -4,9 +4,18 @@ package strs
 // indexes count from the end, both ends are clamped into the string, and an empty result is
 // returned when the range is empty or both indexes are negative and reversed.
 func Range(s []byte, start, end int64) []byte {
-	n := int64(len(s))
-	if start < 0 && end < 0 && start > end {
+	lo, hi, ok := Bounds(int64(len(s)), start, end)
+	if !ok {
 		return s[:0]
+	}
+	return s[lo : hi+1]
+}
+
+// Bounds applies Range's index rules to a string of n bytes: the inclusive range [lo, hi] it
+// selects, or ok false when it selects nothing.
+func Bounds(n, start, end int64) (lo, hi int64, ok bool) {
+	if start < 0 && end < 0 && start > end {
+		return 0, 0, false
 	}
 	if start < 0 {
 		start += n
@@ -19,9 +28,9 @@ func Range(s []byte, start, end int64) []byte {
 		end = n - 1
 	}
 	if n == 0 || start > end {
-		return s[:0]
+		return 0, 0, false
 	}
-	return s[start : end+1]
+	return start, end, true
 }
 
 // CheckLen reports whether a string of size bytes may grow by add bytes without exceeding limit

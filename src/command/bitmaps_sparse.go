@@ -21,6 +21,7 @@ import (
 	"github.com/hotkv/hotkv/ds/bitmap"
 	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/ds/sparsebits"
+	"github.com/hotkv/hotkv/ds/strs"
 )
 
 // sparseOf returns the sparse form e holds, or nil when e holds anything else.
@@ -115,22 +116,9 @@ func spellsHLL(p []byte) bool {
 // sparseRange is GETRANGE (strs.Range) over the sparse form p: the bytes are built for the
 // range only.
 func sparseRange(p []byte, start, end int64) []byte {
-	n := int64(sparsebits.Len(p))
-	if start < 0 && end < 0 && start > end {
+	lo, hi, ok := strs.Bounds(int64(sparsebits.Len(p)), start, end)
+	if !ok {
 		return []byte{}
 	}
-	if start < 0 {
-		start += n
-	}
-	if end < 0 {
-		end += n
-	}
-	start, end = max(start, 0), max(end, 0)
-	if end >= n {
-		end = n - 1
-	}
-	if n == 0 || start > end {
-		return []byte{}
-	}
-	return sparsebits.Window(make([]byte, 0, end-start+1), p, int(start), int(end-start+1))
+	return sparsebits.Window(make([]byte, 0, hi-lo+1), p, int(lo), int(hi-lo+1))
 }
