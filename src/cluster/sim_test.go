@@ -384,23 +384,30 @@ func TestSimFailover(t *testing.T) {
 	_ = oldName
 }
 
+// newSimWithReplica is a converged simulation of three masters and node 3 as node 0's replica,
+// known as such by every node, with the cluster ok everywhere.
+func newSimWithReplica(t *testing.T) *sim {
+	s := newSim(t, 4)
+	s.split(3)
+	s.meetAll()
+	s.runUntil(30000, "convergence", func() bool { return s.converged() })
+	s.replicate(3, 0)
+	s.runUntil(30000, "replica known and ok", func() bool {
+		for _, n := range s.nodes {
+			if k := n.st.Nodes[s.nodes[3].st.Myself.Name]; k == nil || k.Master == nil {
+				return false
+			}
+		}
+		return s.allOK()
+	})
+	return s
+}
+
 // TestSimManualFailover: CLUSTER FAILOVER TAKEOVER and FORCE on a replica whose master is healthy
 // make it the master everywhere, and the old master its replica.
 func TestSimManualFailover(t *testing.T) {
 	for _, mode := range []string{"takeover", "force"} {
-		s := newSim(t, 4)
-		s.split(3)
-		s.meetAll()
-		s.runUntil(30000, "convergence", func() bool { return s.converged() })
-		s.replicate(3, 0)
-		s.runUntil(30000, "replica known and ok", func() bool {
-			for _, n := range s.nodes {
-				if k := n.st.Nodes[s.nodes[3].st.Myself.Name]; k == nil || k.Master == nil {
-					return false
-				}
-			}
-			return s.allOK()
-		})
+		s := newSimWithReplica(t)
 		r := s.nodes[3]
 		outs, err := r.st.ManualFailover(mode == "force", mode == "takeover", &r.loc, s.now, s.r)
 		if err != nil {
@@ -489,19 +496,7 @@ func TestSimReshardThroughNode(t *testing.T) {
 // ManualFailoverTimeout on both sides with no change of roles.
 func TestSimManualFailoverDefault(t *testing.T) {
 	for _, catchUp := range []bool{true, false} {
-		s := newSim(t, 4)
-		s.split(3)
-		s.meetAll()
-		s.runUntil(30000, "convergence", func() bool { return s.converged() })
-		s.replicate(3, 0)
-		s.runUntil(30000, "replica known and ok", func() bool {
-			for _, n := range s.nodes {
-				if k := n.st.Nodes[s.nodes[3].st.Myself.Name]; k == nil || k.Master == nil {
-					return false
-				}
-			}
-			return s.allOK()
-		})
+		s := newSimWithReplica(t)
 		m, r := s.nodes[0], s.nodes[3]
 		m.loc.ReplOffset, r.loc.ReplOffset = 1000, 900
 		outs, err := r.st.ManualFailover(false, false, &r.loc, s.now, s.r)
