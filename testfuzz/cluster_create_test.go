@@ -364,30 +364,7 @@ func TestClusterFailoverHotKV(t *testing.T) {
 	createCluster(t, ports, "--cluster-replicas", "1")
 	followKeys(t, ports[0], 200)
 	// The victim: the master of slot 0 (key "key:19"... any key: find via CLUSTER NODES).
-	var victim, heir int
-	var heirID string
-	nodes := ""
-	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		if nodes = mustCli(t, "-p", fmt.Sprint(ports[0]), "CLUSTER", "NODES"); strings.Count(nodes, " slave ") == 3 {
-			break
-		}
-	}
-	ids := map[string]int{}
-	for _, l := range strings.Split(nodes, "\n") {
-		f := strings.Fields(l)
-		var p int
-		fmt.Sscanf(f[1][strings.LastIndexByte(f[1][:strings.IndexByte(f[1], '@')], ':')+1:], "%d", &p)
-		ids[f[0]] = p
-	}
-	for _, l := range strings.Split(nodes, "\n") {
-		f := strings.Fields(l)
-		if strings.Contains(f[2], "slave") && victim == 0 {
-			victim, heir, heirID = ids[f[3]], ids[f[0]], f[0]
-		}
-	}
-	if victim == 0 {
-		t.Fatalf("no replica in\n%s", nodes)
-	}
+	heir, victim, heirID := firstReplica(t, ports[0], 10*time.Second)
 	// Acked writes to the victim's slots, then wait for the replica to have them (WAIT-less: poll).
 	var acked []string
 	for i := range 2000 {
@@ -569,4 +546,30 @@ func failoverOne(t *testing.T, ports []int, stop map[int]func()) {
 	if waited == "1" && lost > 0 {
 		t.Errorf("%d writes the replica acknowledged (WAIT) are missing on it after the failover", lost)
 	}
+}
+
+// firstReplica waits up to wait for port's CLUSTER NODES to list three replicas, then returns the
+// first replica's port, its master's port and the replica's node id.
+func firstReplica(t *testing.T, port int, wait time.Duration) (replica, master int, replicaID string) {
+	t.Helper()
+	nodes := ""
+	for end := time.Now().Add(wait); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if nodes = mustCli(t, "-p", fmt.Sprint(port), "CLUSTER", "NODES"); strings.Count(nodes, " slave ") == 3 {
+			break
+		}
+	}
+	ids := map[string]int{}
+	for _, l := range strings.Split(nodes, "\n") {
+		f := strings.Fields(l)
+		var p int
+		fmt.Sscanf(f[1][strings.LastIndexByte(f[1][:strings.IndexByte(f[1], '@')], ':')+1:], "%d", &p)
+		ids[f[0]] = p
+	}
+	for _, l := range strings.Split(nodes, "\n") {
+		if f := strings.Fields(l); strings.Contains(f[2], "slave") {
+			return ids[f[0]], ids[f[3]], f[0]
+		}
+	}
+	t.Fatalf("no replica in\n%s", nodes)
+	return 0, 0, ""
 }

@@ -75,28 +75,7 @@ func TestClusterManualFailover(t *testing.T) {
 // is up and the master counts it online.
 func syncedReplica(t *testing.T, ports []int) (replica, master int) {
 	t.Helper()
-	nodes := ""
-	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		if nodes = mustCli(t, "-p", fmt.Sprint(ports[0]), "CLUSTER", "NODES"); strings.Count(nodes, " slave ") == 3 {
-			break
-		}
-	}
-	ids := map[string]int{}
-	for _, l := range strings.Split(nodes, "\n") {
-		f := strings.Fields(l)
-		var p int
-		fmt.Sscanf(f[1][strings.LastIndexByte(f[1][:strings.IndexByte(f[1], '@')], ':')+1:], "%d", &p)
-		ids[f[0]] = p
-	}
-	for _, l := range strings.Split(nodes, "\n") {
-		if f := strings.Fields(l); strings.Contains(f[2], "slave") {
-			replica, master = ids[f[0]], ids[f[3]]
-			break
-		}
-	}
-	if replica == 0 {
-		t.Fatalf("no replica in\n%s", nodes)
-	}
+	replica, master, _ = firstReplica(t, ports[0], 15*time.Second)
 	for end := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if strings.Contains(mustCli(t, "-p", fmt.Sprint(replica), "INFO", "replication"), "master_link_status:up") &&
 			strings.Contains(mustCli(t, "-p", fmt.Sprint(master), "INFO", "replication"), "state=online") {
