@@ -302,7 +302,10 @@ const (
 // one shard for more than about a millisecond. The server calls it hz times a second. Shards
 // are visited from a random one so a budget that runs out does not always spare the same ones.
 func (e *Engine) ActiveExpire(budget time.Duration) {
-	if e.lat.noActiveExpire.Load() || e.repl.role.Load() { // DEBUG SET-ACTIVE-EXPIRE 0; a replica waits for DELs
+	// DEBUG SET-ACTIVE-EXPIRE 0; a replica waits for DELs; a paused server keeps its dataset
+	// (and so its replication offset) as it is until the pause ends, as Redis 7.0's
+	// activeExpireCycle returns while clients are paused.
+	if e.lat.noActiveExpire.Load() || e.expiryHeld() {
 		return
 	}
 	start := time.Now()

@@ -144,12 +144,13 @@ func scanAll(ks *keyspace.Keyspace, fn func(e *keyspace.Entry)) {
 func entryLive(e *keyspace.Entry, now int64) bool { return e.ExpireAt() == 0 || e.ExpireAt() > now }
 
 // RANDOMKEY: a shard is chosen in proportion to its keys, then a key within it. On a replica
-// (but for its master's link) a key past its time is skipped, not reclaimed, as Redis's
-// dbRandomKey: when every key has a TTL, the 100th such pick is answered anyway, so a replica
-// whose keys all expired does not loop.
+// (but for its master's link) and on a paused server a key past its time is skipped, not
+// reclaimed, as Redis's dbRandomKey: when every key has a TTL, the 100th such pick is answered
+// anyway, so a server whose keys all expired does not loop (Redis 7.0.15 loops there when
+// paused; later versions answer as a replica does).
 func randomKey(c *Ctx) {
 	g := &c.E.repl
-	keep := g.role.Load() && (c.Client == nil || c.Client.ID != g.master.Load())
+	keep := c.E.expiryHeld() && (c.Client == nil || c.Client.ID != g.master.Load())
 	tries := 100
 	for {
 		total, volatile := 0, 0

@@ -65,6 +65,30 @@ func (e *Engine) SetFailoverPause(on bool) {
 	p.kickLocked()
 }
 
+// datasetPaused reports whether a pause is in effect: CLIENT PAUSE of either kind before its
+// deadline, or FAILOVER's (a cluster manual failover's too). Then, as in Redis 7.0, the dataset
+// stays as it is: the active expiry does not run and a key past its time reads as missing yet is
+// not deleted, so no DEL reaches the replicas and the replication offset holds still until the
+// pause ends (replicaKeeps, ActiveExpire). One atomic load when nothing is paused.
+func (e *Engine) datasetPaused() bool {
+	p := &e.pause
+	if !p.active.Load() {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.failover {
+		return true
+	}
+	if p.until != 0 && p.until <= time.Now().UnixNano() {
+		// Past its deadline with nobody waiting to notice: end it here, as Redis's
+		// checkClientPauseTimeoutAndReturnIfPaused does, so later reads pay one load again.
+		p.until, p.all = 0, false
+		p.kickLocked()
+	}
+	return p.until != 0
+}
+
 // pauseWait blocks while the command spec with args is paused (the route stage calls it; one
 // atomic load when nothing is paused).
 func (e *Engine) pauseWait(cl *Client, spec *Spec, args [][]byte) {

@@ -263,15 +263,21 @@ type replGate struct {
 // primary's DEL arrives (Ctx.Find, FindIn, FindRead).
 func (e *Engine) SetReplicaRole(on bool) { e.repl.role.Store(on) }
 
-// replicaKeeps reports, in the replica role, whether key is missing to this client without
-// being reclaimed: absent, or past its time and left for the primary's DEL.
+// replicaKeeps reports, in the replica role or while a pause holds the dataset still
+// (datasetPaused, pause.go), whether key is missing to this client without being reclaimed:
+// absent, or past its time and left for the primary's DEL (or for the end of the pause). The
+// master link's lookups reclaim, as Redis's expireIfNeeded lets the master client through
+// before it looks at the pause.
 func (c *Ctx) replicaKeeps(ks *keyspace.Keyspace, key []byte) bool {
-	g := &c.E.repl
-	if !g.role.Load() || c.Client != nil && c.Client.ID == g.master.Load() {
+	if !c.E.expiryHeld() || c.Client != nil && c.Client.ID == c.E.repl.master.Load() {
 		return false
 	}
 	return ks.Peek(key, c.Now) == nil
 }
+
+// expiryHeld reports whether the server deletes no expired key of its own accord: in the
+// replica role, which waits for the primary's DELs, and while paused (datasetPaused).
+func (e *Engine) expiryHeld() bool { return e.repl.role.Load() || e.datasetPaused() }
 
 // SetReplicaClient marks cl as a replica (on) or not, for CLIENT KILL TYPE and the output class.
 func (e *Engine) SetReplicaClient(cl *Client, on bool) {

@@ -172,7 +172,7 @@ func (e *Engine) scanKeys(c *Ctx, cursor uint64, opt *scanOptions) (uint64, []st
 					}
 				})
 				for _, k := range expired[:nexp] {
-					if e.repl.role.Load() { // a replica leaves it for the primary's DEL (repl.go)
+					if e.expiryHeld() { // a replica leaves it for the primary's DEL, a paused server for the unpause (repl.go)
 						break
 					}
 					ks.FindQuiet(k, now) // reclaims it through the keyspace's expiry path
