@@ -27,7 +27,7 @@ func (c *Ctx) findReadNoTouch(ks *keyspace.Keyspace, key []byte, h uint64) *keys
 		return nil
 	}
 	e := ks.FindQuiet(key, c.Now)
-	st := &c.E.data(c.E.shardOfHash(h)).stats
+	st := &c.E.data(c.E.shardOfKey(key, h)).stats
 	if e == nil {
 		st.misses++
 		c.Notify(NotifyKeyMiss, "keymiss", key)

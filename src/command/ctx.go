@@ -125,7 +125,7 @@ func (c *Ctx) FindRead(key []byte) *keyspace.Entry {
 		if st := c.rstats; st != nil {
 			st.misses.Add(1)
 		} else {
-			c.E.data(c.E.shardOfHash(h)).stats.misses++
+			c.E.data(c.E.shardOfKey(key, h)).stats.misses++
 		}
 		c.Notify(NotifyKeyMiss, "keymiss", key)
 		return nil
@@ -149,7 +149,7 @@ func (c *Ctx) FindRead(key []byte) *keyspace.Entry {
 		return e
 	}
 	e := ks.FindHashed(key, h, c.Now)
-	st := &c.E.data(c.E.shardOfHash(h)).stats
+	st := &c.E.data(c.E.shardOfKey(key, h)).stats
 	if e == nil {
 		st.misses++
 		c.Notify(NotifyKeyMiss, "keymiss", key) // Redis's lookupKeyRead raises it
@@ -161,7 +161,7 @@ func (c *Ctx) FindRead(key []byte) *keyspace.Entry {
 
 func (c *Ctx) lookup(key []byte) (*keyspace.Keyspace, uint64) {
 	h := keyspace.Hash(key)
-	return c.E.data(c.E.shardOfHash(h)).dbs[c.DB], h
+	return c.E.data(c.E.shardOfKey(key, h)).dbs[c.DB], h
 }
 
 // Reply helpers. Each appends one reply in the connection's protocol.

@@ -13,6 +13,7 @@ import (
 	"github.com/hotkv/hotkv/pipeline"
 	"github.com/hotkv/hotkv/pipeline/feed"
 	"github.com/hotkv/hotkv/src/acl"
+	"github.com/hotkv/hotkv/src/cluster"
 	"github.com/hotkv/hotkv/src/pubsub"
 	"github.com/puzpuzpuz/xsync/v3"
 )
@@ -150,12 +151,15 @@ type Engine struct {
 	Group     *pipeline.Group
 	warmOn    bool // warm.go; off with HOTKV_NOWARM=1
 	shardBits int
-	dbCount   int
-	settings  atomic.Pointer[Settings]
-	acl       *acl.Registry          // users (acl.go)
-	aclPass   atomic.Pointer[string] // requirepass as last applied to the default user
-	Config    ConfigStore
-	Hooks     Hooks
+	// slotShards: a key's shard is its cluster slot mod shards (Options.SlotShards), else the
+	// high bits of its hash.
+	slotShards bool
+	dbCount    int
+	settings   atomic.Pointer[Settings]
+	acl        *acl.Registry          // users (acl.go)
+	aclPass    atomic.Pointer[string] // requirepass as last applied to the default user
+	Config     ConfigStore
+	Hooks      Hooks
 	// Feed is the write-effect feed the shards append replicated writes to (effects.go).
 	Feed *feed.Feed
 	// PubSub holds the subscriptions of every client (pubsub.go).
@@ -205,12 +209,16 @@ type Options struct {
 	Databases int
 	Settings  Settings
 	Config    ConfigStore
+	// SlotShards places keys by cluster slot (cluster-enabled yes): shard = slot mod shards, so
+	// every command a cluster allows (its keys in one slot) runs on one shard.
+	SlotShards bool
 }
 
 // NewEngine builds the shards and their empty databases.
 func NewEngine(o Options) *Engine {
 	bitsN := bits.Len(uint(max(o.Shards, 1) - 1))
-	e := &Engine{shardBits: bitsN, dbCount: o.Databases, Config: o.Config, started: time.Now()}
+	e := &Engine{shardBits: bitsN, slotShards: o.SlotShards, dbCount: o.Databases, Config: o.Config,
+		started: time.Now()}
 	e.clients = xsync.NewMapOf[uint64, *Client]()
 	e.stats.errorKinds = xsync.NewMapOf[string, *atomic.Int64]()
 	e.rng.Store(uint64(time.Now().UnixNano()) | 1)
@@ -265,15 +273,23 @@ func (e *Engine) Settings() *Settings { return e.settings.Load() }
 // Databases returns the number of databases.
 func (e *Engine) Databases() int { return e.dbCount }
 
-// shardOf maps a key to its shard from the high bits of its hash.
-func (e *Engine) shardOf(key []byte) int32 { return e.shardOfHash(keyspace.Hash(key)) }
+// shardOf maps a key to its shard: the high bits of its hash, or in cluster mode its slot mod
+// the shard count.
+func (e *Engine) shardOf(key []byte) int32 { return e.shardOfKey(key, keyspace.Hash(key)) }
 
-func (e *Engine) shardOfHash(h uint64) int32 {
-	if e.shardBits == 0 {
+// shardOfKey is shardOf for a key whose hash h the caller has.
+func (e *Engine) shardOfKey(key []byte, h uint64) int32 {
+	switch {
+	case e.shardBits == 0:
 		return 0
+	case e.slotShards:
+		return int32(cluster.KeySlot(key) & (1<<e.shardBits - 1))
 	}
 	return int32(h >> (64 - e.shardBits))
 }
+
+// SlotShards reports whether keys are placed by cluster slot (Options.SlotShards).
+func (e *Engine) SlotShards() bool { return e.slotShards }
 
 func (e *Engine) data(shard int32) *shardData { return e.Group.Shards[shard].Data.(*shardData) }
 

@@ -141,7 +141,7 @@ func (c *Ctx) memTouchedIn(db int, key []byte) {
 		return
 	}
 	h := keyspace.Hash(key)
-	ks := c.E.data(c.E.shardOfHash(h)).dbs[db]
+	ks := c.E.data(c.E.shardOfKey(key, h)).dbs[db]
 	c.mem.other = append(c.mem.other, memRec{ks: ks, key: key, h: h})
 }
 

@@ -138,7 +138,7 @@ func newParallelConn(b *testing.B, e *Engine, g int, cmd func(key string) []stri
 		var req []byte
 		for n := 0; n < hotBatch; {
 			k := fmt.Sprintf("key:%d", rng.IntN(parallelKeys))
-			if own && int(e.shardOfHash(keyspace.Hash([]byte(k))))%threads != g {
+			if own && int(e.shardOf([]byte(k)))%threads != g {
 				continue
 			}
 			req = append(req, encodeCommand(cmd(k))...)

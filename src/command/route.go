@@ -146,7 +146,7 @@ func (e *Engine) routeKeys(cl *Client, spec *Spec, s *pipeline.Slot) pipeline.Ta
 		if j == 0 {
 			s.KeyHash = h
 		}
-		cl.shards = append(cl.shards, e.shardOfHash(h))
+		cl.shards = append(cl.shards, e.shardOfKey(args[i], h))
 	}
 	if len(cl.shards) == 0 {
 		return pipeline.TargetBarrier

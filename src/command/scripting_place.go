@@ -60,7 +60,7 @@ func (e *Engine) selfTarget(cl *Client, spec *Spec, s *pipeline.Slot) pipeline.T
 		return pipeline.TargetBarrier
 	}
 	h := keyspace.Hash(args[3])
-	id := e.shardOfHash(h)
+	id := e.shardOfKey(args[3], h)
 	for _, k := range args[4 : 3+n] {
 		if e.shardOf(k) != id {
 			return pipeline.TargetBarrier

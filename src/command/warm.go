@@ -61,7 +61,7 @@ func (e *Engine) warmKeys(s *pipeline.Slot, pos []int) uint64 {
 	var w warmer
 	for _, i := range pos {
 		h := keyspace.Hash(s.Args[i])
-		w.add(e.data(e.shardOfHash(h)).dbs[s.DB], h, s.Args[i], nil, false)
+		w.add(e.data(e.shardOfKey(s.Args[i], h)).dbs[s.DB], h, s.Args[i], nil, false)
 	}
 	w.run()
 	return w.sink

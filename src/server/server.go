@@ -79,6 +79,8 @@ func New(cfg *config.Store) (*Server, error) {
 		Databases: int(cfg.Int("databases")),
 		Settings:  settings(cfg),
 		Config:    configStore{cfg},
+		// Cluster mode places keys by slot (cluster-enabled is immutable).
+		SlotShards: cfg.Bool("cluster-enabled"),
 	})
 	if err := s.Engine.SetRenames(cfg.Renames()); err != nil { // rename.go
 		return nil, err
