@@ -264,7 +264,16 @@ func TestDebugReload(t *testing.T) {
 
 // Other clients get -LOADING while DEBUG RELOAD loads (Redis answers them so from rdbLoad),
 // and the data once it is done; the client that asked gets +OK.
+//
+// Every read has its own deadline and none calls t.Fatal off the test goroutine: the save and
+// load of 300,000 keys under -race on a loaded 2-vCPU VM took over testClient.send's 5 s, and a
+// t.Fatal in the goroutine that read the +OK ended only that goroutine, leaving the GET loop
+// below spinning until the package timed out.
 func TestDebugReloadAnswersLoading(t *testing.T) {
+	const (
+		reloadWait = 2 * time.Minute  // DEBUG RELOAD's reply
+		replyWait  = 30 * time.Second // any other reply
+	)
 	s := newPersistServer(t, t.TempDir(), nil, "--enable-debug-command", "yes")
 	c, other := dialTestServer(t, s), dialTestServer(t, s)
 	const keys = 300_000
@@ -274,24 +283,41 @@ func TestDebugReloadAnswersLoading(t *testing.T) {
 			k, v := "key:"+strconv.Itoa(j), "value:"+strconv.Itoa(j)
 			fmt.Fprintf(&req, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", len(k), k, len(v), v)
 		}
-		c.conn.Write([]byte(req.String()))
+		c.conn.SetDeadline(time.Now().Add(replyWait))
+		if _, err := c.conn.Write([]byte(req.String())); err != nil {
+			t.Fatal(err)
+		}
 		for range 1000 {
 			if got := c.reply(); got != "+OK\r\n" {
 				t.Fatalf("SET: %q", got)
 			}
 		}
 	}
-	done := make(chan string, 1)
+	type reply struct {
+		line string
+		err  error
+	}
+	done := make(chan reply, 1)
 	c.send("DEBUG RELOAD")
-	go func() { done <- c.reply() }()
+	c.conn.SetReadDeadline(time.Now().Add(reloadWait))
+	start := time.Now()
+	go func() { // the reply is one line, +OK or an error; the deadline above ends the read
+		line, err := c.r.ReadString('\n')
+		done <- reply{line, err}
+	}()
 	loading, served := 0, 0
 	for {
 		select {
-		case got := <-done:
-			if got != "+OK\r\n" {
-				t.Fatalf("DEBUG RELOAD: %q", got)
+		case r := <-done:
+			took := time.Since(start).Round(time.Millisecond)
+			if r.err != nil {
+				t.Fatalf("DEBUG RELOAD: no reply in %v: %v (have %q; meanwhile %d GETs answered -LOADING, %d answered)",
+					took, r.err, r.line, loading, served)
 			}
-			t.Logf("during DEBUG RELOAD of %d keys: %d GETs answered -LOADING, %d answered", keys, loading, served)
+			if r.line != "+OK\r\n" {
+				t.Fatalf("DEBUG RELOAD: %q", r.line)
+			}
+			t.Logf("DEBUG RELOAD of %d keys took %v: %d GETs answered -LOADING, %d answered", keys, took, loading, served)
 			if loading == 0 {
 				t.Fatal("no GET answered -LOADING during DEBUG RELOAD")
 			}
@@ -307,7 +333,9 @@ func TestDebugReloadAnswersLoading(t *testing.T) {
 			return
 		default:
 		}
-		switch got := other.query("GET key:1"); got {
+		other.send("GET key:1")
+		other.conn.SetReadDeadline(time.Now().Add(replyWait))
+		switch got := other.reply(); got { // an unanswered GET fails here, on the test goroutine
 		case "-" + command.ErrLoading + "\r\n":
 			loading++
 		case "$7\r\nvalue:1\r\n", "$-1\r\n": // before the flush, or (nil) between it and the key's load
