@@ -29,9 +29,35 @@ func Unit(name []byte) (float64, bool) {
 	return 0, false
 }
 
-// AppendDistance appends a distance as Redis replies it: printf's "%.4f".
+// AppendDistance appends a distance with four decimals as Redis 7.0.15 replies it (GEODIST and
+// every WITHDIST): not printf's "%.4f", which rounds the exact binary value, but a fixed-point
+// conversion that rounds d*10000 to a double first and then to an integer, ties to even, as C's
+// llrint in the default rounding mode. The two disagree when d lies within a rounding of a
+// half-unit in the fourth decimal: 14576551.806850001 (0x1.bcd74f9d1b718p+23) is "…8069" for
+// printf and "…8068" for Redis, since d*10000 rounds to 145765518068.5 exactly, and that ties to
+// the even 145765518068. Zero (either sign) is "0.0000", and so is a negative d that rounds to 0;
+// a product past the int64 range, or NaN, becomes math.MinInt64 as x86-64's llrint makes it
+// (distances never get there).
 func AppendDistance(dst []byte, d float64) []byte {
-	return appendC(dst, d, 4)
+	if d == 0 {
+		return append(dst, "0.0000"...)
+	}
+	const scale = 1e4
+	r := math.RoundToEven(d * scale)
+	var v uint64
+	switch {
+	case !(r > -1<<63 && r < 1<<63): // NaN, or out of range
+		v = 1 << 63
+		dst = append(dst, '-')
+	case r < 0:
+		v = uint64(-r)
+		dst = append(dst, '-')
+	default:
+		v = uint64(r)
+	}
+	dst = strconv.AppendUint(dst, v/scale, 10)
+	frac := v % scale
+	return append(dst, '.', byte('0'+frac/1000), byte('0'+frac/100%10), byte('0'+frac/10%10), byte('0'+frac%10))
 }
 
 // AppendCoord appends a coordinate as Redis's human long double format does: "%.17Lf" of the

@@ -311,6 +311,20 @@ func TestFormat(t *testing.T) {
 	f(AppendCoord(nil, -1e-20), "0") // "-0.00000000000000000" trims to "-0", written "0"
 	f(AppendDistance(nil, 0), "0.0000")
 	f(AppendDistance(nil, 1.23456), "1.2346")
+	f(AppendDistance(nil, math.Copysign(0, -1)), "0.0000")
+	f(AppendDistance(nil, 0.00004), "0.0000")
+	f(AppendDistance(nil, 0.00005), "0.0000") // printf: 0.0001, the double being above 0.00005; scaled, it is 0.5, a tie
+	f(AppendDistance(nil, -0.00001), "0.0000")
+	f(AppendDistance(nil, -0.01), "-0.0100")
+	f(AppendDistance(nil, 10.01), "10.0100")
+	f(AppendDistance(nil, 123456789.5), "123456789.5000")
+	f(AppendDistance(nil, math.NaN()), "-922337203685477.5808")
+	// Redis 7.0.15 GEODIST replies (the points and scores are in src/command's
+	// TestGeoDistanceDigits), where printf's "%.4f" gives the other last digit.
+	f(AppendDistance(nil, 14576551.806850001), "14576551.8068")
+	f(AppendDistance(nil, 15230205.281549999), "15230205.2816")
+	f(AppendDistance(nil, 10951827.31435), "10951827.3144")
+	f(AppendDistance(nil, 13710775.22065), "13710775.2206")
 	f(AppendFixed(nil, math.Inf(-1), 6), "-inf")
 	f(AppendFixed(nil, math.Inf(1), 6), "inf")
 	for _, c := range []struct {
@@ -322,4 +336,38 @@ func TestFormat(t *testing.T) {
 			t.Errorf("Unit(%q) = %v, %v", c.in, u, ok)
 		}
 	}
+}
+
+// TestAppendDistanceAgainstPrintf compares AppendDistance with "%.4f" (strconv's 'f', which
+// rounds the exact value): they must agree unless the exact d*10000 lies within half a unit in the
+// last place of the double product of a half-integer, the one case where rounding the product
+// first moves the result by one in the fourth decimal.
+func TestAppendDistanceAgainstPrintf(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 15))
+	differ := 0
+	for i := range 2_000_000 {
+		d := math.Ldexp(r.Float64(), r.IntN(30)-4)
+		if i%4 == 0 { // near a half-unit in the fourth decimal, where the two can differ
+			d = (math.Floor(d*1e4) + 0.5) / 1e4
+			d = math.Nextafter(d, math.Inf(int(r.Int32N(2))*2-1))
+		}
+		got, printf := string(AppendDistance(nil, d)), strconv.FormatFloat(d, 'f', 4, 64)
+		if got == printf {
+			continue
+		}
+		differ++
+		p := d * 1e4
+		if p != math.Floor(p)+0.5 {
+			t.Fatalf("AppendDistance(%v) = %s, printf %s, and %v*1e4 = %v is no tie", d, got, printf, d, p)
+		}
+		g, _ := strconv.ParseFloat(got, 64)
+		q, _ := strconv.ParseFloat(printf, 64)
+		if math.Abs(g-q)*1e4 > 1.5 {
+			t.Fatalf("AppendDistance(%v) = %s, printf %s: more than a unit apart", d, got, printf)
+		}
+	}
+	if differ == 0 {
+		t.Error("no value near a half-unit gave a different digit: the test no longer reaches the case")
+	}
+	t.Logf("%d of 2,000,000 differ from printf", differ)
 }

@@ -31,3 +31,12 @@ func BenchmarkDecode(b *testing.B) {
 	}
 	_ = sink
 }
+
+func BenchmarkAppendDistance(b *testing.B) {
+	b.ReportAllocs()
+	var buf [32]byte
+	d := 14576551.806850001
+	for i := 0; i < b.N; i++ {
+		_ = AppendDistance(buf[:0], d+float64(i&1023))
+	}
+}
