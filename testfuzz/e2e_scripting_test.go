@@ -258,3 +258,61 @@ func TestFunctionDumpRestoreE2E(t *testing.T) {
 		t.Errorf("restored functions: HotKV %q, Redis %q", hg, rg)
 	}
 }
+
+// TestScriptBusyEarlyTxE2E sends, while a function runs but before it is busy, a command queued in
+// MULTI, a script without keys, a WATCH of the script's key and an empty MULTI/EXEC, over the
+// network (HotKV serves them off the poller while they wait): redis-server 7.0.15 reads them
+// once the script is busy and answers BUSY, BUSY, +OK and EXECABORT with the BUSY text; every
+// reply, and the queued transaction's EXEC after FUNCTION KILL, must be Redis's.
+func TestScriptBusyEarlyTxE2E(t *testing.T) {
+	var got []string
+	for _, name := range []string{"redis", "hotkv"} {
+		t.Run(name, func(t *testing.T) {
+			var addr string
+			if name == "redis" {
+				addr = startRedis(t, "--busy-reply-threshold", "300")
+			} else {
+				addr, _ = startHotKV(t, "--busy-reply-threshold", "300")
+			}
+			runner, admin := dial(t, addr), dial(t, addr)
+			a, b, c, d := dial(t, addr), dial(t, addr), dial(t, addr), dial(t, addr)
+			lib := "#!lua name=spinlib\nredis.register_function('spin', function() while true do end end)"
+			if r := admin.do("FUNCTION", "LOAD", lib); r != "$7\r\nspinlib\r\n" {
+				t.Fatalf("FUNCTION LOAD: %q", r)
+			}
+			if r := a.do("MULTI"); r != "+OK\r\n" {
+				t.Fatalf("MULTI: %q", r)
+			}
+			start := time.Now()
+			runner.write(appendCommand(nil, "FCALL", "spin", "1", "k"))
+			if name == "hotkv" { // FUNCTION STATS (allow-busy) shows the run once it started
+				for !strings.Contains(admin.do("FUNCTION", "STATS"), "duration_ms") {
+					if time.Since(start) > 10*time.Second {
+						t.Fatal("the script did not start")
+					}
+					time.Sleep(time.Millisecond)
+				}
+			} else {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if time.Since(start) > 200*time.Millisecond {
+				t.Skip("the script started too late to send the commands before it is busy")
+			}
+			a.write(appendCommand(nil, "GET", "k"))
+			b.write(appendCommand(nil, "EVAL", "return 1", "0"))
+			c.write(appendCommand(nil, "WATCH", "k"))
+			d.write(appendCommand(appendCommand(nil, "MULTI"), "EXEC"))
+			out := []string{string(a.reply()), string(b.reply()), string(c.reply()), string(d.reply()), string(d.reply())}
+			if r := admin.do("FUNCTION", "KILL"); r != "+OK\r\n" {
+				t.Fatalf("FUNCTION KILL: %q", r)
+			}
+			out = append(out, string(runner.reply()), a.do("EXEC"), c.do("MULTI"), c.do("GET", "k"), c.do("EXEC"))
+			got = append(got, strings.Join(out, ""))
+		})
+	}
+	if len(got) == 2 && got[0] != got[1] {
+		t.Errorf("commands sent before the script was busy:\nRedis %q\nHotKV %q", got[0], got[1])
+	} else if len(got) == 2 {
+		t.Logf("equal: %q", got[1])
+	}
+}

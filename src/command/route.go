@@ -53,6 +53,13 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 			e.refuse(cl, s, spec, msg)
 			return
 		}
+		// Answered here, or holding no shard the run holds: they wait for it (scripting_busy.go).
+		if cl.tx.on && !isTxControl(spec) || spec.Name == "exec" || runsScript(spec) {
+			if msg := e.busyWait(spec, s.Args, cl.keyPos); msg != "" {
+				e.refuse(cl, s, spec, msg)
+				return
+			}
+		}
 	}
 	e.pauseWait(cl, spec, s.Args)
 	s.Cmd = spec
@@ -129,6 +136,8 @@ func (e *Engine) mayBlock(cl *Client, args [][]byte) bool {
 	}
 	return spec.mayWait(args) || spec.Name == "debug" || spec.Name == "migrate" ||
 		(spec.Name == "exec" && cl.tx.mayWait) ||
+		// route's busyWait for a script in progress (scripting_busy.go)
+		((cl.tx.on || spec.Name == "multi" || spec.Name == "exec" || spec.Name == "watch") && e.scripting.running.Load() > 0) ||
 		runsScript(spec) || // a script may run until SCRIPT KILL, which must reach the server
 		walksTags(spec) || // TAG.INVALIDATE, MEMBERS, COUNT: many holds (tags.go)
 		offShard(spec, args) // may wait for an embedding endpoint (embedcall.go)

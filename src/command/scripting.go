@@ -135,6 +135,7 @@ func (sc *scriptingState) putRun(r *scriptRun) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	r.args = nil
+	r.gen++
 	sc.free = append(sc.free, r)
 }
 
@@ -338,6 +339,7 @@ type scriptRun struct {
 	shards   []int32
 	job      string   // guarded by scriptingState.mu: the wide map's key of the run
 	args     [][]byte // guarded by scriptingState.mu: the EVAL's or FCALL's arguments while it runs
+	gen      uint64   // guarded by scriptingState.mu: runs ended (putRun), for busyWait
 }
 
 // attempt runs j once; it reports false when the run was aborted to run again wide.
@@ -748,26 +750,30 @@ func (e *Engine) scriptBusy(spec *Spec, args [][]byte, keyPos []int) string {
 		return ""
 	}
 	reply := e.Scripts().BusyReply()
-	if reply == "" {
+	if reply == "" || !e.scriptConflict(spec, args, keyPos) {
 		return ""
 	}
+	return reply
+}
+
+// scriptConflict reports whether the command in args would be refused BUSY were the runs in
+// progress busy: every shard is held by one, it names no key (or is not keyed), or one of its
+// keys is on a held shard.
+func (e *Engine) scriptConflict(spec *Spec, args [][]byte, keyPos []int) bool {
 	sc := &e.scripting
-	if sc.all.Load() > 0 {
-		return reply
-	}
-	if spec.Scope != ScopeKeys && !runsScript(spec) {
-		return reply
+	if sc.all.Load() > 0 || spec.Scope != ScopeKeys && !runsScript(spec) {
+		return true
 	}
 	keyPos = spec.keyIndexes(args, keyPos[:0])
 	if len(keyPos) == 0 {
-		return reply
+		return true
 	}
 	for _, p := range keyPos {
 		if sc.held[e.shardOf(args[p])].Load() > 0 {
-			return reply
+			return true
 		}
 	}
-	return ""
+	return false
 }
 
 // SCRIPT LOAD script

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,10 +24,15 @@ import (
 //   - a barrier holding every shard (runOnAll, a wide EXEC or script), a script without keys,
 //     a SCAN once it ran: a span of any run.
 //
-// An EXEC is answered EXECABORT with the BUSY text, as Redis's rejectCommand words it. Not
-// covered: a command queued inside MULTI while a run was not yet busy (it is answered QUEUED
-// at once; Redis answers BUSY and aborts the EXEC), and a SCAN or script without keys that
-// ended before the busy run did (it never waited for it).
+// An EXEC is answered EXECABORT with the BUSY text, as Redis's rejectCommand words it.
+//
+// Commands that hold no shard of the run, or are answered in route, wait there instead
+// (busyWait): a command queued inside MULTI, an EXEC, a script, when a run in progress holds a
+// shard of its keys, every shard, or it names no key. Each waits until the runs in progress when
+// it was routed have ended (it then goes on) or one is busy (BUSY, and the transaction aborts at
+// EXEC, as Redis's flagTransaction), as Redis reads it only then. Not covered: a SCAN that ended
+// before the busy run did (it never waited for it), and connection commands (PING, SELECT)
+// sent before the run is busy, answered at once.
 
 // busyMark is the span of a run that ended busy; a shard's (shardData.busy) is guarded by the
 // shard's token.
@@ -147,4 +153,72 @@ func (r *scriptRun) waitedBusy(c *Ctx) string {
 		return ""
 	}
 	return r.e.busyHeld(c.Client, c.Spec, r.locked, r.wideL, c.Now)
+}
+
+// busyWait is route's wait for a command (spec, args) of another client that a run in progress
+// would make BUSY once busy (scriptConflict): until the runs in progress now have ended or the
+// conflict is gone (""), or one is busy (its BUSY text). It gives up past busy-reply-threshold
+// and a margin: a run in progress now is busy by then. The connection is served off the poller
+// (mayBlock), and it holds no token, so the runs it waits for never wait for it.
+func (e *Engine) busyWait(spec *Spec, args [][]byte, keyPos []int) string {
+	sc := &e.scripting
+	if spec.Flags&AllowBusy != 0 || !e.scriptConflict(spec, args, keyPos) {
+		return ""
+	}
+	th := time.Duration(e.Settings().BusyReplyThreshold) * time.Millisecond
+	if th <= 0 {
+		return "" // runs are never busy
+	}
+	var buf [16]runGen
+	seen := sc.inProgress(buf[:0])
+	deadline := time.Now().Add(th + busyWaitMargin)
+	for spin := 0; len(seen) > 0; spin++ {
+		if msg := e.scriptBusy(spec, args, keyPos); msg != "" {
+			return msg
+		}
+		if !e.scriptConflict(spec, args, keyPos) || time.Now().After(deadline) {
+			return ""
+		}
+		if spin < 64 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(min(time.Duration(spin)*time.Microsecond, time.Millisecond))
+		}
+		seen = sc.stillRunning(seen)
+	}
+	return ""
+}
+
+// busyWaitMargin is how long past the threshold busyWait waits: the watchdog's few ticks.
+const busyWaitMargin = 50 * time.Millisecond
+
+// runGen is a run in progress as busyWait saw it.
+type runGen struct {
+	r   *scriptRun
+	gen uint64
+}
+
+// inProgress appends the runs in use (between getRun and putRun) to dst.
+func (sc *scriptingState) inProgress(dst []runGen) []runGen {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for _, r := range sc.every {
+		if r.args != nil {
+			dst = append(dst, runGen{r, r.gen})
+		}
+	}
+	return dst
+}
+
+// stillRunning keeps the runs of seen that have not ended since.
+func (sc *scriptingState) stillRunning(seen []runGen) []runGen {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	out := seen[:0]
+	for _, g := range seen {
+		if g.r.gen == g.gen {
+			out = append(out, g)
+		}
+	}
+	return out
 }

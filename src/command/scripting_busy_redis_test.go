@@ -23,8 +23,8 @@ import (
 // the script busy). Every reply must be Redis's, and so must the script's own and what is left
 // after it. HotKV's keyed commands on other shards than the script's are served (its
 // parallelism, issue 16): the cases touch only the script's key and commands that need every
-// shard. Not compared (scripting_busy.go): commands queued inside a MULTI while the script is
-// not yet busy, and scripts without keys sent then.
+// shard. Not compared (scripting_busy.go): connection commands (PING, SELECT) sent while the
+// script is not yet busy, which HotKV answers at once.
 
 const (
 	busyThresholdMS = 100
@@ -83,11 +83,56 @@ func busyCases(k, o string) []busyCase {
 		{at: busyLate, cmds: [][]string{{"MULTI"}, {"GET", k}, {"EXEC"}}},
 		{pre: one("MULTI"), at: busyLate, cmds: one("GET", k), post: one("EXEC")},
 		{at: busyLate, cmds: [][]string{{"PING"}, {"DISCARD"}, {"EXEC"}, {"FUNCTION", "STATS"}}},
-		// HotKV answers a WATCH of the script's key once the script ended (it registers the watch
-		// holding the key's shard); Redis at once. Alone on its connection, its reply is the same.
+		// A WATCH of the script's key is answered at once, registered beside the shard's watches
+		// (watch.go watchBusy); the "watch" case checks that the script's later write dirties it.
 		{at: busyLate, cmds: [][]string{{"WATCH", k}, {"UNWATCH"}}},
 	}
+	// Sent before the script is busy: Redis reads them once it is. MULTI, DISCARD and WATCH are
+	// allow-busy (+OK); a command queued then is BUSY (and EXEC aborts), an EXEC is EXECABORT
+	// with the BUSY text, a script without keys BUSY (redis-server 7.0.15, recorded by hand too).
+	txEarly := []busyPlan{
+		{pre: one("MULTI"), at: busyEarly, cmds: one("GET", k), post: one("EXEC")},
+		{at: busyEarly, cmds: [][]string{{"MULTI"}, {"GET", k}, {"EXEC"}}},
+		{at: busyEarly, cmds: [][]string{{"MULTI"}, {"EXEC"}}},
+		{pre: [][]string{{"MULTI"}, {"GET", k}}, at: busyEarly, cmds: one("DISCARD")},
+		{at: busyEarly, cmds: one("MULTI"), post: [][]string{{"GET", k}, {"EXEC"}}},
+		{pre: one("MULTI"), at: busyEarly, cmds: one("EVAL", "return 1", "0"), post: one("EXEC")},
+		{pre: one("MULTI"), at: busyEarly, cmds: one("PING"), post: one("EXEC")},
+		{at: busyEarly, cmds: one("EXEC")},
+		{at: busyEarly, cmds: one("DISCARD")},
+		{at: busyEarly, cmds: one("WATCH", k), post: [][]string{{"MULTI"}, {"GET", k}, {"EXEC"}}},
+		{pre: one("WATCH", k), at: busyEarly, cmds: [][]string{{"MULTI"}, {"GET", k}, {"EXEC"}}},
+		{at: busyEarly, cmds: one("EVAL", "return 1", "0")},
+		{at: busyEarly, cmds: one("EVAL_RO", "return 1", "0")},
+		{at: busyEarly, cmds: one("EVAL", "return redis.call('get', '"+o+"')", "0")},
+		{at: busyEarly, cmds: one("FCALL", "nosuch", "0")},
+		{at: busyLate, cmds: one("EVAL", "return 1", "0")},
+	}
 	var cases []busyCase
+	cases = append(cases, busyCase{
+		name:  "eval writes then spins: transactions and keyless scripts",
+		setup: [][]string{{"SET", k, "v"}, {"SET", o, "w"}},
+		script: func(int) []string {
+			return []string{"EVAL", "redis.call('set', KEYS[1], 'x') " + spinTime + "return 'done'", "1", k, micros}
+		},
+		plans: txEarly,
+		after: [][]string{{"GET", k}, {"GET", o}},
+	})
+	// Redis registers a WATCH at once while the script is busy, so the script's write after it
+	// makes the EXEC fail.
+	cases = append(cases, busyCase{
+		name:  "eval spins then writes: watch",
+		setup: [][]string{{"SET", k, "v"}},
+		script: func(int) []string {
+			return []string{"EVAL", spinTime + "redis.call('set', KEYS[1], 'x') return 'done'", "1", k, micros}
+		},
+		plans: []busyPlan{
+			{at: busyEarly, cmds: one("WATCH", k), post: [][]string{{"MULTI"}, {"GET", k}, {"EXEC"}}},
+			{at: busyLate, cmds: one("WATCH", k), post: [][]string{{"MULTI"}, {"GET", k}, {"EXEC"}}},
+			{pre: one("WATCH", k), at: busyLate, cmds: one("UNWATCH"), post: [][]string{{"MULTI"}, {"GET", k}, {"EXEC"}}},
+		},
+		after: [][]string{{"GET", k}},
+	})
 	cases = append(cases, busyCase{
 		name:  "eval writes then spins",
 		setup: [][]string{{"SET", k, "v"}, {"SET", o, "w"}},
@@ -356,14 +401,14 @@ func (c *busyRedisConn) send(cmds [][]string) []string {
 }
 
 // startBusyRedis starts redis-server with busy-reply-threshold 100 on a free port of
-// 26100-26199 and returns its address; it is killed when the test ends.
+// 23300-23399 and returns its address; it is killed when the test ends.
 func startBusyRedis(t *testing.T) string {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Skip("redis-server not on PATH: cannot compare with Redis")
 	}
-	for port := 26100; port <= 26199; port++ {
+	for port := 23300; port <= 23399; port++ {
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
@@ -394,6 +439,6 @@ func startBusyRedis(t *testing.T) string {
 		cmd.Process.Kill()
 		<-exited
 	}
-	t.Fatal("no redis-server started on 26100-26199")
+	t.Fatal("no redis-server started on 23300-23399")
 	return ""
 }

@@ -2,7 +2,11 @@ package command
 
 import (
 	"math"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
 )
@@ -30,6 +34,14 @@ import (
 // watchState is one shard's watched keys, touched only by the shard's token holder.
 type watchState struct {
 	keys map[blockKey][]*watchEntry
+	// held are the watches made while a busy script held the shard (Redis answers WATCH then,
+	// allow-busy, and the script's later writes dirty it): registered without the token, under
+	// mu, and read by Touch (n > 0) and unwatch as keys is.
+	held struct {
+		mu   sync.Mutex
+		n    atomic.Int32
+		keys map[blockKey][]*watchEntry // guarded by mu
+	}
 }
 
 // watchEntry is one client's watch of one key.
@@ -43,6 +55,7 @@ type watchRef struct {
 	shard int32
 	key   blockKey
 	ent   *watchEntry
+	held  bool // in the shard's watch.held (registered while a busy script held it)
 }
 
 // WATCH key [key ...]
@@ -58,13 +71,95 @@ func watchCmd(c *Ctx) {
 	}
 	slices.Sort(shards)
 	shards = slices.Compact(shards)
+	keys, some := c.Args[1:], false
+	if e.scripting.running.Load() > 0 { // a busy script's shards: watched without the token
+		shards, some = e.watchBusy(cl, c.DB, keys, shards)
+	}
 	cl.shards = shards
-	e.Group.Lock(shards)
-	defer e.Group.Unlock(shards)
-	for _, k := range c.Args[1:] {
-		e.watchLocked(cl, c.DB, k, c.Now)
+	if len(shards) > 0 {
+		e.Group.Lock(shards)
+		defer e.Group.Unlock(shards)
+	}
+	for _, k := range keys {
+		if !some || slices.Contains(shards, e.shardOf(k)) {
+			e.watchLocked(cl, c.DB, k, c.Now)
+		}
 	}
 	c.OK()
+}
+
+// watchBusy is WATCH of keys on the shards (sorted) while a script runs. Redis answers WATCH
+// (allow-busy) once the script is busy, or after it when it ends first; so for the shards a
+// run holds it waits until they are let go or a run is busy (busyWait's wait). Then the keys of
+// the shards still held are registered in their watch.held; it returns the shards left to lock
+// and whether it registered any key.
+func (e *Engine) watchBusy(cl *Client, db int, keys [][]byte, shards []int32) ([]int32, bool) {
+	sc := &e.scripting
+	heldAny := func() bool {
+		if sc.all.Load() > 0 {
+			return true
+		}
+		for _, id := range shards {
+			if sc.held[id].Load() > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	th := time.Duration(e.Settings().BusyReplyThreshold) * time.Millisecond
+	if th <= 0 || !heldAny() {
+		return shards, false
+	}
+	var buf [16]runGen
+	seen := sc.inProgress(buf[:0])
+	deadline := time.Now().Add(th + busyWaitMargin)
+	for spin := 0; e.Scripts().BusyReply() == ""; spin++ {
+		if len(seen) == 0 || !heldAny() || time.Now().After(deadline) {
+			return shards, false
+		}
+		if spin < 64 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(min(time.Duration(spin)*time.Microsecond, time.Millisecond))
+		}
+		seen = sc.stillRunning(seen)
+	}
+	all := sc.all.Load() > 0
+	free := shards[:0]
+	for _, id := range shards {
+		if !all && sc.held[id].Load() == 0 {
+			free = append(free, id)
+		}
+	}
+	some := false
+	for _, k := range keys {
+		if id := e.shardOf(k); !slices.Contains(free, id) {
+			e.watchHeld(cl, db, k, id)
+			some = true
+		}
+	}
+	return free, some
+}
+
+// watchHeld registers cl's watch of key in db in its shard's watch.held, without the token.
+func (e *Engine) watchHeld(cl *Client, db int, key []byte, id int32) {
+	bk := blockKey{db, string(key)}
+	for _, r := range cl.tx.watched {
+		if r.key == bk {
+			return
+		}
+	}
+	h := &e.data(id).watch.held
+	we := &watchEntry{cl: cl}
+	h.mu.Lock()
+	if h.keys == nil {
+		h.keys = map[blockKey][]*watchEntry{}
+	}
+	h.keys[bk] = append(h.keys[bk], we)
+	h.n.Add(1)
+	h.mu.Unlock()
+	cl.tx.watched = append(cl.tx.watched, watchRef{shard: id, key: bk, ent: we, held: true})
+	e.watching.Add(1)
 }
 
 // UNWATCH
@@ -109,12 +204,19 @@ func (e *Engine) unwatchAll(cl *Client) {
 		cl.tx.dirtyCAS.Store(false)
 		return
 	}
-	shards := cl.watchShards(cl.tx.wshards[:0])
+	shards := cl.tx.wshards[:0]
+	for _, r := range cl.tx.watched {
+		if !r.held { // watch.held needs no token
+			shards = append(shards, r.shard)
+		}
+	}
 	slices.Sort(shards)
 	shards = slices.Compact(shards)
 	cl.tx.wshards = shards
-	e.Group.Lock(shards)
-	defer e.Group.Unlock(shards)
+	if len(shards) > 0 {
+		e.Group.Lock(shards)
+		defer e.Group.Unlock(shards)
+	}
 	e.unwatchLocked(cl)
 }
 
@@ -122,14 +224,14 @@ func (e *Engine) unwatchAll(cl *Client) {
 func (e *Engine) unwatchLocked(cl *Client) {
 	for i, r := range cl.tx.watched {
 		d := e.data(r.shard)
-		list := d.watch.keys[r.key]
-		if j := slices.Index(list, r.ent); j >= 0 {
-			list = slices.Delete(list, j, j+1)
-		}
-		if len(list) == 0 {
-			delete(d.watch.keys, r.key)
+		if r.held {
+			h := &d.watch.held
+			h.mu.Lock()
+			dropWatch(h.keys, r)
+			h.n.Add(-1)
+			h.mu.Unlock()
 		} else {
-			d.watch.keys[r.key] = list
+			dropWatch(d.watch.keys, r)
 		}
 		cl.tx.watched[i] = watchRef{}
 	}
@@ -138,10 +240,30 @@ func (e *Engine) unwatchLocked(cl *Client) {
 	cl.tx.dirtyCAS.Store(false)
 }
 
+// dropWatch removes r's entry from m.
+func dropWatch(m map[blockKey][]*watchEntry, r watchRef) {
+	list := m[r.key]
+	if j := slices.Index(list, r.ent); j >= 0 {
+		list = slices.Delete(list, j, j+1)
+	}
+	if len(list) == 0 {
+		delete(m, r.key)
+	} else {
+		m[r.key] = list
+	}
+}
+
 // touchWatchedLocked marks the clients watching key in db dirty (Redis's touchWatchedKey); the
 // key's shard is held. deleted says the key is being removed by its expiry.
 func (e *Engine) touchWatchedLocked(db int, key []byte, deleted bool) {
 	d := e.data(e.shardOf(key))
+	if h := &d.watch.held; h.n.Load() > 0 {
+		h.mu.Lock()
+		for _, we := range h.keys[blockKey{db, string(key)}] {
+			we.cl.tx.dirtyCAS.Store(true)
+		}
+		h.mu.Unlock()
+	}
 	if len(d.watch.keys) == 0 {
 		return
 	}
@@ -176,32 +298,42 @@ func (e *Engine) touchAllWatchedLocked(emptied, with int, now int64) {
 	}
 	for i := range e.Group.Shards {
 		d := e.data(int32(i))
-		for bk, list := range d.watch.keys {
-			if bk.db != emptied {
+		if h := &d.watch.held; h.n.Load() > 0 {
+			h.mu.Lock()
+			touchAllIn(d, h.keys, emptied, with, now)
+			h.mu.Unlock()
+		}
+		touchAllIn(d, d.watch.keys, emptied, with, now)
+	}
+}
+
+// touchAllIn is touchAllWatchedLocked for the watches in m of shard d.
+func touchAllIn(d *shardData, m map[blockKey][]*watchEntry, emptied, with int, now int64) {
+	for bk, list := range m {
+		if bk.db != emptied {
+			continue
+		}
+		key := []byte(bk.key)
+		inEmptied, _ := keyState(d.dbs[emptied], key, now)
+		inWith, withExpired := false, false
+		if with >= 0 {
+			inWith, withExpired = keyState(d.dbs[with], key, now)
+		}
+		if !inEmptied && !inWith {
+			continue
+		}
+		for _, we := range list {
+			switch {
+			case we.expired && !inWith:
+				we.expired = false // the expired key is deleted: no logical change
+				continue
+			case we.expired && withExpired:
+				continue // an expired key stays expired
+			case !we.expired && !inEmptied && withExpired:
+				we.expired = true // nothing is replaced by an expired key
 				continue
 			}
-			key := []byte(bk.key)
-			inEmptied, _ := keyState(d.dbs[emptied], key, now)
-			inWith, withExpired := false, false
-			if with >= 0 {
-				inWith, withExpired = keyState(d.dbs[with], key, now)
-			}
-			if !inEmptied && !inWith {
-				continue
-			}
-			for _, we := range list {
-				switch {
-				case we.expired && !inWith:
-					we.expired = false // the expired key is deleted: no logical change
-					continue
-				case we.expired && withExpired:
-					continue // an expired key stays expired
-				case !we.expired && !inEmptied && withExpired:
-					we.expired = true // nothing is replaced by an expired key
-					continue
-				}
-				we.cl.tx.dirtyCAS.Store(true)
-			}
+			we.cl.tx.dirtyCAS.Store(true)
 		}
 	}
 }
