@@ -45,6 +45,11 @@ func parseBitOffset(c *Ctx, arg []byte, width int) (uint64, bool) {
 // it is, and a key created longer than sparsebits.MinLen starts sparse (bitmaps_sparse.go).
 func bitString(c *Ctx, key []byte, maxBit uint64) (d bitDest, ok bool) {
 	ks, e := c.FindIn(key)
+	return bitStringAt(c, ks, e, key, maxBit)
+}
+
+// bitStringAt is bitString for key's entry e (nil when missing) in ks, as FindIn found them.
+func bitStringAt(c *Ctx, ks *keyspace.Keyspace, e *keyspace.Entry, key []byte, maxBit uint64) (d bitDest, ok bool) {
 	need := int(maxBit>>3) + 1
 	switch {
 	case maxBit>>3 >= keyspace.MaxString && (e == nil || e.Kind == keyspace.KindString):
@@ -94,17 +99,38 @@ func setbit(c *Ctx) {
 		c.Err(ErrBitValue)
 		return
 	}
-	d, ok := bitString(c, key, off)
-	if !ok {
-		return
+	ks, e := c.FindIn(key)
+	var old int
+	grew := false
+	if b, ok := denseHolding(e, off); ok { // the common case, without bitString's destination
+		e.Enc = EncRaw
+		old = bitmap.SetBit(b, off, int(on))
+	} else {
+		d, ok := bitStringAt(c, ks, e, key, off)
+		if !ok {
+			return
+		}
+		old = d.setBit(off, int(on))
+		d.done(c)
+		grew = d.grew
 	}
-	old := d.setBit(off, int(on))
-	d.done(c)
-	if d.grew || old != int(on) { // Redis 7 counts a change only when something changed
+	if grew || old != int(on) { // Redis 7 counts a change only when something changed
 		c.Changed(NotifyString, "setbit", key)
 		c.Dirty(1)
 	}
 	c.Int(int64(old))
+}
+
+// denseHolding returns e's bytes when e is a raw (neither packed nor sparse) string that already
+// holds bit off: SETBIT's common case, which edits them in place with nothing to grow, unpack or
+// store again. ok false (a missing key, another type, a packed or sparse value, a string to grow)
+// leaves the write to bitStringAt.
+func denseHolding(e *keyspace.Entry, off uint64) (b []byte, ok bool) {
+	if e == nil || e.Kind != keyspace.KindString || e.Packed() {
+		return nil, false
+	}
+	b = e.Bytes()
+	return b, off>>3 < uint64(len(b))
 }
 
 // GETBIT key offset
@@ -119,6 +145,8 @@ func getbit(c *Ctx) {
 		c.Int(0)
 	case e.Kind != keyspace.KindString:
 		c.WrongType()
+	case !e.Packed():
+		c.Int(int64(bitmap.Bit(e.Bytes(), off)))
 	default:
 		if p := sparseOf(e); p != nil {
 			c.Int(int64(sparsebits.Bit(p, off)))

@@ -45,6 +45,12 @@ var bitsCases = []struct {
 		bitsCmds(func(i int) []string { return []string{"SETBIT", "bm", strconv.Itoa(i * 1031), strconv.Itoa(i & 1)} })},
 	{"GETBIT", [][]string{{"SET", "bm", bitsBitmap}},
 		bitsCmds(func(i int) []string { return []string{"GETBIT", "bm", strconv.Itoa(i * 1031)} })},
+	// families.sh's shape: a 1,250-byte string that SETBIT created (raw, never packed), the
+	// dense path on an existing string with nothing to grow.
+	{"SETBIT-created", [][]string{{"SETBIT", "bm", "9999", "1"}},
+		bitsCmds(func(i int) []string { return []string{"SETBIT", "bm", strconv.Itoa(i * 331), "1"} })},
+	{"GETBIT-created", [][]string{{"SETBIT", "bm", "9999", "1"}},
+		bitsCmds(func(i int) []string { return []string{"GETBIT", "bm", strconv.Itoa(i * 331)} })},
 	{"BITCOUNT", [][]string{{"SET", "bm", bitsBitmap}}, [][]string{{"BITCOUNT", "bm"}}},
 	{"BITCOUNT-range", [][]string{{"SET", "bm", bitsBitmap}}, [][]string{{"BITCOUNT", "bm", "3", "-100", "BIT"}}},
 	{"BITPOS", [][]string{{"SET", "bm", strings.Repeat("\x00", 4095) + "\x01"}}, [][]string{{"BITPOS", "bm", "1"}}},
