@@ -24,6 +24,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"sort"
 	"sync/atomic"
 )
 
@@ -140,6 +141,8 @@ type Reader struct {
 	cursor  []uint64 // per ring: absolute offset of the next entry to read
 	dropped uint64
 	pend    [][]Entry // per ring: entries read but not yet returned
+	take    []int     // merge's scratch: per ring, how many of pend are ready
+	heads   []int     // merge's scratch for the picking merge
 	buf     []byte
 	out     []Entry
 	closed  bool
@@ -232,33 +235,69 @@ func (rd *Reader) readRing(i int) error {
 	return nil
 }
 
-// merge returns the pending entries below w in sequence order, keeping the rest pending.
+// merge returns the pending entries below w in sequence order, keeping the rest pending. Each
+// ring's entries are in order already; when the ready ones fill their range of numbers, as they
+// do while no entry was dropped (every number is taken by one Append), each goes straight to its
+// place, O(entries + rings). Otherwise they are merged by picking the lowest head each time.
 func (rd *Reader) merge(w uint64) []Entry {
 	rd.out = rd.out[:0]
-	for {
-		best := -1
+	if len(rd.take) != len(rd.pend) {
+		rd.take = make([]int, len(rd.pend))
+	}
+	n, lo, hi := 0, uint64(math.MaxUint64), uint64(0)
+	for i, p := range rd.pend {
+		k := readyPrefix(p, w)
+		rd.take[i] = k
+		if k > 0 {
+			n += k
+			lo, hi = min(lo, p[0].Seq), max(hi, p[k-1].Seq)
+		}
+	}
+	if n > 0 && hi-lo+1 == uint64(n) { // numbers are unique, so n of them in a range of n fill it
+		rd.out = slices.Grow(rd.out, n)[:n]
 		for i, p := range rd.pend {
-			if len(p) > 0 && p[0].Seq < w && (best < 0 || p[0].Seq < rd.pend[best][0].Seq) {
-				best = i
+			for _, e := range p[:rd.take[i]] {
+				rd.out[e.Seq-lo] = e
 			}
 		}
-		if best < 0 {
-			break
+	} else if n > 0 {
+		heads := slices.Grow(rd.heads[:0], len(rd.pend))[:len(rd.pend)]
+		clear(heads)
+		for {
+			best := -1
+			for i, p := range rd.pend {
+				if h := heads[i]; h < rd.take[i] && (best < 0 || p[h].Seq < rd.pend[best][heads[best]].Seq) {
+					best = i
+				}
+			}
+			if best < 0 {
+				break
+			}
+			rd.out = append(rd.out, rd.pend[best][heads[best]])
+			heads[best]++
 		}
-		rd.out = append(rd.out, rd.pend[best][0])
-		rd.pend[best] = rd.pend[best][1:]
+		rd.heads = heads
 	}
 	for i, p := range rd.pend {
-		if len(p) == 0 {
-			rd.pend[i] = rd.pend[i][:0:0]
-		} else {
-			// Keep what stays pending: its bytes live in rd.buf, which the next Next reuses.
-			kept := make([]Entry, len(p))
-			for j, e := range p {
-				kept[j] = Entry{Seq: e.Seq, DB: e.DB, Cmd: append([]byte(nil), e.Cmd...)}
-			}
-			rd.pend[i] = kept
+		k := rd.take[i]
+		if k == len(p) {
+			rd.pend[i] = p[:0] // the array is reused; the bytes are in rd.buf
+			continue
 		}
+		// Keep what stays pending: its bytes live in rd.buf, which the next Next reuses.
+		kept := copy(p, p[k:])
+		for j := range p[:kept] {
+			p[j].Cmd = append([]byte(nil), p[j].Cmd...)
+		}
+		rd.pend[i] = p[:kept]
 	}
 	return rd.out
+}
+
+// readyPrefix returns how many entries at the front of p (in increasing order) are below w.
+func readyPrefix(p []Entry, w uint64) int {
+	if len(p) == 0 || p[len(p)-1].Seq < w {
+		return len(p)
+	}
+	return sort.Search(len(p), func(j int) bool { return p[j].Seq >= w })
 }
