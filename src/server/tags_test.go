@@ -168,22 +168,38 @@ func invalidateRound(t *testing.T, c, other *testClient, round int) time.Duratio
 
 // probeGETs times other's GETs, one at a time, for d or, with during set, while during runs and
 // 20 ms after (it starts 50 ms after the probe does); the times come back sorted.
+//
+// The probing goroutine never calls t.Fatal (that would end only it, and the receive below would
+// wait forever): each GET has 5 s for its write and reply, and a failure comes back as an error
+// that fails the test here, on the test's goroutine.
 func probeGETs(other *testClient, d time.Duration, during func()) []time.Duration {
+	type probe struct {
+		ds  []time.Duration
+		err error
+	}
 	stop := make(chan struct{})
-	lat := make(chan []time.Duration, 1)
+	lat := make(chan probe, 1) // buffered: a probe that outlives a failed test does not block
 	go func() {
 		var ds []time.Duration
 		for {
 			select {
 			case <-stop:
-				lat <- ds
+				lat <- probe{ds, nil}
 				return
 			default:
 			}
 			t0 := time.Now()
-			other.send("GET probe")
-			other.line()
-			other.line()
+			other.conn.SetDeadline(t0.Add(5 * time.Second))
+			if _, err := other.conn.Write([]byte("GET probe\r\n")); err != nil {
+				lat <- probe{ds, fmt.Errorf("GET probe %d: write: %v", len(ds)+1, err)}
+				return
+			}
+			for range 2 {
+				if line, err := other.r.ReadString('\n'); err != nil {
+					lat <- probe{ds, fmt.Errorf("GET probe %d: reading a reply: %v (have %q)", len(ds)+1, err, line)}
+					return
+				}
+			}
 			ds = append(ds, time.Since(t0))
 		}
 	}()
@@ -195,7 +211,10 @@ func probeGETs(other *testClient, d time.Duration, during func()) []time.Duratio
 		time.Sleep(20 * time.Millisecond)
 	}
 	close(stop)
-	ds := <-lat
-	slices.Sort(ds)
-	return ds
+	p := <-lat // bounded: each GET's deadline ends its wait
+	if p.err != nil {
+		other.t.Fatal(p.err)
+	}
+	slices.Sort(p.ds)
+	return p.ds
 }
