@@ -38,10 +38,14 @@ func TestEvictionUnderLoad(t *testing.T) {
 			var stop atomic.Bool
 			var worst atomic.Int64
 			var wg sync.WaitGroup
+			// Dialled here: dialRaw's t.Fatal would end only a goroutine. The deferred stop
+			// ends the PINGs before the test's cleanup closes the connection, also when the
+			// test fails below, so no t.Errorf runs after the test has returned.
+			p := dialRaw(t, addr)
+			defer func() { stop.Store(true); wg.Wait() }()
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				p := dialRaw(t, addr)
 				for !stop.Load() {
 					start := time.Now()
 					p.send("PING")
