@@ -50,8 +50,16 @@ func startRedisIn(t *testing.T, dir string, args ...string) (*testClient, func()
 		}
 		t.Cleanup(func() { conn.Close() })
 		c := &testClient{t: t, conn: conn, r: bufio.NewReader(conn)}
-		for c.do("PING") != "+PONG\r\n" { // -LOADING while it reads its files
-			time.Sleep(20 * time.Millisecond)
+		// -LOADING while it reads its files; bounded so a load that never ends fails here.
+		const loadWait = 2 * time.Minute
+		for loadEnd := time.Now().Add(loadWait); ; time.Sleep(20 * time.Millisecond) {
+			r := c.do("PING")
+			if r == "+PONG\r\n" {
+				break
+			}
+			if time.Now().After(loadEnd) {
+				t.Fatalf("redis-server still answers PING with %q after %v", r, loadWait)
+			}
 		}
 		return c, stop
 	}

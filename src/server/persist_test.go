@@ -160,7 +160,11 @@ func TestShutdownSaveRefusal(t *testing.T) {
 	fail = false
 	s2 := newPersistServer(t, t.TempDir(), nil, "--save", "3600 1")
 	dialTestServer(t, s2).send("SHUTDOWN")
-	<-s2.Done()
+	select {
+	case <-s2.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("SHUTDOWN with save rules did not stop the server in 30s")
+	}
 	if s2.rdb.saves.Load() != 1 {
 		t.Fatal("SHUTDOWN with save rules did not save")
 	}
@@ -214,7 +218,11 @@ func TestLoadingObserved(t *testing.T) {
 	if got := c2.query("GET k1"); got != "-"+command.ErrLoading+"\r\n" {
 		t.Fatalf("GET during the load: %q", got)
 	}
-	<-s2.Loaded()
+	select { // 100 commands at 5 ms each: half a second
+	case <-s2.Loaded():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the slow AOF load did not end in 30s")
+	}
 	if err := s2.LoadErr(); err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +245,11 @@ func TestCorruptAOFStopsStart(t *testing.T) {
 	s := newTestServer(t, "--appendonly", "yes")
 	s.dataDir, s.aof.fs = "/data", fsys
 	serveTestServer(t, s)
-	<-s.Loaded()
+	select {
+	case <-s.Loaded():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the load of a corrupt AOF did not end")
+	}
 	var fe *aof.FormatError
 	if err := s.LoadErr(); !errors.As(err, &fe) {
 		t.Fatalf("load of a corrupt AOF: %v", err)
