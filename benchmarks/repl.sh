@@ -2,9 +2,10 @@
 # Replication cost side by side (issue 23): SET throughput of a primary with 0, 1 and 2 replicas,
 # HotKV (HotKV replicas) against redis-server 7.0.15 (Redis replicas), and the drop each pays.
 # Usage: RUNS=3 N=300000 bash benchmarks/repl.sh   (wrap in flock /tmp/h/bench.lock on shared hosts)
-# Ports 27430-27435; everything under a temporary dir; every process ended by its PID.
+# Ports BASE..BASE+2 (BASE=27430 by default); everything under a temporary dir; every process ended by its PID.
 set -euo pipefail
-RUNS=${RUNS:-3}; N=${N:-300000}; P=${P:-16}; C=${C:-50}
+RUNS=${RUNS:-3}; N=${N:-300000}; P=${P:-16}; C=${C:-50}; BASE=${BASE:-27430}
+p0=$BASE p1=$((BASE + 1)) p2=$((BASE + 2))
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d /tmp/repl-bench.XXXXXX)
 go build -o "$tmp/hotkv" "$root/src/cmd/hotkv"
@@ -41,10 +42,10 @@ echo "|---|---|---:|---:|---:|---:|---:|"
 for run in $(seq "$RUNS"); do
 	for kind in hotkv redis; do
 		r=()
-		start "$kind" 27430; r+=("$(rate 27430)"); stopall
-		start "$kind" 27430; start "$kind" 27431 27430; synced 27430 27431; r+=("$(rate 27430)"); stopall
-		start "$kind" 27430; start "$kind" 27431 27430; start "$kind" 27432 27430; synced 27430 27431 27432
-		r+=("$(rate 27430)"); stopall
+		start "$kind" $p0; r+=("$(rate $p0)"); stopall
+		start "$kind" $p0; start "$kind" $p1 $p0; synced $p0 $p1; r+=("$(rate $p0)"); stopall
+		start "$kind" $p0; start "$kind" $p1 $p0; start "$kind" $p2 $p0; synced $p0 $p1 $p2
+		r+=("$(rate $p0)"); stopall
 		awk -v run="$run" -v k="$kind" -v a="${r[0]}" -v b="${r[1]}" -v c="${r[2]}" \
 			'BEGIN{printf "| %s | %s | %.0f | %.0f | %.0f | %.1f%% | %.1f%% |\n", run, k, a, b, c, 100*(1-b/a), 100*(1-c/a)}'
 	done
