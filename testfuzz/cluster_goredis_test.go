@@ -82,6 +82,20 @@ func (l *reshardLoad) work(w int) {
 	}
 }
 
+// waitOps waits until the workers have done n commands, failing the test (after finish has
+// listed what failed) when they have not within d: a worker whose SETs all fail never counts
+// one, and the wait must not then last until the package times out.
+func (l *reshardLoad) waitOps(t *testing.T, n int64, d time.Duration) {
+	t.Helper()
+	for end := time.Now().Add(d); l.ops.Load() < n; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			done := l.ops.Load()
+			l.finish(t)
+			t.Fatalf("the load did %d of %d commands in %v", done, n, d)
+		}
+	}
+}
+
 // finish stops the load and checks every acknowledged key; it returns how many do not read back.
 func (l *reshardLoad) finish(t *testing.T) int {
 	t.Helper()
@@ -166,9 +180,7 @@ func TestClusterReshardGoRedis(t *testing.T) {
 		checkCluster(t, ports)
 		t2 := reshard(t, ports[0], ids[1], ids[2], slots)
 		checkCluster(t, ports)
-		for l.ops.Load() < ops/2 {
-			time.Sleep(50 * time.Millisecond)
-		}
+		l.waitOps(t, ops/2, 2*time.Minute)
 		l.finish(t)
 		t.Logf("%d slots Redis -> HotKV in %v, HotKV -> Redis in %v", slots, t1, t2)
 	})
@@ -183,9 +195,7 @@ func TestClusterReshardGoRedis(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		t1 := reshard(t, ports[0], ids[0], ids[1], slots)
 		checkCluster(t, ports)
-		for l.ops.Load() < ops/2 {
-			time.Sleep(50 * time.Millisecond)
-		}
+		l.waitOps(t, ops/2, 2*time.Minute)
 		l.finish(t)
 		t.Logf("%d slots HotKV -> HotKV in %v", slots, t1)
 	})
