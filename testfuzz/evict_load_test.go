@@ -171,6 +171,9 @@ func evictUnderLoad(t *testing.T, kind, bin, policy string, cfg evictScale) {
 	var wg sync.WaitGroup
 	var maxUsed, maxRSS, samples atomic.Int64
 	var pings, worstPing atomic.Int64
+	// A t.Fatal in the load below must not leave them running into the cleanup's kill: their
+	// t.Errorf after the test has returned would panic the whole test binary.
+	defer func() { stop.Store(true); wg.Wait() }()
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
