@@ -373,9 +373,16 @@ func TestTenThousandIdleConnections(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { stdin.Close(); child.Wait() })
-		line, _ := bufio.NewReader(out).ReadString('\n')
+		// Bounded: a dialer stuck in its dials (a full listen backlog retries SYNs for minutes)
+		// must fail the test, not hold it until the package timeout. The pipe is an *os.File.
+		const readyWait = 3 * time.Minute
+		if f, ok := out.(*os.File); ok {
+			f.SetReadDeadline(time.Now().Add(readyWait))
+		}
+		line, err := bufio.NewReader(out).ReadString('\n')
 		if line != "ready\n" {
-			t.Fatalf("the dialer: %q", line)
+			child.Process.Kill() // so the cleanup's Wait returns
+			t.Fatalf("the dialer: %q (%v; %v allowed)", line, err, readyWait)
 		}
 		if !waitUntil(20*time.Second, func() bool { return clientCount(t, ctl) == n+1 }) {
 			t.Fatalf("connected_clients %d, want %d", clientCount(t, ctl), n+1)
