@@ -132,9 +132,19 @@ func startFakeReplica(t *testing.T, primary int) *fakeReplica {
 		t.Fatalf("fake replica: REPLCONF: %q", s)
 	}
 	send("PSYNC", "?", "-1")
+	// The primary sends newlines while it prepares the RDB; bounded, so a sync that never
+	// starts fails here rather than at the package timeout.
+	const syncWait = 2 * time.Minute
+	syncEnd := time.Now().Add(syncWait)
+	keepalive := func() {
+		if time.Now().After(syncEnd) {
+			t.Fatalf("fake replica: only newlines for %v after PSYNC", syncWait)
+		}
+	}
 	for {
 		s := line()
 		if s == "" {
+			keepalive()
 			continue
 		}
 		if !strings.HasPrefix(s, "+FULLRESYNC") {
@@ -146,6 +156,7 @@ func startFakeReplica(t *testing.T, primary int) *fakeReplica {
 	for {
 		s := line()
 		if s == "" {
+			keepalive()
 			continue
 		}
 		n, err = strconv.Atoi(strings.TrimPrefix(s, "$"))
