@@ -273,6 +273,8 @@ func (q *geoQuery) check(args [][]byte, form geoForm) string {
 	if q.count > 0 && !q.sorted && !q.any {
 		q.sorted = true
 	}
+	// Without a distance to reply, sort by or store, membership is all the search needs.
+	q.shape.NoDist = !q.withDist && !q.sorted && !q.storeDist
 	return ""
 }
 
