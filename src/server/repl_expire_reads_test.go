@@ -8,7 +8,6 @@ package server
 
 import (
 	"fmt"
-	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,23 +18,12 @@ import (
 
 var exPortNext atomic.Int32
 
-func exPort(t *testing.T) int {
-	t.Helper()
-	for range 100 {
-		p := 23200 + int(exPortNext.Add(1)-1)%100
-		if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p)); err == nil {
-			l.Close()
-			return p
-		}
-	}
-	t.Fatal("no free port in 23200-23299")
-	return 0
-}
+func exPort(t *testing.T) int { return portFrom(t, &exPortNext, 23200, 100) }
 
 func replicaExpiryReads(t *testing.T, hotkvPrimary, hotkvReplica bool) []string {
 	pp, rp := exPort(t), exPort(t)
-	p := foStart(t, hotkvPrimary, pp)
-	r := foStart(t, hotkvReplica, rp)
+	p := startEither(t, hotkvPrimary, pp)
+	r := startEither(t, hotkvReplica, rp)
 	var out []string
 	rec := func(s string, args ...any) { out = append(out, fmt.Sprintf(s, args...)) }
 	rec("primary active expiry off: %s", foDo(p, "debug", "set-active-expire", "0"))
@@ -90,8 +78,8 @@ func TestReplicaExpiryReadsAgainstRedis(t *testing.T) {
 // DEL), and the key's tags come back on the primary's side only through that DEL.
 func TestReplicaTagsLeaveExpiredKeys(t *testing.T) {
 	pp, rp := exPort(t), exPort(t)
-	p := foStart(t, true, pp)
-	r := foStart(t, true, rp)
+	p := startEither(t, true, pp)
+	r := startEither(t, true, rp)
 	foDo(p, "debug", "set-active-expire", "0")
 	foDo(p, "set", "live", "1")
 	foDo(p, "set", "gone", "v", "px", "400")

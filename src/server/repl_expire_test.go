@@ -17,8 +17,8 @@ import (
 
 func replicaExpiry(t *testing.T, hotkvPrimary, hotkvReplica bool) []string {
 	pp, rp := foPort(t), foPort(t)
-	p := foStart(t, hotkvPrimary, pp)
-	r := foStart(t, hotkvReplica, rp)
+	p := startEither(t, hotkvPrimary, pp)
+	r := startEither(t, hotkvReplica, rp)
 	ctx := context.Background()
 	var out []string
 	rec := func(s string, args ...any) { out = append(out, fmt.Sprintf(s, args...)) }

@@ -23,28 +23,7 @@ import (
 
 var foPortNext atomic.Int32
 
-func foPort(t *testing.T) int {
-	t.Helper()
-	for range 100 {
-		p := 23100 + int(foPortNext.Add(1)-1)%100
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-		if err == nil {
-			l.Close()
-			return p
-		}
-	}
-	t.Fatal("no free port in 23100-23199")
-	return 0
-}
-
-func foStart(t *testing.T, hotkv bool, port int) *redis.Client {
-	t.Helper()
-	if hotkv {
-		_, c := startHotKVAt(t, port)
-		return c
-	}
-	return startRedisAt(t, port)
-}
+func foPort(t *testing.T) int { return portFrom(t, &foPortNext, 23100, 100) }
 
 func foDo(c *redis.Client, args ...any) string {
 	v, err := c.Do(context.Background(), args...).Result()
@@ -177,7 +156,7 @@ func startFakeReplica(t *testing.T, primary int) *fakeReplica {
 // failoverSolo is the fake-replica transcript of one primary.
 func failoverSolo(t *testing.T, hotkv bool) []string {
 	port := foPort(t)
-	p := foStart(t, hotkv, port)
+	p := startEither(t, hotkv, port)
 	var out []string
 	rec := func(s string, args ...any) { out = append(out, fmt.Sprintf(s, args...)) }
 	for _, args := range [][]any{
@@ -288,8 +267,8 @@ func compareTranscripts(t *testing.T, what string, want, got []string) {
 // failoverPair fails a primary over to its replica and back, recording what Redis shows.
 func failoverPair(t *testing.T, hotkvPrimary, hotkvReplica bool) []string {
 	pp, rpPort := foPort(t), foPort(t)
-	p := foStart(t, hotkvPrimary, pp)
-	r := foStart(t, hotkvReplica, rpPort)
+	p := startEither(t, hotkvPrimary, pp)
+	r := startEither(t, hotkvReplica, rpPort)
 	var out []string
 	rec := func(s string, args ...any) { out = append(out, fmt.Sprintf(s, args...)) }
 	ctx := context.Background()

@@ -8,7 +8,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"net"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -19,33 +18,12 @@ import (
 
 var pausePortNext atomic.Int32
 
-func pausePort(t *testing.T) int {
-	t.Helper()
-	for range 100 {
-		p := 23400 + int(pausePortNext.Add(1)-1)%100
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-		if err == nil {
-			l.Close()
-			return p
-		}
-	}
-	t.Fatal("no free port in 23400-23499")
-	return 0
-}
-
-func pauseStart(t *testing.T, hotkv bool, port int) *redis.Client {
-	t.Helper()
-	if hotkv {
-		_, c := startHotKVAt(t, port)
-		return c
-	}
-	return startRedisAt(t, port)
-}
+func pausePort(t *testing.T) int { return portFrom(t, &pausePortNext, 23400, 100) }
 
 func pausedPrimaryExpiry(t *testing.T, hotkvPrimary, hotkvReplica bool) []string {
 	pp, rp := pausePort(t), pausePort(t)
-	p := pauseStart(t, hotkvPrimary, pp)
-	r := pauseStart(t, hotkvReplica, rp)
+	p := startEither(t, hotkvPrimary, pp)
+	r := startEither(t, hotkvReplica, rp)
 	ctx := context.Background()
 	var out []string
 	rec := func(s string, args ...any) { out = append(out, fmt.Sprintf(s, args...)) }

@@ -44,18 +44,31 @@ func replPreload() int {
 // replPort hands out the test ports 31000-31049, skipping ports in use.
 var replPortNext atomic.Int32
 
-func replPort(t *testing.T) int {
+func replPort(t *testing.T) int { return portFrom(t, &replPortNext, 31000, 50) }
+
+// portFrom hands out the ports base..base+n-1 in turn from *next, skipping ports in use.
+func portFrom(t *testing.T, next *atomic.Int32, base, n int) int {
 	t.Helper()
-	for range 50 {
-		p := 31000 + int(replPortNext.Add(1)-1)%50
+	for range n {
+		p := base + int(next.Add(1)-1)%n
 		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
 		if err == nil {
 			l.Close()
 			return p
 		}
 	}
-	t.Fatal("no free port in 31000-31049")
+	t.Fatalf("no free port in %d-%d", base, base+n-1)
 	return 0
+}
+
+// startEither starts HotKV or redis-server on port and returns a client of it.
+func startEither(t *testing.T, hotkv bool, port int) *redis.Client {
+	t.Helper()
+	if hotkv {
+		_, c := startHotKVAt(t, port)
+		return c
+	}
+	return startRedisAt(t, port)
 }
 
 // startRedisAt runs redis-server on port with its files in a temporary dir; stopped by PID.
