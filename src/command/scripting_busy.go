@@ -169,16 +169,23 @@ func (e *Engine) busyWait(spec *Spec, args [][]byte, keyPos []int) string {
 	if th <= 0 {
 		return "" // runs are never busy
 	}
+	msg := ""
+	sc.waitRuns(th, func() bool {
+		msg = e.scriptBusy(spec, args, keyPos)
+		return msg != "" || !e.scriptConflict(spec, args, keyPos)
+	})
+	return msg
+}
+
+// waitRuns is the busy waits' loop (busyWait, watchBusy): it polls stop, yielding and then
+// sleeping up to a millisecond between polls, until stop is true, the runs in progress at the
+// call have all ended, or the threshold th and busyWaitMargin have passed (a run in progress
+// now is busy by then).
+func (sc *scriptingState) waitRuns(th time.Duration, stop func() bool) {
 	var buf [16]runGen
 	seen := sc.inProgress(buf[:0])
 	deadline := time.Now().Add(th + busyWaitMargin)
-	for spin := 0; len(seen) > 0; spin++ {
-		if msg := e.scriptBusy(spec, args, keyPos); msg != "" {
-			return msg
-		}
-		if !e.scriptConflict(spec, args, keyPos) || time.Now().After(deadline) {
-			return ""
-		}
+	for spin := 0; len(seen) > 0 && !stop() && !time.Now().After(deadline); spin++ {
 		if spin < 64 {
 			runtime.Gosched()
 		} else {
@@ -186,10 +193,9 @@ func (e *Engine) busyWait(spec *Spec, args [][]byte, keyPos []int) string {
 		}
 		seen = sc.stillRunning(seen)
 	}
-	return ""
 }
 
-// busyWaitMargin is how long past the threshold busyWait waits: the watchdog's few ticks.
+// busyWaitMargin is how long past the threshold a busy wait waits: the watchdog's few ticks.
 const busyWaitMargin = 50 * time.Millisecond
 
 // runGen is a run in progress as busyWait saw it.

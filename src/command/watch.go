@@ -2,7 +2,6 @@ package command
 
 import (
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -110,19 +109,9 @@ func (e *Engine) watchBusy(cl *Client, db int, keys [][]byte, shards []int32) ([
 	if th <= 0 || !heldAny() {
 		return shards, false
 	}
-	var buf [16]runGen
-	seen := sc.inProgress(buf[:0])
-	deadline := time.Now().Add(th + busyWaitMargin)
-	for spin := 0; e.Scripts().BusyReply() == ""; spin++ {
-		if len(seen) == 0 || !heldAny() || time.Now().After(deadline) {
-			return shards, false
-		}
-		if spin < 64 {
-			runtime.Gosched()
-		} else {
-			time.Sleep(min(time.Duration(spin)*time.Microsecond, time.Millisecond))
-		}
-		seen = sc.stillRunning(seen)
+	sc.waitRuns(th, func() bool { return e.Scripts().BusyReply() != "" || !heldAny() })
+	if e.Scripts().BusyReply() == "" { // the runs ended, let the shards go, or were never busy
+		return shards, false
 	}
 	all := sc.all.Load() > 0
 	free := shards[:0]
