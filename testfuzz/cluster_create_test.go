@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -78,11 +79,33 @@ func cli(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "redis-cli", args...).CombinedOutput()
+	cmd := exec.CommandContext(ctx, "redis-cli", args...)
+	if sb, err := exec.LookPath("stdbuf"); err == nil { // line-buffered: a kill keeps the lines so far
+		cmd = exec.CommandContext(ctx, sb, append([]string{"-oL", "redis-cli"}, args...)...)
+	}
+	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		err = fmt.Errorf("redis-cli %v: no answer in a minute: %w", args, ctx.Err())
+		// The nodes run in this process: what has waited that long is where one stopped answering.
+		t.Logf("goroutines of this process waiting a minute or more:\n%s", stuckGoroutines(64<<10))
 	}
 	return string(out), err
+}
+
+// stuckGoroutines is the stack of every goroutine of this process that has waited a minute or
+// more (the runtime marks those "N minutes" in a dump), up to max bytes.
+func stuckGoroutines(max int) string {
+	buf := make([]byte, 8<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var out strings.Builder
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		head, _, _ := strings.Cut(g, "\n")
+		if strings.Contains(head, " minutes]") && out.Len()+len(g) < max {
+			out.WriteString(g)
+			out.WriteString("\n\n")
+		}
+	}
+	return out.String()
 }
 
 func mustCli(t *testing.T, args ...string) string {
