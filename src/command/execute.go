@@ -269,6 +269,9 @@ func (e *Engine) leave(shards []int32, all bool, c *Ctx) {
 			d := e.data(int32(i))
 			d.running = nil
 			d.epoch++
+			if d.watch.held.n.Load() > 0 { // WATCHes made while a busy run held it (watch.go)
+				d.settleHeldLocked()
+			}
 		}
 		return
 	}
@@ -276,6 +279,9 @@ func (e *Engine) leave(shards []int32, all bool, c *Ctx) {
 		d := e.data(id)
 		d.running = nil
 		d.epoch++
+		if d.watch.held.n.Load() > 0 {
+			d.settleHeldLocked()
+		}
 	}
 }
 

@@ -133,6 +133,20 @@ func busyCases(k, o string) []busyCase {
 		},
 		after: [][]string{{"GET", k}},
 	})
+	// A WATCH made while the script is busy notes that its key, present, was past its time
+	// (Redis's watchedKey.expired, with active expiry off so the key stays): the EXEC after the
+	// script does not abort for it, as it would for a key alive at the WATCH.
+	cases = append(cases, busyCase{
+		name: "eval spins: watch of an expired key",
+		setup: [][]string{{"DEBUG", "SET-ACTIVE-EXPIRE", "0"}, {"SET", k, "v", "PX", "1"}, {"SET", o, "w", "PX", "100000"},
+			{"DEBUG", "SLEEP", "0.02"}},
+		script: func(int) []string { return []string{"EVAL", spinTime + "return 'done'", "1", k, micros} },
+		plans: []busyPlan{
+			{at: busyLate, cmds: one("WATCH", k), post: [][]string{{"MULTI"}, {"GET", k}, {"EXEC"}}},
+			{at: busyLate, cmds: one("WATCH", k), post: [][]string{{"MULTI"}, {"SET", k, "x"}, {"EXEC"}}},
+		},
+		after: [][]string{{"GET", k}, {"DEBUG", "SET-ACTIVE-EXPIRE", "1"}},
+	})
 	cases = append(cases, busyCase{
 		name:  "eval writes then spins",
 		setup: [][]string{{"SET", k, "v"}, {"SET", o, "w"}},
@@ -416,7 +430,8 @@ func startBusyRedis(t *testing.T) string {
 		}
 		l.Close()
 		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
-			"--appendonly", "no", "--dir", t.TempDir(), "--busy-reply-threshold", strconv.Itoa(busyThresholdMS))
+			"--appendonly", "no", "--dir", t.TempDir(), "--busy-reply-threshold", strconv.Itoa(busyThresholdMS),
+			"--enable-debug-command", "yes")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

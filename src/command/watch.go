@@ -47,6 +47,35 @@ type watchState struct {
 type watchEntry struct {
 	cl      *Client
 	expired bool // present but logically expired when watched
+	// pending: made while a busy script held the shard (watch.held), so expired is not known
+	// yet; at is the WATCH's time. The key cannot change without dirtying the watch until the
+	// run lets the shard go, so settle, under the token, finds expired from the key as it is then.
+	pending bool
+	at      int64
+}
+
+// settle works out a pending entry's expired flag for key in ks: whether the key was present
+// and past its time at the WATCH. The key's shard is held.
+func (we *watchEntry) settle(ks *keyspace.Keyspace, key []byte) {
+	if we.pending {
+		_, we.expired = keyState(ks, key, we.at)
+		we.pending = false
+	}
+}
+
+// settleHeldLocked settles the pending entries of shard d's watch.held (the run that held the
+// shard when they were made is ending, or d is held for a check of them).
+func (d *shardData) settleHeldLocked() {
+	h := &d.watch.held
+	h.mu.Lock()
+	for bk, list := range h.keys {
+		for _, we := range list {
+			if we.pending {
+				we.settle(d.dbs[bk.db], []byte(bk.key))
+			}
+		}
+	}
+	h.mu.Unlock()
 }
 
 // watchRef is a client's own record of one of its watches, to find it again.
@@ -72,7 +101,7 @@ func watchCmd(c *Ctx) {
 	shards = slices.Compact(shards)
 	keys, some := c.Args[1:], false
 	if e.scripting.running.Load() > 0 { // a busy script's shards: watched without the token
-		shards, some = e.watchBusy(cl, c.DB, keys, shards)
+		shards, some = e.watchBusy(cl, c.DB, keys, shards, c.Now)
 	}
 	cl.shards = shards
 	if len(shards) > 0 {
@@ -92,7 +121,7 @@ func watchCmd(c *Ctx) {
 // run holds it waits until they are let go or a run is busy (busyWait's wait). Then the keys of
 // the shards still held are registered in their watch.held; it returns the shards left to lock
 // and whether it registered any key.
-func (e *Engine) watchBusy(cl *Client, db int, keys [][]byte, shards []int32) ([]int32, bool) {
+func (e *Engine) watchBusy(cl *Client, db int, keys [][]byte, shards []int32, now int64) ([]int32, bool) {
 	sc := &e.scripting
 	heldAny := func() bool {
 		if sc.all.Load() > 0 {
@@ -123,15 +152,16 @@ func (e *Engine) watchBusy(cl *Client, db int, keys [][]byte, shards []int32) ([
 	some := false
 	for _, k := range keys {
 		if id := e.shardOf(k); !slices.Contains(free, id) {
-			e.watchHeld(cl, db, k, id)
+			e.watchHeld(cl, db, k, id, now)
 			some = true
 		}
 	}
 	return free, some
 }
 
-// watchHeld registers cl's watch of key in db in its shard's watch.held, without the token.
-func (e *Engine) watchHeld(cl *Client, db int, key []byte, id int32) {
+// watchHeld registers cl's watch of key in db in its shard's watch.held, without the token,
+// made at now; whether the key had expired then is settled once the run lets the shard go.
+func (e *Engine) watchHeld(cl *Client, db int, key []byte, id int32, now int64) {
 	bk := blockKey{db, string(key)}
 	for _, r := range cl.tx.watched {
 		if r.key == bk {
@@ -139,7 +169,7 @@ func (e *Engine) watchHeld(cl *Client, db int, key []byte, id int32) {
 		}
 	}
 	h := &e.data(id).watch.held
-	we := &watchEntry{cl: cl}
+	we := &watchEntry{cl: cl, pending: true, at: now}
 	h.mu.Lock()
 	if h.keys == nil {
 		h.keys = map[blockKey][]*watchEntry{}
@@ -249,6 +279,20 @@ func (e *Engine) touchWatchedLocked(db int, key []byte, deleted bool) {
 	if h := &d.watch.held; h.n.Load() > 0 {
 		h.mu.Lock()
 		for _, we := range h.keys[blockKey{db, string(key)}] {
+			if we.pending && deleted {
+				// Deleted by its expiry while the run that held the shard at the WATCH goes on:
+				// the run's clock (Redis's script time) is the one it started with, so the key
+				// was past its time at the WATCH too, and its deletion is no logical change.
+				we.pending = false
+				continue
+			}
+			we.settle(d.dbs[db], key)
+			if we.expired {
+				if exists, _ := keyState(d.dbs[db], key, 0); deleted || !exists {
+					we.expired = false
+					continue
+				}
+			}
 			we.cl.tx.dirtyCAS.Store(true)
 		}
 		h.mu.Unlock()
@@ -288,6 +332,7 @@ func (e *Engine) touchAllWatchedLocked(emptied, with int, now int64) {
 	for i := range e.Group.Shards {
 		d := e.data(int32(i))
 		if h := &d.watch.held; h.n.Load() > 0 {
+			d.settleHeldLocked()
 			h.mu.Lock()
 			touchAllIn(d, h.keys, emptied, with, now)
 			h.mu.Unlock()
@@ -331,6 +376,12 @@ func touchAllIn(d *shardData, m map[blockKey][]*watchEntry, emptied, with int, n
 // (Redis's isWatchedKeyExpired); the watched keys' shards are held.
 func (e *Engine) watchedExpiredLocked(cl *Client, now int64) bool {
 	for _, r := range cl.tx.watched {
+		if r.held {
+			h := &e.data(r.shard).watch.held
+			h.mu.Lock()
+			r.ent.settle(e.data(r.shard).dbs[r.key.db], []byte(r.key.key))
+			h.mu.Unlock()
+		}
 		if r.ent.expired {
 			continue
 		}
