@@ -13,9 +13,9 @@ import (
 // active cycle) swaps the result in under the token, so a reader sees the old structures or the
 // new ones, never a mix. The protocol:
 //
-//  1. The writer starts a job with a snapshot: the slot ranges (rngs, whose elements are never
-//     rewritten while their slot is taken), a copy of the live bitmap, the old index's order
-//     (immutable) and a copy of the pending slots. Hosts freeze their delta instead (hosts.go).
+//  1. The writer starts a job with a snapshot: the slots' ends (recs' lo and hi and r6, never
+//     rewritten while their slot is taken), a copy of the live bitmap, the old index (immutable,
+//     for its order) and a copy of the pending slots. Hosts freeze their delta instead (hosts.go).
 //  2. The job reads only the snapshot: the live slots' ranges. Writers go on adding to the
 //     pending part and removing (marking dead) while it runs; a slot it may read is never
 //     rewritten, since slots freed before the snapshot are not in it and removed ones are not
@@ -118,31 +118,29 @@ func (s *Set) maybeMerge() {
 // startJob snapshots the records and builds their index, on a goroutine unless sync.
 func (s *Set) startJob(sync bool) {
 	j := &job{kc: len(s.pendC), kr: len(s.pendR), kd: len(s.dead), base: s.nrec}
-	rngs := s.rngs[:len(s.rngs):len(s.rngs)]
+	v := view{s.recs[:len(s.recs):len(s.recs)], s.r6[:len(s.r6):len(s.r6)]}
 	live := slices.Clone(s.live)
 	add := make([]uint32, 0, len(s.pendC)+len(s.pendR))
 	add = append(append(add, s.pendC...), s.pendR...)
-	var old [2][]uint32
-	for f, ix := range s.idx {
-		if ix != nil {
-			old[f] = ix.order
-		}
-	}
+	old := s.idx
 	s.job = j
 	j.start(sync, func(p *pacer) {
 		start := time.Now()
 		isLive := func(sl uint32) bool { return live[sl/64]&(1<<(sl%64)) != 0 }
 		for f := range j.idx {
 			v6 := f == 1
-			var fresh []uint32
+			var fresh, prev []uint32
 			for _, sl := range add {
-				if rngs[sl].V6 == v6 && isLive(sl) {
+				if v.recs[sl].v6() == v6 && isLive(sl) {
 					fresh = append(fresh, sl)
 				}
 			}
-			sortOrder(rngs, fresh)
+			sortOrder(v, fresh)
+			if old[f] != nil {
+				prev = old[f].slots()
+			}
 			p.step()
-			j.idx[f] = buildOrdered(rngs, mergeOrder(rngs, old[f], fresh, isLive, p), v6, p)
+			j.idx[f] = buildOrdered(v, mergeOrder(v, prev, fresh, isLive, p), v6, false, p)
 		}
 		j.took = time.Since(start)
 	})
@@ -155,9 +153,9 @@ func (s *Set) install() {
 	s.idx = j.idx
 	s.base = j.base
 	for _, i := range s.dead[:j.kd] {
-		s.recs[i] = rec{flags: fDead, hpos: -1}
+		f := fam(s.recs[i].v6())
+		s.free[f] = append(s.free[f], i)
 	}
-	s.free = append(s.free, s.dead[:j.kd]...)
 	s.dead = slices.Clone(s.dead[j.kd:])
 	restC, restR := s.pendC[j.kc:], s.pendR[j.kr:]
 	s.pendC, s.pendR, s.pend, s.rbk, s.rwide = nil, nil, nil, nil, nil

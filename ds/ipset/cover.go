@@ -11,12 +11,12 @@ func (s *Set) covered(v6 bool, now int64) []Range {
 	var segs []Range // matching segments, in order
 	var slots []uint32
 	for i := range s.recs {
-		if s.rngs[i].V6 == v6 && s.recs[i].live(now) {
+		if s.recs[i].v6() == v6 && s.alive(uint32(i), now) {
 			slots = append(slots, uint32(i))
 		}
 	}
-	sortOrder(s.rngs, slots)
-	ix := buildOrdered(s.rngs, slots, v6, nil)
+	sortOrder(s.view(), slots)
+	ix := buildOrdered(s.view(), slots, v6, true, nil)
 	var maxA U128
 	if v6 {
 		maxA = U128{^uint64(0), ^uint64(0)}
@@ -38,7 +38,7 @@ func (s *Set) covered(v6 bool, now int64) []Range {
 			segs = append(segs, Range{b, end, v6})
 		}
 		matchAt = func(a U128) bool {
-			sl := ix.lookup(s.recs, a, now)
+			sl := ix.lookup(s, a, now)
 			return sl >= 0 && s.recs[sl].flags&fNoMatch == 0
 		}
 	}

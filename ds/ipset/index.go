@@ -20,14 +20,30 @@ import (
 // bound (bk[k] is the first segment whose bound's top bits are >= k), so a search starts within
 // one bucket: two or three cache misses a lookup instead of the dozen a search of the whole table
 // takes (the profile of IPSET.MATCH in benchmarks/results/2026-12-02-ipsets.md).
+//
+// A laminar IPv4 family (any set of prefixes, disjoint or nested ranges: libloc's and Tor's
+// lists), nested at most maxDepth4 deep, has no segment table: n4 holds one node per record in
+// order (byOrder), each with the record's start and the node of its smallest container. The
+// records covering an address a are the containers of the last record starting at or before a
+// (or itself), so a lookup searches the starts (bucketed by their top 16 bits as above) and
+// walks up from there, passing the few that end before a. That is 12 bytes a record against a
+// segment table's 8 bytes a segment (about two a record) plus a node and an order entry.
 type index struct {
 	bounds []U128   // IPv6 bounds; nil for IPv4
 	top    []uint32 // IPv6: node per segment, noNode: none
-	p4     []uint64 // IPv4: bound<<32 | node per segment
-	bk     []uint32 // IPv4 with at least bucketSegs segments: 1<<16+1 bucket starts, else nil
+	p4     []uint64 // IPv4 segment table: bound<<32 | node per segment
+	n4     []node4  // laminar IPv4: the nodes in order; then bounds, top, p4, nodes and order are nil
+	bk     []uint32 // IPv4 with at least bucketSegs segments or n4 nodes: 1<<16+1 bucket starts, else nil
 	nodes  []node
 	order  []uint32 // the records' slots by start, then end from the greatest (byOrder)
 }
+
+// node4 is a record of a laminar IPv4 index: its start, slot and the node of its smallest
+// container (noNode: none).
+type node4 struct{ start, slot, parent uint32 }
+
+// maxDepth4 is the deepest nesting given an n4 index: IPv4 prefixes nest at most 33 deep.
+const maxDepth4 = 40
 
 // bucketSegs is the fewest IPv4 segments given buckets (their table is 256 KiB; tests lower it).
 var bucketSegs = 1 << 15
@@ -45,11 +61,22 @@ func byOrder(a, b Range) int {
 	return b.Hi.Cmp(a.Hi)
 }
 
-// lookup returns the slot of the most specific record live at now covering a, or -1.
-func (ix *index) lookup(recs []rec, a U128, now int64) int64 {
+// lookup returns the slot of s's most specific record live at now covering a, or -1.
+func (ix *index) lookup(s *Set, a U128, now int64) int64 {
+	if ix.n4 != nil {
+		x := uint32(a.Lo)
+		for n := ix.last4(x); n != noNode; {
+			nd := &ix.n4[n]
+			if s.recs[nd.slot].hi >= x && s.alive(nd.slot, now) {
+				return int64(nd.slot)
+			}
+			n = nd.parent
+		}
+		return -1
+	}
 	for n := ix.seg(a); n != noNode; {
 		nd := ix.nodes[n]
-		if recs[nd.slot].live(now) {
+		if s.alive(nd.slot, now) {
 			return int64(nd.slot)
 		}
 		n = nd.parent
@@ -57,7 +84,37 @@ func (ix *index) lookup(recs []rec, a U128, now int64) int64 {
 	return -1
 }
 
-// seg is the top node of the segment holding a, noNode when none covers it.
+// last4 is the n4 node of the last record starting at or before x, noNode when none.
+func (ix *index) last4(x uint32) uint32 {
+	p := ix.n4
+	lo, hi := 0, len(p)
+	if ix.bk != nil {
+		lo, hi = int(ix.bk[x>>16]), int(ix.bk[x>>16+1])
+	}
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if p[m].start <= x {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return uint32(lo - 1) // noNode when lo is 0
+}
+
+// slots is the index's order.
+func (ix *index) slots() []uint32 {
+	if ix.n4 == nil {
+		return ix.order
+	}
+	out := make([]uint32, len(ix.n4))
+	for i := range ix.n4 {
+		out[i] = ix.n4[i].slot
+	}
+	return out
+}
+
+// seg is the top node of the segment holding a, noNode when none covers it (not for n4).
 func (ix *index) seg(a U128) uint32 {
 	if p := ix.p4; p != nil {
 		// the first segment whose bound is > a, searched as its packed form > a<<32 | max
@@ -99,16 +156,23 @@ func (ix *index) seg(a U128) uint32 {
 }
 
 // buildOrdered builds the index of the records at order (slots of family v6, sorted byOrder;
-// the index keeps the slice); nil when order is empty. It reads only rngs. A laminar family
+// the index keeps the slice); nil when order is empty. It reads only v's ends. A laminar family
 // (every two records nested or disjoint: any set of prefixes, disjoint ranges) is one linear
-// sweep with a stack; records that overlap without nesting take the general sweep.
-func buildOrdered(rngs []Range, order []uint32, v6 bool, p *pacer) *index {
+// sweep with a stack; records that overlap without nesting take the general sweep. An IPv4
+// index is an n4 index when it can be, unless segs asks for the segment table.
+func buildOrdered(v view, order []uint32, v6, segs bool, p *pacer) *index {
 	if len(order) == 0 {
 		return nil
 	}
-	ix, ok := sweepLaminar(rngs, order, v6, p)
+	if !v6 && !segs {
+		if ix, ok := sweep4(v, order, p); ok {
+			ix.bucket4(p)
+			return ix
+		}
+	}
+	ix, ok := sweepLaminar(v, order, v6, p)
 	if !ok {
-		ix = sweepGeneral(rngs, order, v6, p)
+		ix = sweepGeneral(v, order, v6, p)
 	}
 	if !v6 {
 		ix.pack4(p)
@@ -133,6 +197,51 @@ func (ix *index) pack4(p *pacer) {
 	ix.bk = make([]uint32, 1<<16+1)
 	for _, p := range ix.p4 {
 		ix.bk[p>>48+1]++
+	}
+	for k := 1; k <= 1<<16; k++ {
+		ix.bk[k] += ix.bk[k-1]
+	}
+}
+
+// sweep4 is the n4 index of a laminar IPv4 family. It reports false when two records overlap
+// without nesting or nest deeper than maxDepth4.
+func sweep4(v view, order []uint32, p *pacer) (*index, bool) {
+	type open struct{ hi, node uint32 }
+	ix := &index{n4: make([]node4, 0, len(order))}
+	var stk []open
+	for _, sl := range order {
+		p.step()
+		x := &v.recs[sl]
+		for len(stk) > 0 && stk[len(stk)-1].hi < x.lo {
+			stk = stk[:len(stk)-1]
+		}
+		parent := noNode
+		if len(stk) > 0 {
+			t := stk[len(stk)-1]
+			if t.hi < x.hi {
+				return nil, false
+			}
+			parent = t.node
+		}
+		if len(stk) == maxDepth4 {
+			return nil, false
+		}
+		n := uint32(len(ix.n4))
+		ix.n4 = append(ix.n4, node4{x.lo, sl, parent})
+		stk = append(stk, open{x.hi, n})
+	}
+	return ix, true
+}
+
+// bucket4 gives a large n4 index its buckets.
+func (ix *index) bucket4(p *pacer) {
+	if len(ix.n4) < bucketSegs {
+		return
+	}
+	ix.bk = make([]uint32, 1<<16+1)
+	for i := range ix.n4 {
+		ix.bk[ix.n4[i].start>>16+1]++
+		p.step()
 	}
 	for k := 1; k <= 1<<16; k++ {
 		ix.bk[k] += ix.bk[k-1]
@@ -168,7 +277,7 @@ func (ix *index) emit(at U128, top uint32) {
 // sweepLaminar is the index of a laminar family: the records containing a point are a stack,
 // the most specific on top (a nested record has fewer addresses). It reports false when two
 // records overlap without nesting.
-func sweepLaminar(rngs []Range, order []uint32, v6 bool, p *pacer) (*index, bool) {
+func sweepLaminar(v view, order []uint32, v6 bool, p *pacer) (*index, bool) {
 	type open struct {
 		hi   U128
 		node uint32
@@ -191,7 +300,7 @@ func sweepLaminar(rngs []Range, order []uint32, v6 bool, p *pacer) (*index, bool
 	}
 	for _, sl := range order {
 		p.step()
-		r := &rngs[sl]
+		r := v.rng(sl)
 		for len(stk) > 0 && stk[len(stk)-1].hi.Less(r.Lo) {
 			pop()
 		}
@@ -222,10 +331,10 @@ type event struct {
 
 // sweepGeneral is the index of any records: at each bound the covering records sorted from the
 // least specific, their nodes hash-consed.
-func sweepGeneral(rngs []Range, order []uint32, v6 bool, p *pacer) *index {
+func sweepGeneral(v view, order []uint32, v6 bool, p *pacer) *index {
 	ev := make([]event, 0, 2*len(order))
 	for _, sl := range order {
-		r := &rngs[sl]
+		r := v.rng(sl)
 		ev = append(ev, event{r.Lo, sl, true})
 		if end, ok := endOf(r.Hi, v6); ok {
 			ev = append(ev, event{end, sl, false})
@@ -236,7 +345,7 @@ func sweepGeneral(rngs []Range, order []uint32, v6 bool, p *pacer) *index {
 	p.step()
 	ix := &index{order: order}
 	// lessSpecific orders records from the least specific (most addresses, tie: smaller start).
-	lessSpecific := func(a, b uint32) bool { return moreSpecific(rngs[b], rngs[a]) }
+	lessSpecific := func(a, b uint32) bool { return moreSpecific(v.rng(b), v.rng(a)) }
 	intern := map[uint64]uint32{}
 	var active, nodeAt []uint32
 	pos := func(slot uint32) int {
@@ -284,18 +393,16 @@ func sweepGeneral(rngs []Range, order []uint32, v6 bool, p *pacer) *index {
 }
 
 // sortOrder sorts slots byOrder of their ranges.
-func sortOrder(rngs []Range, slots []uint32) {
-	slices.SortFunc(slots, func(a, b uint32) int { return byOrder(rngs[a], rngs[b]) })
-}
+func sortOrder(v view, slots []uint32) { slices.SortFunc(slots, v.cmpOrder) }
 
 // mergeOrder merges two slices of slots sorted byOrder, keeping only the slots keep accepts.
-func mergeOrder(rngs []Range, a, b []uint32, keep func(uint32) bool, p *pacer) []uint32 {
+func mergeOrder(v view, a, b []uint32, keep func(uint32) bool, p *pacer) []uint32 {
 	out := make([]uint32, 0, len(a)+len(b))
 	i, j := 0, 0
 	for i < len(a) || j < len(b) {
 		p.step()
 		var sl uint32
-		if j == len(b) || i < len(a) && byOrder(rngs[a[i]], rngs[b[j]]) < 0 {
+		if j == len(b) || i < len(a) && v.cmpOrder(a[i], b[j]) < 0 {
 			sl = a[i]
 			i++
 		} else {
@@ -310,10 +417,10 @@ func mergeOrder(rngs []Range, a, b []uint32, keep func(uint32) bool, p *pacer) [
 }
 
 func (ix *index) memory() int64 {
-	return int64(16*cap(ix.bounds) + 4*cap(ix.top) + 8*cap(ix.p4) + 4*len(ix.bk) + 8*cap(ix.nodes) + 4*cap(ix.order))
+	return int64(16*cap(ix.bounds) + 4*cap(ix.top) + 8*cap(ix.p4) + 12*cap(ix.n4) + 4*len(ix.bk) + 8*cap(ix.nodes) + 4*cap(ix.order))
 }
 
-// n is the number of segments, bound(i) where segment i starts, topAt(i) its node.
+// n is the number of segments (of a segment table, not an n4 index), bound(i) where segment i starts, topAt(i) its node.
 func (ix *index) n() int { return len(ix.top) + len(ix.p4) }
 
 func (ix *index) bound(i int) U128 {

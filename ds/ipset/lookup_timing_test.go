@@ -79,3 +79,67 @@ func BenchmarkLookupRanges(b *testing.B) {
 		b.Fatal("no hit")
 	}
 }
+
+// prefixSet is n labelled IPv4 prefixes (/16../24, libloc's shape, as TestMemoryPerEntry), and
+// queries: half inside an entry, half anywhere.
+func prefixSet(n int) (*Set, []U128) {
+	s := New()
+	rng := rand.New(rand.NewPCG(6, 6))
+	cc := [][]byte{[]byte("US"), []byte("DE"), []byte("CN"), []byte("FR"), []byte("GB")}
+	var los []uint64
+	for s.Len() < n {
+		l := 16 + rng.IntN(9)
+		lo, hm := mask(U128{0, uint64(rng.Uint32())}, l, 32)
+		s.Add(Range{lo, U128{lo.Hi | hm.Hi, lo.Lo | hm.Lo}, false}, Meta{Label: cc[rng.IntN(len(cc))]}, false, false)
+		los = append(los, lo.Lo|rng.Uint64N(hm.Lo+1))
+	}
+	s.Compact()
+	q := make([]U128, 1<<16)
+	for i := range q {
+		if i%2 == 0 {
+			q[i] = U128{0, los[rng.IntN(len(los))]}
+		} else {
+			q[i] = U128{0, uint64(rng.Uint32())}
+		}
+	}
+	return s, q
+}
+
+// BenchmarkLookupPrefixes is Lookup (IPSET.MATCH's work) on 1M labelled IPv4 prefixes.
+func BenchmarkLookupPrefixes(b *testing.B) {
+	s, q := prefixSet(1_000_000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuNs()
+	defer func() { b.ReportMetric(float64(cpuNs()-cpu0)/float64(b.N), "cpu-ns/op") }()
+	n := 0
+	for i := 0; i < b.N; i++ {
+		if _, ok := s.Lookup(q[i&(len(q)-1)], false, 1); ok {
+			n++
+		}
+	}
+	if n == 0 {
+		b.Fatal("no hit")
+	}
+}
+
+// BenchmarkContainsPrefixes is a batch of 100 Contains (IPSET.MCONTAINS of 100's work) on 1M
+// labelled IPv4 prefixes; ns/op is per batch.
+func BenchmarkContainsPrefixes(b *testing.B) {
+	s, q := prefixSet(1_000_000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuNs()
+	defer func() { b.ReportMetric(float64(cpuNs()-cpu0)/float64(b.N), "cpu-ns/op") }()
+	n := 0
+	for i := 0; i < b.N; i++ {
+		for j := range 100 {
+			if s.Contains(q[(i*100+j)&(len(q)-1)], false, 1) {
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		b.Fatal("no hit")
+	}
+}

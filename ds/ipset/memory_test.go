@@ -1,6 +1,7 @@
 package ipset
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -9,11 +10,13 @@ import (
 )
 
 // TestMemoryPerEntry measures the heap a set of n entries holds (live heap after GC, before and
-// after), per entry, for the three shapes with random data of the same shape: 1M IPv4
-// hosts, labelled IPv4 prefixes (/16../24, two-letter labels as libloc's countries) and IPv6
-// prefixes (/29../48, labelled). The goals: 12, 40 and 64 bytes. The default run uses 100k
-// entries and checks only that MemoryUsage is within 2x of the heap; HOTKV_IPSET_LONG=1 runs
-// 1M each and logs the numbers (reported in docs/ipsets.md).
+// after), per entry, for the shapes with random data of the same shape: IPv4 hosts,
+// labelled IPv4 prefixes (/16../24, two-letter labels as libloc's countries), labelled disjoint
+// IPv4 ranges (Tor's geoip shape) and IPv6 prefixes (/29../48, labelled). The goals: 12, 40, 40
+// and 64 bytes; the test asserts the IPv4 ones, on the heap and on MemoryUsage (what INFO's
+// used_memory adds up), and that MemoryUsage is within 2x of the heap. The default run uses 100k
+// entries (the 256 KiB bucket tables weigh 2.6 B an entry there); HOTKV_IPSET_LONG=1 runs 1M
+// each (the numbers in docs/ipsets.md).
 func TestMemoryPerEntry(t *testing.T) {
 	n := 100_000
 	if os.Getenv("HOTKV_IPSET_LONG") != "" {
@@ -25,22 +28,34 @@ func TestMemoryPerEntry(t *testing.T) {
 	cc := []string{"US", "DE", "CN", "FR", "GB", "JP", "BR", "RU", "IN", "NL"}
 	for _, c := range []struct {
 		name string
+		goal float64 // bytes an entry, 0: none asserted
 		fill func(s *Set, rng *rand.Rand)
 	}{
-		{"v4-hosts", func(s *Set, rng *rand.Rand) {
+		{"v4-hosts", 12, func(s *Set, rng *rand.Rand) {
 			for s.Len() < n {
 				a := rng.Uint32()
 				s.Add(Range{U128{0, uint64(a)}, U128{0, uint64(a)}, false}, Meta{}, false, false)
 			}
 		}},
-		{"v4-labelled-prefixes", func(s *Set, rng *rand.Rand) {
+		{"v4-labelled-prefixes", 40, func(s *Set, rng *rand.Rand) {
 			for s.Len() < n {
 				l := 16 + rng.IntN(9)
 				lo, hm := mask(U128{0, uint64(rng.Uint32())}, l, 32)
 				s.Add(Range{lo, U128{lo.Hi | hm.Hi, lo.Lo | hm.Lo}, false}, Meta{Label: []byte(cc[rng.IntN(len(cc))])}, false, false)
 			}
 		}},
-		{"v6-labelled-prefixes", func(s *Set, rng *rand.Rand) {
+		{"v4-labelled-ranges", 40, func(s *Set, rng *rand.Rand) {
+			at := uint64(1 << 24)
+			for s.Len() < n {
+				size := uint64(1) << (4 + rng.IntN(10))
+				if rng.IntN(4) == 0 {
+					at += size // a gap
+				}
+				s.Add(Range{U128{0, at}, U128{0, at + size - 1}, false}, Meta{Label: []byte(cc[rng.IntN(len(cc))])}, false, false)
+				at += size
+			}
+		}},
+		{"v6-labelled-prefixes", 0, func(s *Set, rng *rand.Rand) {
 			for s.Len() < n {
 				l := 29 + rng.IntN(20)
 				lo, hm := mask(U128{0x2000<<48 | rng.Uint64N(1<<60), 0}, l, 128)
@@ -60,8 +75,49 @@ func TestMemoryPerEntry(t *testing.T) {
 		if mu > 2*per+8 || per > 2*mu+8 {
 			t.Errorf("%s: MemoryUsage %.1f B/entry is far from the heap's %.1f", c.name, mu, per)
 		}
+		if c.goal > 0 && (per > c.goal || mu > c.goal) {
+			t.Errorf("%s: heap %.1f B/entry, MemoryUsage %.1f B/entry: the goal is <= %.0f", c.name, per, mu, c.goal)
+		}
 		runtime.KeepAlive(s)
 	}
+}
+
+// TestMemoryLibloc is TestMemoryPerEntry on libloc's IPv4 networks ("prefix CC" lines, written by
+// benchmarks/ipsets/data.sh; DATA names its folder): the labelled v4 list, goal 40 B an
+// entry on the heap and in MemoryUsage. Skipped when the file is not there.
+func TestMemoryLibloc(t *testing.T) {
+	if raceEnabled {
+		t.Skip("heap sizes under -race are not the release's")
+	}
+	dir := os.Getenv("DATA")
+	if dir == "" {
+		dir = "../../benchmarks/ipsets/data"
+	}
+	b, err := os.ReadFile(dir + "/libloc4.txt")
+	if err != nil {
+		t.Skipf("no libloc data (bash benchmarks/ipsets/data.sh): %v", err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	before := heap()
+	s := New()
+	for _, l := range lines {
+		f := bytes.Fields(l)
+		r, ok := ParseEntry(f[0])
+		if !ok || len(f) != 2 {
+			t.Fatalf("bad line %q", l)
+		}
+		s.Add(r, Meta{Label: f[1]}, false, false)
+	}
+	s.Compact()
+	after := heap()
+	per := float64(after-before) / float64(s.Len())
+	mu := float64(s.MemoryUsage()) / float64(s.Len())
+	t.Logf("libloc4: %d entries: heap %.1f B/entry, MemoryUsage %.1f B/entry", s.Len(), per, mu)
+	if per > 40 || mu > 40 {
+		t.Errorf("libloc4: heap %.1f B/entry, MemoryUsage %.1f B/entry: the goal is <= 40", per, mu)
+	}
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(lines)
 }
 
 func heap() int64 {

@@ -1,6 +1,7 @@
 package ipset
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -8,22 +9,23 @@ import (
 // Set is an IP set. The zero value is not usable; make one with New.
 //
 // Plain IPv4 hosts (no label, no expiry, not NOMATCH) are kept in hosts. Every other entry is a
-// record: its range in rngs and the rest in recs, both by slot, found by its range (find: the
+// record, a slot of recs (an IPv6 record's ends in r6), found by its range (find: the
 // pending map, else a binary search of the frozen index's order), expiring from a heap, and
 // looked up through a frozen index per family (index.go) built over the records present when it
 // was built, plus the records added since (pending): prefixes probed by prefix length (only the
 // lengths present), other ranges through buckets of their top 16 bits. A merge (build.go) builds
 // a new index off the shard's token once the pending part passes max(4096, base/8), and the next
 // writer swaps it in. Removed records are only marked dead until an index that leaves them out
-// is in, so no index points at a reused slot.
+// is in, so no index points at a reused slot. Only records with an expiry pay for it: a heap
+// entry and a position in hpos.
 type Set struct {
 	hosts  hosts
-	rngs   []Range          // by slot; written only when a slot is taken, so merges read them off the token
 	recs   []rec            // by slot
+	r6     []span6          // IPv6 records' ends, at their rec's hi
 	live   []uint64         // bitmap of slots taken and not removed
 	pend   map[Range]uint32 // live records added since the index was built
 	nrec   int              // live records
-	free   []uint32         // slots reusable now
+	free   [2][]uint32      // slots reusable now, by family (an IPv6 slot keeps its r6 element)
 	dead   []uint32         // slots removed since the index was built
 	idx    [2]*index
 	pendC  []uint32            // CIDR records added since the index was built
@@ -31,7 +33,8 @@ type Set struct {
 	rbk    map[uint32][]uint32 // pendR by family and top 16 bits of each address (bucketKey), spanning <= rbkSpan buckets
 	rwide  []uint32            // pendR spanning more
 	lens   [2][3]uint64        // prefix lengths present in pendC, by family
-	heap   []uint32            // slots with an expiry, a min-heap on rec.expire
+	heap   []hent              // records with an expiry, a min-heap on at
+	hpos   map[uint32]int32    // heap position of each slot with fExp
 	labels labels
 	base   int    // live records when the index was built
 	job    *job   // the merge in flight, nil when none
@@ -39,19 +42,84 @@ type Set struct {
 	quiet  uint64 // writes at Settle's last visit
 }
 
+// rec is a record's slot, 16 bytes: an IPv4 record's ends, or for an IPv6 one v6Mark in lo and
+// the index of its ends in r6 in hi (no IPv4 range has lo > hi). lo and hi are written only when
+// the slot is taken, so merges read them off the token; label and flags change under the token.
 type rec struct {
-	expire int64  // unix ms, 0: none
+	lo, hi uint32
 	label  uint32 // 0: none
-	hpos   int32  // position in the heap, -1 when none
 	flags  uint8
 	plen   uint8 // prefix length when fCIDR
+}
+
+// v6Mark is an IPv6 record's lo.
+const v6Mark = ^uint32(0)
+
+type span6 struct{ lo, hi U128 }
+
+// hent is a heap entry: a slot with an expiry, at unix ms.
+type hent struct {
+	at   int64
+	slot uint32
 }
 
 const (
 	fDead    = 1 << iota
 	fNoMatch // NOMATCH
 	fCIDR    // the range is one prefix
+	fExp     // has an expiry: in the heap, at hpos[slot]
 )
+
+func (x *rec) v6() bool { return x.lo > x.hi }
+
+// view is what merges read of the slots (build.go): the records' ends, which are not rewritten
+// while a slot is taken.
+type view struct {
+	recs []rec
+	r6   []span6
+}
+
+// rng is slot i's range.
+func (v view) rng(i uint32) Range {
+	x := &v.recs[i]
+	if x.lo > x.hi {
+		e := &v.r6[x.hi]
+		return Range{e.lo, e.hi, true}
+	}
+	return Range{U128{0, uint64(x.lo)}, U128{0, uint64(x.hi)}, false}
+}
+
+// cmpOrder compares slots a and b byOrder.
+func (v view) cmpOrder(a, b uint32) int {
+	x, y := &v.recs[a], &v.recs[b]
+	if x.lo <= x.hi && y.lo <= y.hi {
+		switch {
+		case x.lo != y.lo:
+			return cmp.Compare(x.lo, y.lo)
+		default:
+			return cmp.Compare(y.hi, x.hi)
+		}
+	}
+	return byOrder(v.rng(a), v.rng(b))
+}
+
+func (s *Set) view() view { return view{s.recs, s.r6} }
+
+func (s *Set) rng(i uint32) Range { return s.view().rng(i) }
+
+// alive reports whether slot i holds a record not removed and not expired at now.
+func (s *Set) alive(i uint32, now int64) bool {
+	f := s.recs[i].flags
+	return f&fDead == 0 && (f&fExp == 0 || s.heap[s.hpos[i]].at > now)
+}
+
+// expireOf is slot i's expiry, 0: none.
+func (s *Set) expireOf(i uint32) int64 {
+	if s.recs[i].flags&fExp == 0 {
+		return 0
+	}
+	return s.heap[s.hpos[i]].at
+}
 
 // Meta is what an entry carries besides its range.
 type Meta struct {
@@ -69,10 +137,21 @@ func (s *Set) find(r Range) (uint32, bool) {
 	if i, ok := s.pend[r]; ok {
 		return i, true
 	}
-	if ix := s.idx[fam(r.V6)]; ix != nil {
+	ix := s.idx[fam(r.V6)]
+	switch {
+	case ix == nil:
+	case ix.n4 != nil:
+		lo, hi := uint32(r.Lo.Lo), uint32(r.Hi.Lo)
+		for n := ix.last4(lo); n != noNode; n = ix.n4[n].parent {
+			sl := ix.n4[n].slot
+			if x := &s.recs[sl]; x.lo == lo && x.hi == hi {
+				return sl, x.flags&fDead == 0
+			}
+		}
+	default:
 		for n := ix.seg(r.Lo); n != noNode; {
 			nd := ix.nodes[n]
-			if s.rngs[nd.slot] == r {
+			if s.rng(nd.slot) == r {
 				return nd.slot, s.recs[nd.slot].flags&fDead == 0
 			}
 			n = nd.parent
@@ -142,23 +221,10 @@ func (s *Set) Add(r Range, m Meta, nx, xx bool) (added, changed bool) {
 		s.setExpire(i, m.Expire)
 		return false, true
 	}
-	if n := len(s.free); n > 0 {
-		i = s.free[n-1]
-		s.free = s.free[:n-1]
-		s.rngs[i] = r
-	} else {
-		if len(s.recs) >= math.MaxUint32-1 {
-			panic("ipset: too many entries")
-		}
-		s.recs = append(s.recs, rec{})
-		s.rngs = append(s.rngs, r)
-		i = uint32(len(s.recs) - 1)
-		if int(i/64) >= len(s.live) {
-			s.live = append(s.live, 0)
-		}
-	}
+	i = s.take(r)
 	s.live[i/64] |= 1 << (i % 64)
-	x := rec{label: s.labels.intern(m.Label), hpos: -1}
+	x := &s.recs[i]
+	x.label, x.flags, x.plen = s.labels.intern(m.Label), 0, 0
 	if m.NoMatch {
 		x.flags |= fNoMatch
 	}
@@ -166,7 +232,6 @@ func (s *Set) Add(r Range, m Meta, nx, xx bool) (added, changed bool) {
 		x.flags |= fCIDR
 		x.plen = uint8(n)
 	}
-	s.recs[i] = x
 	s.addPending(i)
 	s.nrec++
 	s.setExpire(i, m.Expire)
@@ -174,9 +239,38 @@ func (s *Set) Add(r Range, m Meta, nx, xx bool) (added, changed bool) {
 	return !exists, true
 }
 
+// take returns a slot holding r's ends: a free one of r's family, else a new one.
+func (s *Set) take(r Range) uint32 {
+	free := &s.free[fam(r.V6)]
+	if n := len(*free); n > 0 {
+		i := (*free)[n-1]
+		*free = (*free)[:n-1]
+		if x := &s.recs[i]; r.V6 {
+			s.r6[x.hi] = span6{r.Lo, r.Hi}
+		} else {
+			x.lo, x.hi = uint32(r.Lo.Lo), uint32(r.Hi.Lo)
+		}
+		return i
+	}
+	if len(s.recs) >= math.MaxUint32-1 {
+		panic("ipset: too many entries")
+	}
+	x := rec{lo: uint32(r.Lo.Lo), hi: uint32(r.Hi.Lo), flags: fDead}
+	if r.V6 {
+		x.lo, x.hi = v6Mark, uint32(len(s.r6))
+		s.r6 = append(s.r6, span6{r.Lo, r.Hi})
+	}
+	s.recs = append(s.recs, x)
+	i := uint32(len(s.recs) - 1)
+	if int(i/64) >= len(s.live) {
+		s.live = append(s.live, 0)
+	}
+	return i
+}
+
 // addPending puts slot i, a live record not in the index, in the pending part.
 func (s *Set) addPending(i uint32) {
-	r := s.rngs[i]
+	r := s.rng(i)
 	x := &s.recs[i]
 	if x.flags&fCIDR != 0 {
 		s.pendC = append(s.pendC, i)
@@ -243,8 +337,10 @@ func (s *Set) kill(i uint32) {
 	x := &s.recs[i]
 	s.setExpire(i, 0)
 	s.labels.release(x.label)
-	if j, ok := s.pend[s.rngs[i]]; ok && j == i {
-		delete(s.pend, s.rngs[i])
+	if r := s.rng(i); s.pend != nil {
+		if j, ok := s.pend[r]; ok && j == i {
+			delete(s.pend, r)
+		}
 	}
 	x.label = 0
 	x.flags |= fDead
@@ -271,17 +367,15 @@ func moreSpecific(a, b Range) bool {
 	return b.Lo.Less(a.Lo)
 }
 
-func (x *rec) live(now int64) bool { return x.flags&fDead == 0 && (x.expire == 0 || x.expire > now) }
-
 // decide returns the slot of the record deciding a at now, or -1.
 func (s *Set) decide(a U128, v6 bool, now int64) int64 {
 	best := int64(-1)
 	f := fam(v6)
 	if ix := s.idx[f]; ix != nil {
-		best = ix.lookup(s.recs, a, now)
+		best = ix.lookup(s, a, now)
 	}
 	consider := func(i uint32) {
-		if best < 0 || moreSpecific(s.rngs[i], s.rngs[best]) {
+		if best < 0 || moreSpecific(s.rng(i), s.rng(uint32(best))) {
 			best = int64(i)
 		}
 	}
@@ -292,7 +386,7 @@ func (s *Set) decide(a U128, v6 bool, now int64) int64 {
 				continue
 			}
 			lo, hm := mask(a, n, w)
-			if i, ok := s.pend[Range{lo, U128{lo.Hi | hm.Hi, lo.Lo | hm.Lo}, v6}]; ok && s.recs[i].live(now) {
+			if i, ok := s.pend[Range{lo, U128{lo.Hi | hm.Hi, lo.Lo | hm.Lo}, v6}]; ok && s.alive(i, now) {
 				consider(i)
 				break
 			}
@@ -303,8 +397,8 @@ func (s *Set) decide(a U128, v6 bool, now int64) int64 {
 	}
 	scan := func(slots []uint32) {
 		for _, i := range slots {
-			r := &s.rngs[i]
-			if r.V6 == v6 && !a.Less(r.Lo) && !r.Hi.Less(a) && s.recs[i].live(now) {
+			r := s.rng(i)
+			if r.V6 == v6 && !a.Less(r.Lo) && !r.Hi.Less(a) && s.alive(i, now) {
 				consider(i)
 			}
 		}
@@ -326,7 +420,7 @@ func (s *Set) Lookup(a U128, v6 bool, now int64) (m Match, ok bool) {
 		return m, false
 	}
 	x := &s.recs[i]
-	m = Match{Range: s.rngs[i], Expire: x.expire, NoMatch: x.flags&fNoMatch != 0}
+	m = Match{Range: s.rng(uint32(i)), Expire: s.expireOf(uint32(i)), NoMatch: x.flags&fNoMatch != 0}
 	if x.label != 0 {
 		m.Label, m.HasLbl = s.labels.names[x.label], true
 	}
@@ -360,10 +454,10 @@ func (s *Set) Entries(now int64) []Entry {
 	}
 	for i := range s.recs {
 		x := &s.recs[i]
-		if x.flags&fDead != 0 || now != 0 && !x.live(now) {
+		if x.flags&fDead != 0 || now != 0 && !s.alive(uint32(i), now) {
 			continue
 		}
-		e := Entry{Range: s.rngs[i], Expire: x.expire, NoMatch: x.flags&fNoMatch != 0}
+		e := Entry{Range: s.rng(uint32(i)), Expire: s.expireOf(uint32(i)), NoMatch: x.flags&fNoMatch != 0}
 		if x.label != 0 {
 			e.Label, e.HasLbl = s.labels.names[x.label], true
 		}
@@ -394,7 +488,7 @@ func (s *Set) Get(r Range) (e Entry, ok bool) {
 		return e, false
 	}
 	x := &s.recs[i]
-	e = Entry{Range: s.rngs[i], Expire: x.expire, NoMatch: x.flags&fNoMatch != 0}
+	e = Entry{Range: s.rng(i), Expire: s.expireOf(i), NoMatch: x.flags&fNoMatch != 0}
 	if x.label != 0 {
 		e.Label, e.HasLbl = s.labels.names[x.label], true
 	}
@@ -407,7 +501,7 @@ func (s *Set) LiveLen(now int64) int {
 	// Count heap entries expired: the heap is ordered, so visit only those at or before now.
 	var walk func(p int)
 	walk = func(p int) {
-		for p < len(s.heap) && s.recs[s.heap[p]].expire <= now {
+		for p < len(s.heap) && s.heap[p].at <= now {
 			n--
 			walk(2*p + 1)
 			p = 2*p + 2
@@ -422,7 +516,7 @@ func (s *Set) NextExpiry() int64 {
 	if len(s.heap) == 0 {
 		return 0
 	}
-	return s.recs[s.heap[0]].expire
+	return s.heap[0].at
 }
 
 // Expire removes up to max entries (0: all) expired at now, calling fn with each; it returns
@@ -431,12 +525,11 @@ func (s *Set) Expire(now int64, max int, fn func(Range)) int {
 	s.poll()
 	n := 0
 	for len(s.heap) > 0 && (max == 0 || n < max) {
-		i := s.heap[0]
-		x := &s.recs[i]
-		if x.expire > now {
+		i := s.heap[0].slot
+		if s.heap[0].at > now {
 			break
 		}
-		r := s.rngs[i]
+		r := s.rng(i)
 		s.kill(i)
 		n++
 		if fn != nil {
@@ -459,11 +552,11 @@ func (s *Set) Clone() *Set {
 		if x.flags&fDead != 0 {
 			continue
 		}
-		m := Meta{Expire: x.expire, NoMatch: x.flags&fNoMatch != 0}
+		m := Meta{Expire: s.expireOf(uint32(i)), NoMatch: x.flags&fNoMatch != 0}
 		if x.label != 0 {
 			m.Label = []byte(s.labels.names[x.label])
 		}
-		c.Add(s.rngs[i], m, false, false)
+		c.Add(s.rng(uint32(i)), m, false, false)
 	}
 	c.Compact()
 	return c
@@ -472,9 +565,10 @@ func (s *Set) Clone() *Set {
 // MemoryUsage is about the bytes the set holds.
 func (s *Set) MemoryUsage() int64 {
 	n := int64(64) + s.hosts.memory()
-	n += int64(cap(s.recs))*24 + int64(cap(s.rngs))*40 + int64(cap(s.live))*8
+	n += int64(cap(s.recs))*16 + int64(cap(s.r6))*32 + int64(cap(s.live))*8
 	n += int64(len(s.pend)) * 64 // a map slot: 33-byte key, 4-byte value, overhead
-	n += int64(cap(s.free)+cap(s.dead)+cap(s.pendC)+cap(s.pendR)+cap(s.rwide)+cap(s.heap)) * 4
+	n += int64(cap(s.free[0])+cap(s.free[1])+cap(s.dead)+cap(s.pendC)+cap(s.pendR)+cap(s.rwide)) * 4
+	n += int64(cap(s.heap))*16 + int64(len(s.hpos))*16
 	n += int64(len(s.rbk)) * 48
 	for f := range s.idx {
 		if ix := s.idx[f]; ix != nil {
@@ -485,42 +579,48 @@ func (s *Set) MemoryUsage() int64 {
 	return n
 }
 
-// heap of slots by expiry, with each record's position in hpos.
+// heap of slots by expiry, with each one's position in hpos.
 
 func (s *Set) setExpire(i uint32, at int64) {
 	x := &s.recs[i]
-	switch {
-	case x.hpos < 0 && at == 0:
+	switch has := x.flags&fExp != 0; {
+	case !has && at == 0:
 		return
-	case x.hpos < 0:
-		x.expire = at
-		x.hpos = int32(len(s.heap))
-		s.heap = append(s.heap, i)
-		s.up(int(x.hpos))
+	case !has:
+		x.flags |= fExp
+		if s.hpos == nil {
+			s.hpos = map[uint32]int32{}
+		}
+		p := len(s.heap)
+		s.heap = append(s.heap, hent{at, i})
+		s.hpos[i] = int32(p)
+		s.up(p)
 	case at == 0:
-		p := int(x.hpos)
+		p := int(s.hpos[i])
 		last := len(s.heap) - 1
 		s.swap(p, last)
 		s.heap = s.heap[:last]
-		x.hpos, x.expire = -1, 0
+		delete(s.hpos, i)
+		x.flags &^= fExp
 		if p < last {
 			s.down(p)
 			s.up(p)
 		}
 	default:
-		x.expire = at
-		s.down(int(x.hpos))
-		s.up(int(x.hpos))
+		p := int(s.hpos[i])
+		s.heap[p].at = at
+		s.down(p)
+		s.up(int(s.hpos[i]))
 	}
 }
 
 func (s *Set) swap(a, b int) {
 	s.heap[a], s.heap[b] = s.heap[b], s.heap[a]
-	s.recs[s.heap[a]].hpos = int32(a)
-	s.recs[s.heap[b]].hpos = int32(b)
+	s.hpos[s.heap[a].slot] = int32(a)
+	s.hpos[s.heap[b].slot] = int32(b)
 }
 
-func (s *Set) less(a, b int) bool { return s.recs[s.heap[a]].expire < s.recs[s.heap[b]].expire }
+func (s *Set) less(a, b int) bool { return s.heap[a].at < s.heap[b].at }
 
 func (s *Set) up(p int) {
 	for p > 0 {
