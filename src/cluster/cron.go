@@ -29,7 +29,8 @@ func (s *State) Disconnected(n *Node) { n.Linked = false }
 
 // Tick runs clusterCron's duties at now: drop timed-out handshakes, ping a peer with an old pong every
 // second and any peer whose pong is older than half the node timeout, flag PFAIL a peer silent for a
-// node timeout, and broadcast the FAILs decided since the last Tick. Nodes needing a link are those
+// node timeout, run a replica's election and replica migration (migrate.go), and broadcast the
+// FAILs decided since the last Tick. Nodes needing a link are those
 // Unlinked returns; the caller dials them and calls Connected.
 func (s *State) Tick(l *Local, now int64, r *rand.Rand) []Out {
 	s.ticks++
@@ -74,6 +75,7 @@ func (s *State) Tick(l *Local, now int64, r *rand.Rand) []Out {
 	if s.Myself.Master != nil {
 		out = append(out, s.handleFailover(l, now, r)...)
 	}
+	s.replicaMigration(now) // after the election: a replica it just promoted has no master to leave
 	for _, n := range s.pendingFail {
 		out = append(out, s.broadcastFail(n, l)...)
 	}

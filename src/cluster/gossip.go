@@ -271,27 +271,42 @@ func (s *State) receiveGossipHeader(sender, linkNode *Node, m *wire.Msg, now int
 	return out
 }
 
-// setRole makes n a master (master nil) or a replica of master.
+// setRole makes n a master (master nil) or a replica of master. It keeps the migration targets
+// as Redis does (migrate.go): a master gaining a replica is one, a master losing its last is no
+// longer, a replica other than myself turned master is one (it took over from a master that had
+// replicas), a master turned replica is not.
 func (s *State) setRole(n, master *Node) {
+	if master == nil && n.Master == nil && n.IsMaster() {
+		return // every message from a master says so: no change
+	}
 	s.Version++
-	if old := n.Master; old != nil {
+	old := n.Master
+	if old != nil {
 		for i, r := range old.Replicas {
 			if r == n {
 				old.Replicas = append(old.Replicas[:i], old.Replicas[i+1:]...)
 				break
 			}
 		}
+		if len(old.Replicas) == 0 {
+			old.migrateTo = false
+		}
 	}
 	n.Master = master
 	if master == nil {
 		n.Flags = n.Flags&^wire.NodeSlave | wire.NodeMaster
+		if old != nil && n != s.Myself {
+			n.migrateTo = true
+		}
 		return
 	}
 	if n == s.Myself { // a master that now follows another ends its part in a manual failover
 		s.resetManualFailover()
 	}
 	n.Flags = n.Flags&^wire.NodeMaster | wire.NodeSlave
+	n.migrateTo = false
 	master.Replicas = append(master.Replicas, n)
+	master.migrateTo = true
 	for slot := range Slots { // a master that became a replica serves nothing
 		if s.Owner[slot] == n {
 			s.assign(slot, nil)

@@ -47,6 +47,12 @@ type Node struct {
 	FailReports map[string]int64
 	Linked      bool  // an outbound link to it is up
 	LinkTime    int64 // ms the outbound link came up
+
+	// migrateTo is Redis's CLUSTER_NODE_MIGRATE_TO: n is a master that replicas may migrate to once
+	// it has none working (migrate.go). Kept by setRole and assign; neither on the wire (no peer
+	// reads it) nor in nodes.conf (loading derives it again).
+	migrateTo    bool
+	orphanedTime int64 // ms a migration check first saw n orphaned; 0 when it was not
 }
 
 // RandomName is a fresh node name as Redis makes one (40 random hex digits).

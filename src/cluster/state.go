@@ -16,6 +16,8 @@ type Config struct {
 	AllowReadsWhenDown    bool
 	ReplicaValidityFactor int64
 	ReplicaNoFailover     bool
+	AllowReplicaMigration bool  // cluster-allow-replica-migration (migrate.go)
+	MigrationBarrier      int64 // cluster-migration-barrier: replicas a master keeps when one migrates
 }
 
 // State is one node's view of the cluster. Not safe for concurrent use: the caller serializes.
@@ -40,9 +42,12 @@ type State struct {
 	// changes: what a routing table built from the state depends on (Touch marks other changes).
 	Version uint64
 
-	// Promoted and Demoted are set when an election made myself a master, or a newer claim made it
-	// a replica (Master says of whom); the caller acts on them (replication) and clears them.
+	// Promoted and Demoted are set when an election made myself a master, or a newer claim or a
+	// replica migration made it a replica (Master says of whom); the caller acts on them
+	// (replication) and clears them.
 	Promoted, Demoted bool
+	// Migrations counts the replica migrations myself made (migrate.go).
+	Migrations uint64
 
 	elect       election // myself's election, when a replica of a failed master
 	mf          manualFailover
@@ -78,7 +83,22 @@ func (s *State) assign(slot int, n *Node) {
 	s.Owner[slot] = n
 	if n != nil {
 		n.setSlot(slot, true)
+		// A master's first slot makes it a migration target when some master has replicas, so a
+		// master added to a cluster with replicas gets one too (Redis's clusterNodeSetSlotBit).
+		if n.NumSlots == 1 && !n.migrateTo && s.mastersHaveReplicas() {
+			n.migrateTo = true
+		}
 	}
+}
+
+// mastersHaveReplicas reports whether any master has a replica (clusterMastersHaveSlaves).
+func (s *State) mastersHaveReplicas() bool {
+	for _, n := range s.Nodes {
+		if n.IsMaster() && len(n.Replicas) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // sortedNodes is the nodes in name order (CLUSTER NODES has no defined order; a stable one helps tests).
@@ -252,6 +272,7 @@ func (s *State) loadNode(f []string, now int64) error {
 		m := s.lookupOrCreate(f[3])
 		n.Master = m
 		m.Replicas = append(m.Replicas, n)
+		m.migrateTo = true
 	}
 	if f[4] != "0" {
 		n.PingSent = now

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/hotkv/hotkv/src/cluster"
 	"github.com/hotkv/hotkv/src/cluster/mode"
 )
 
@@ -39,18 +40,33 @@ func (s *Server) startCluster() error {
 		ConfigFile: s.cfg.String("cluster-config-file"), IP: s.cfg.String("cluster-announce-ip"),
 		Port: port, BusPort: cport, BusListen: bus, BusBind: bind,
 		Hostname: s.cfg.String("cluster-announce-hostname"), NodeTimeout: s.cfg.Int("cluster-node-timeout"),
-		FullCoverage:       s.cfg.Bool("cluster-require-full-coverage"),
-		AllowReadsWhenDown: s.cfg.Bool("cluster-allow-reads-when-down"),
-		OnPublish:          s.Engine.PublishFromBus,
-		OnReplicate:        func(host string, port int) { s.repl.setMaster(host, port) },
-		OnPromote:          func() { s.repl.promote() },
-		ReplOffset:         s.repl.busOffset,
-		OnPauseWrites:      s.repl.clusterPause,
+		FullCoverage:          s.cfg.Bool("cluster-require-full-coverage"),
+		AllowReadsWhenDown:    s.cfg.Bool("cluster-allow-reads-when-down"),
+		AllowReplicaMigration: s.cfg.Bool("cluster-allow-replica-migration"),
+		MigrationBarrier:      s.cfg.Int("cluster-migration-barrier"),
+		OnPublish:             s.Engine.PublishFromBus,
+		OnReplicate:           func(host string, port int) { s.repl.setMaster(host, port) },
+		OnPromote:             func() { s.repl.promote() },
+		ReplOffset:            s.repl.busOffset,
+		OnPauseWrites:         s.repl.clusterPause,
 	})
 	if err != nil {
 		return err
 	}
 	s.cluster = m
+	// CONFIG SET of the settings the state machine reads takes effect at once, as in Redis.
+	apply := func(string) {
+		m.Configure(func(c *cluster.Config) {
+			c.NodeTimeout = s.cfg.Int("cluster-node-timeout")
+			c.RequireFullCoverage = s.cfg.Bool("cluster-require-full-coverage")
+			c.AllowReplicaMigration = s.cfg.Bool("cluster-allow-replica-migration")
+			c.MigrationBarrier = s.cfg.Int("cluster-migration-barrier")
+		})
+	}
+	for _, name := range []string{"cluster-node-timeout", "cluster-require-full-coverage",
+		"cluster-allow-replica-migration", "cluster-migration-barrier"} {
+		s.cfg.OnChange(name, apply)
+	}
 	s.Engine.EnableSlotIndex() // COUNTKEYSINSLOT, GETKEYSINSLOT and the key checks read it
 	s.Engine.Hooks.Cluster = m
 	return nil

@@ -31,6 +31,10 @@ type Options struct {
 	NodeTimeout        int64
 	FullCoverage       bool
 	AllowReadsWhenDown bool
+	// AllowReplicaMigration and MigrationBarrier are cluster-allow-replica-migration and
+	// cluster-migration-barrier (cluster/migrate.go).
+	AllowReplicaMigration bool
+	MigrationBarrier      int64
 	// OnPublish delivers a PUBLISH or SPUBLISH that arrived on the bus to local subscribers.
 	OnPublish func(shard bool, channel, message []byte)
 	// OnReplicate makes the server a replica of host:port (CLUSTER REPLICATE, or a nodes.conf that
@@ -82,7 +86,8 @@ type routeTable struct {
 // Open loads or creates nodes.conf and starts the bus.
 func Open(o Options) (*Mode, error) {
 	cfg := cluster.Config{NodeTimeout: o.NodeTimeout, RequireFullCoverage: o.FullCoverage,
-		AllowReadsWhenDown: o.AllowReadsWhenDown}
+		AllowReadsWhenDown: o.AllowReadsWhenDown, AllowReplicaMigration: o.AllowReplicaMigration,
+		MigrationBarrier: o.MigrationBarrier}
 	now := time.Now().UnixMilli()
 	var st *cluster.State
 	if b, err := os.ReadFile(o.ConfigFile); err == nil {
@@ -133,6 +138,15 @@ func (m *Mode) FollowMaster() {
 	if master != nil && m.opts.OnReplicate != nil {
 		m.opts.OnReplicate(master.IP, master.Port)
 	}
+}
+
+// Configure changes the state machine's settings at run time (CONFIG SET of a cluster-*
+// directive): f edits them under the bus lock, so the next message or Tick reads them.
+func (m *Mode) Configure(f func(*cluster.Config)) {
+	m.bus.Do(func(st *cluster.State, now int64) []cluster.Out {
+		f(&st.Cfg)
+		return nil
+	})
 }
 
 // Close stops the bus and saves nodes.conf.
