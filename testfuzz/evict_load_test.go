@@ -39,7 +39,9 @@ var evictPolicyNames = []string{"noeviction", "allkeys-lru", "allkeys-lfu", "all
 //     PING within a second;
 //   - used_memory never exceeds maxmemory by more than 5%, and ends within 10% under it;
 //   - RSS stays within 1.5x maxmemory (at the small scale: plus 32 MB, see below);
-//   - the keys evicted follow the policy (evictCheck).
+//   - the keys evicted follow the policy (evictCheck);
+//
+// and, when both ran, that HotKV's policy kept what Redis's kept (evictAgainstRedis).
 //
 // HOTKV_EVICT_POLICIES and HOTKV_EVICT_KINDS ("hotkv redis") choose a subset, HOTKV_EVICT_ARGS
 // adds options to HotKV's command line, and HOTKV_EVICT_OUT names a file each result line is
@@ -75,13 +77,46 @@ func TestEvictionUnderLoadProcess(t *testing.T) {
 	}
 	for _, policy := range policies {
 		t.Run(policy, func(t *testing.T) {
+			got := map[string]evictOutcome{}
 			for _, kind := range kinds {
 				if bins[kind] == "" || kind == "redis" && policy == "allkeys-tinylfu" {
 					continue
 				}
-				t.Run(kind, func(t *testing.T) { evictUnderLoad(t, kind, bins[kind], policy, cfg) })
+				t.Run(kind, func(t *testing.T) { got[kind] = evictUnderLoad(t, kind, bins[kind], policy, cfg) })
+			}
+			h, okH := got["hotkv"]
+			r, okR := got["redis"]
+			if okH && okR {
+				evictAgainstRedis(t, policy, h, r)
 			}
 		})
+	}
+}
+
+// evictOutcome is what a run's policy kept, for the comparison of HotKV's with Redis's.
+type evictOutcome struct {
+	hotAlive float64 // the share of the hot set kept
+	ttlAlive float64 // the surviving volatile cold keys' mean TTL (s)
+}
+
+// evictAgainstRedis checks that HotKV's policy keeps what Redis's kept in the same run: under
+// the LRU and LFU policies the hot set within 2 points of Redis's share, under volatile-ttl
+// survivors whose mean TTL is at least 0.97x Redis's. HotKV's eviction sampler once drew one
+// entry of each bucket chain only: it kept 89.6-93.2% of the hot set under volatile-lru where
+// Redis kept 100%, and survivors' mean TTL 79,600-80,200 s against Redis's 95,900-96,600 s
+// (benchmarks/results/2026-12-04-evict-quality.md).
+func evictAgainstRedis(t *testing.T, policy string, h, r evictOutcome) {
+	switch policy {
+	case "allkeys-lru", "allkeys-lfu", "volatile-lru", "volatile-lfu":
+		if h.hotAlive < r.hotAlive-0.02 {
+			t.Errorf("%s: HotKV kept %.1f%% of the hot set, Redis %.1f%%; want within 2 points",
+				policy, 100*h.hotAlive, 100*r.hotAlive)
+		}
+	case "volatile-ttl":
+		if h.ttlAlive < 0.97*r.ttlAlive {
+			t.Errorf("volatile-ttl: HotKV's surviving keys' mean TTL %.0f s, Redis's %.0f s (%.3fx); want 0.97x",
+				h.ttlAlive, r.ttlAlive, h.ttlAlive/r.ttlAlive)
+		}
 	}
 }
 
@@ -137,7 +172,7 @@ type evictRun struct {
 	okCold            []bool
 }
 
-func evictUnderLoad(t *testing.T, kind, bin, policy string, cfg evictScale) {
+func evictUnderLoad(t *testing.T, kind, bin, policy string, cfg evictScale) evictOutcome {
 	dir := t.TempDir()
 	port := evictPorts.free(t)
 	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
@@ -310,6 +345,7 @@ func evictUnderLoad(t *testing.T, kind, bin, policy string, cfg evictScale) {
 		t.Errorf("only %d memory samples", samples.Load())
 	}
 	r.evictCheck(evicted, hotAlive, s)
+	return evictOutcome{hotAlive: hotAlive, ttlAlive: s.ttlAlive}
 }
 
 // evictCheck checks that the keys evicted follow the policy.
@@ -333,8 +369,8 @@ func (r *evictRun) evictCheck(evicted int64, hotAlive float64, s evictSurvivors)
 	}
 	switch r.policy {
 	case "allkeys-lru", "allkeys-lfu", "allkeys-tinylfu", "volatile-lru", "volatile-lfu":
-		// The hot set, read through the run, survives, and much better than the keys written once.
-		// (HotKV's volatile-lru kept 89.6-93% at 16mb where Redis's kept 100%: see the results.)
+		// The hot set, read through the run, survives, and much better than the keys written once
+		// (and as well as under Redis's: evictAgainstRedis).
 		if hotAlive < 0.85 || hotAlive < 3*s.coldAlive {
 			t.Errorf("%s kept %.1f%% of the hot set (cold keys: %.1f%%); want 85%% and 3x the cold keys'",
 				r.policy, 100*hotAlive, 100*s.coldAlive)

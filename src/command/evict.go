@@ -66,7 +66,8 @@ type shardMem struct {
 	used atomic.Int64 // sum of the shard's keyspaces (their sink); changed by the token holder
 	tags atomic.Int64 // sum of the shard's tag indexes (their sink, ds/tags Bytes), likewise
 	pool evictPool
-	key  []byte // scratch for an evicted key's name
+	rnd  sampleRand // the pool's sampling (evict_pool.go)
+	key  []byte     // scratch for an evicted key's name
 	tiny tinyShard
 }
 
@@ -82,6 +83,7 @@ func (e *Engine) initShardMem(d *shardData) {
 		m.lfu.LogFactor.Store(10)
 		m.lfu.DecayTime.Store(1)
 	}
+	d.mem.rnd.s = e.rand()
 	for _, ks := range d.dbs {
 		ks.SetUsedSink(&d.mem.used)
 		ks.LFU = &e.mem.lfu
