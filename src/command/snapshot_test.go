@@ -489,6 +489,10 @@ func TestSnapshotSeqAndFeed(t *testing.T) {
 		setup.do("SET", "s"+strconv.Itoa(i), "v")
 	}
 	var wg sync.WaitGroup
+	// The writers go on past the snapshot's end (100 requests each at least): on a loaded
+	// machine the snapshot may otherwise begin after their last write, and nothing is replayed.
+	var started atomic.Int64
+	snapped := make(chan struct{})
 	for w := range 4 {
 		tc := newTestConn(t, e)
 		wg.Add(1)
@@ -498,7 +502,18 @@ func TestSnapshotSeqAndFeed(t *testing.T) {
 			// Every write but the rare DEL changes a key whatever it held, so one entry
 			// replayed twice or missed shows in the end state.
 			k := func(p string) string { return p + strconv.Itoa(rng.IntN(300)) }
-			for range 1500 {
+			after := -1
+			for i := 0; i < 1500 || after < 100; i++ {
+				started.Add(1)
+				if after >= 0 {
+					after++
+				} else {
+					select {
+					case <-snapped:
+						after = 0
+					default:
+					}
+				}
 				var req []byte
 				switch op := rng.IntN(20); {
 				case op < 8:
@@ -520,8 +535,11 @@ func TestSnapshotSeqAndFeed(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(5 * time.Millisecond)
+	for started.Load() < 200 { // writes under way
+		time.Sleep(100 * time.Microsecond)
+	}
 	image, _, sn := takeSnapshot(t, e, 0)
+	close(snapped)
 	wg.Wait()
 
 	e2 := newTestEngine()
