@@ -122,10 +122,25 @@ func (e *Engine) feedMonitors(c *Ctx, s *pipeline.Slot, spec *Spec, before bool)
 	if spec.Name == "select" && len(c.Out) > 0 && c.Out[0] == '+' {
 		db = c.Client.DB
 	}
+	if c.tx != nil && c.tx.ofRun && inScript(c) {
+		c.tx.mon = appendMonitorLine(c.tx.mon, time.Now(), db, "lua", spec, c.Args)
+		return
+	}
 	line := appendMonitorLine(nil, time.Now(), db, monitorSource(c), spec, c.Args)
 	for _, m := range e.lat.monitors.clients() {
 		m.queueMonitorLine(line)
 	}
+}
+
+// flushRunMonitor shows the MONITOR lines a script run kept (txState.mon) and empties them.
+func (e *Engine) flushRunMonitor(tx *txState) {
+	if len(tx.mon) == 0 {
+		return
+	}
+	for _, m := range e.lat.monitors.clients() {
+		m.queueMonitorLine(tx.mon)
+	}
+	tx.mon = tx.mon[:0]
 }
 
 // monitorSource is the line's client part: "lua", "unix:<socket>" or the peer address.

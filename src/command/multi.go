@@ -81,6 +81,15 @@ type txState struct {
 	// scripts among them (scripting.go).
 	held    []int32
 	heldAll bool
+
+	// ofRun marks a script run's own collection (not EXEC's). What a run shows others waits in
+	// it until the run ends, so that a run undone to run again under every shard shows only
+	// the rerun's, as Redis, which runs a script once, shows it once: mon, its MONITOR lines;
+	// touched, the keys it changed that someone watches (uvarint database, 1 if deleted by its
+	// expiry, uvarint length, key), told to the watchers before the run lets its shards go.
+	ofRun   bool
+	mon     []byte
+	touched []byte
 }
 
 // txCmd is one queued command: its spec and the range of its arguments in offs (pairs).

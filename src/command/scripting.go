@@ -364,7 +364,9 @@ func (r *scriptRun) attempt(c *Ctx, j *scriptJob, wide bool) (done bool) {
 		p := recover()
 		if _, ok := p.(errRestart); ok {
 			if c.slot != nil {
-				c.slot.Effects = c.slot.Effects[:effects] // the aborted run's events (reads only)
+				// The aborted run's events go but its "expired" ones: those deletions happened
+				// (undoWrites keeps their DELs too), and the rerun finds the keys gone.
+				c.slot.Effects = keepExpiredEvents(c.slot.Effects, effects)
 			}
 			r.finish(false)
 			return
@@ -383,6 +385,20 @@ func (r *scriptRun) attempt(c *Ctx, j *scriptJob, wide bool) (done bool) {
 	return true
 }
 
+// keepExpiredEvents cuts fx back to its first n bytes of events but for the "expired" events
+// of the part after them, which it keeps in order.
+func keepExpiredEvents(fx []byte, n int) []byte {
+	var kept []byte
+	for b := fx[n:]; len(b) > 0; {
+		var ev event
+		ev, b = nextEvent(b)
+		if ev.class == NotifyExpired {
+			kept = appendEvent(kept, ev.db, ev.class, string(ev.name), ev.key)
+		}
+	}
+	return append(fx[:n], kept...)
+}
+
 // begin takes the run's first tokens: those of j's declared keys, every shard when wide, none
 // inside EXEC (which holds them).
 func (r *scriptRun) begin(c *Ctx, keys [][]byte, wide bool) {
@@ -395,6 +411,7 @@ func (r *scriptRun) begin(c *Ctx, keys [][]byte, wide bool) {
 	rc.E, rc.Client, rc.noBlock, rc.Now, rc.DB = e, c.Client, true, c.Now, c.DB
 	rc.fx.ring = -1
 	r.tx.ops, r.tx.nops, r.tx.after = r.tx.ops[:0], 0, r.tx.after[:0]
+	r.tx.ofRun, r.tx.mon, r.tx.touched = true, r.tx.mon[:0], r.tx.touched[:0]
 	rc.tx = &r.tx
 	if c.tx != nil { // inside EXEC: its tokens, its transaction's replicated form
 		r.inTx, rc.tx, rc.fx.ring, rc.stats = true, c.tx, c.fx.ring, c.stats
@@ -479,6 +496,8 @@ func (r *scriptRun) finish(ok bool) {
 	if r.tx.nops > 0 && rc.fx.ring >= 0 && e.Feed.Active() {
 		e.Feed.Append(int(rc.fx.ring), r.tx.opsDB, r.tx.wrapped())
 	}
+	e.flushRunMonitor(&r.tx)
+	e.flushRunTouches(&r.tx)
 	if ok && len(r.tx.after) > 0 {
 		r.outer.Out = append(r.outer.Out, r.tx.after...)
 	}

@@ -186,6 +186,8 @@ func valueBytes(en *keyspace.Entry) int64 { return en.Accounted() }
 // writes' replicated forms out of what the run collected. The run still holds every shard it
 // logged a key on.
 func (r *scriptRun) undoWrites() {
+	r.tx.mon = r.tx.mon[:0] // its MONITOR lines: the rerun shows its own
+	dropUndoneTouches(&r.tx)
 	u := &r.undo
 	if !u.marked {
 		return

@@ -59,6 +59,10 @@ return redis.call('GET', ARGV[1])`
 			other.do("EXISTS", hk[3]), other.do("OBJECT", "ENCODING", hk[1])}
 	}
 	want := before()
+	mon := newTestConn(t, e)
+	if got := mon.do("MONITOR"); got != "+OK\r\n" {
+		t.Fatalf("MONITOR: %q", got)
+	}
 	unlock := holdShard(e, low)
 	done := make(chan string, 1)
 	go func() { done <- x.tc.do("EVALSHA", sha, "4", hk[0], hk[1], hk[2], hk[3], low) }()
@@ -93,6 +97,21 @@ return redis.call('GET', ARGV[1])`
 	evs := x.events()
 	if n := len(evs); n != 8 { // incrby, hset, del, set: keyspace and keyevent each
 		t.Errorf("events %q, want the rerun's 8", evs)
+	}
+	// MONITOR shows the EVALSHA once and the rerun's five commands, not the undone run's four.
+	var lua, evalsha []string
+	for _, line := range strings.SplitAfter(string(e.TakePushes(mon.client, nil)), "\r\n") {
+		switch {
+		case strings.Contains(line, " lua] "):
+			lua = append(lua, line[strings.Index(line, "] ")+2:len(line)-2])
+		case strings.Contains(line, `"EVALSHA"`):
+			evalsha = append(evalsha, line)
+		}
+	}
+	wantLua := []string{`"INCR" "` + hk[0] + `"`, `"HSET" "` + hk[1] + `" "f" "changed" "h" "3"`, `"DEL" "` + hk[2] + `"`,
+		`"SET" "` + hk[3] + `" "new"`, `"GET" "` + low + `"`}
+	if len(evalsha) != 1 || !slices.Equal(lua, wantLua) {
+		t.Errorf("MONITOR showed %d EVALSHA lines and the script's commands %q, want 1 and %q", len(evalsha), lua, wantLua)
 	}
 }
 
@@ -177,4 +196,86 @@ func TestScriptUndeclaredWriteFirst(t *testing.T) {
 		bodies[i] = fmt.Sprintf(transferWriteFirst, i)
 	}
 	transfersWith(t, bodies, false)
+}
+
+// A run that found a key expired (and deleted it) and is then undone to run again keeps that
+// key's "expired" events: the deletion happened, the rerun finds no key, and Redis's one run
+// raises them once.
+func TestScriptUndoKeepsExpiredEvents(t *testing.T) {
+	x := newHashFx(t)
+	e := x.e
+	defer e.Close()
+	low, high := lowHighKeys(e, "ux:")
+	x.tc.do("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+	defer x.tc.do("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+	x.tc.do("SET", low, "lowvalue")
+	x.tc.do("SET", high, "gone", "PX", "1")
+	time.Sleep(5 * time.Millisecond)
+	x.feed()
+	x.events()
+	sha := replyText(t, x.tc.do("SCRIPT", "LOAD", "redis.call('GET', KEYS[1]) return redis.call('GET', ARGV[1])"))
+	unlock := holdShard(e, low)
+	done := make(chan string, 1)
+	go func() { done <- x.tc.do("EVALSHA", sha, "1", high, low) }()
+	waitWide(t, e, sha)
+	unlock()
+	if r := <-done; r != "$8\r\nlowvalue\r\n" {
+		t.Fatalf("reply %q", r)
+	}
+	want := []string{"__keyspace@0__:" + high + " expired", "__keyevent@0__:expired " + high}
+	if evs := x.events(); !slices.Equal(evs, want) {
+		t.Errorf("events %q, want %q", evs, want)
+	}
+	if feed := x.feed(); len(feed) != 1 || !strings.Contains(feed[0], high) {
+		t.Errorf("feed %q, want the one deletion of %s", feed, high)
+	}
+}
+
+// A WATCH of a key an undone run wrote but its rerun does not is not dirtied: a run tells the
+// watchers of what it changed when it ends, and an undo drops what it had to tell. Here another
+// client turns the script's flag off while the rerun waits for every shard.
+func TestScriptUndoLeavesWatchClean(t *testing.T) {
+	e := newTestEngine()
+	defer e.Close()
+	low, high := lowHighKeys(e, "uw:")
+	ks := keysOnShardOf(e, "uwh:", high, 2) // the watched key and the flag
+	tc, watcher, other := newTestConn(t, e), newTestConn(t, e), newTestConn(t, e)
+	tc.do("SET", low, "lowvalue")
+	tc.do("SET", ks[0], "before")
+	sha := replyText(t, tc.do("SCRIPT", "LOAD",
+		"if redis.call('GET', KEYS[2]) ~= 'off' then redis.call('SET', KEYS[1], 'x') end return redis.call('GET', ARGV[1])"))
+	if got := watcher.do("WATCH", ks[0]); got != "+OK\r\n" {
+		t.Fatalf("WATCH: %q", got)
+	}
+	unlock := holdShard(e, low)
+	done := make(chan string, 1)
+	go func() { done <- tc.do("EVALSHA", sha, "2", ks[0], ks[1], low) }()
+	waitWide(t, e, sha)
+	if got := other.do("SET", ks[1], "off"); got != "+OK\r\n" { // the high shard is free meanwhile
+		unlock()
+		t.Fatalf("SET flag: %q", got)
+	}
+	unlock()
+	if r := <-done; r != "$8\r\nlowvalue\r\n" {
+		t.Fatalf("reply %q", r)
+	}
+	if got := tc.do("GET", ks[0]); got != "$6\r\nbefore\r\n" {
+		t.Fatalf("the rerun wrote the watched key: %q", got)
+	}
+	watcher.do("MULTI")
+	watcher.do("GET", ks[0])
+	if got := watcher.do("EXEC"); got != "*1\r\n$6\r\nbefore\r\n" {
+		t.Errorf("EXEC after the undone write %q, want it to run (the key did not change)", got)
+	}
+	// A write the run keeps does dirty the watch.
+	watcher.do("WATCH", ks[0])
+	tc.do("DEL", ks[1])
+	if r := tc.do("EVALSHA", sha, "2", ks[0], ks[1], low); r != "$8\r\nlowvalue\r\n" {
+		t.Fatalf("second run: %q", r)
+	}
+	watcher.do("MULTI")
+	watcher.do("GET", ks[0])
+	if got := watcher.do("EXEC"); got != "*-1\r\n" {
+		t.Errorf("EXEC after the run's write %q, want it aborted", got)
+	}
 }

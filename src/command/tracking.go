@@ -144,7 +144,15 @@ func (c *Ctx) TouchIn(db int, key []byte) {
 // touchIn is Touch; expired says the key is being deleted by its expiry.
 func (c *Ctx) touchIn(db int, key []byte, expired bool) {
 	if c.E.watching.Load() != 0 {
-		c.E.touchWatchedLocked(db, key, expired)
+		if c.tx != nil && c.tx.ofRun && inScript(c) { // a script run's: told when it ends
+			d := c.E.data(c.E.shardOf(key))
+			d.touchHeldLocked(db, key, expired)
+			if len(d.watch.keys) > 0 {
+				c.tx.touched = appendTouched(c.tx.touched, db, key, expired)
+			}
+		} else {
+			c.E.touchWatchedLocked(db, key, expired)
+		}
 	}
 	if c.E.track.clients.Load() == 0 {
 		return

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"encoding/binary"
 	"math"
 	"slices"
 	"sync"
@@ -276,6 +277,12 @@ func dropWatch(m map[blockKey][]*watchEntry, r watchRef) {
 // key's shard is held. deleted says the key is being removed by its expiry.
 func (e *Engine) touchWatchedLocked(db int, key []byte, deleted bool) {
 	d := e.data(e.shardOf(key))
+	d.touchHeldLocked(db, key, deleted)
+	d.touchKeysLocked(db, key, deleted)
+}
+
+// touchHeldLocked is touchWatchedLocked for the watches in shard d's watch.held.
+func (d *shardData) touchHeldLocked(db int, key []byte, deleted bool) {
 	if h := &d.watch.held; h.n.Load() > 0 {
 		h.mu.Lock()
 		for _, we := range h.keys[blockKey{db, string(key)}] {
@@ -297,6 +304,10 @@ func (e *Engine) touchWatchedLocked(db int, key []byte, deleted bool) {
 		}
 		h.mu.Unlock()
 	}
+}
+
+// touchKeysLocked is touchWatchedLocked for the watches in shard d's watch.keys.
+func (d *shardData) touchKeysLocked(db int, key []byte, deleted bool) {
 	if len(d.watch.keys) == 0 {
 		return
 	}
@@ -311,6 +322,57 @@ func (e *Engine) touchWatchedLocked(db int, key []byte, deleted bool) {
 		}
 		we.cl.tx.dirtyCAS.Store(true)
 	}
+}
+
+// appendTouched appends a key a script run changed to its txState.touched.
+func appendTouched(dst []byte, db int, key []byte, expired bool) []byte {
+	dst = binary.AppendUvarint(dst, uint64(db))
+	flag := byte(0)
+	if expired {
+		flag = 1
+	}
+	dst = append(dst, flag)
+	dst = binary.AppendUvarint(dst, uint64(len(key)))
+	return append(dst, key...)
+}
+
+// nextTouched decodes the first key of a txState.touched and returns the rest.
+func nextTouched(b []byte) (db int, key []byte, expired bool, rest []byte) {
+	v, n := binary.Uvarint(b)
+	db, b = int(v), b[n:]
+	expired, b = b[0] == 1, b[1:]
+	v, n = binary.Uvarint(b)
+	return db, b[n : n+int(v)], expired, b[n+int(v):]
+}
+
+// flushRunTouches tells the watchers of the keys a script run changed (txState.touched), the
+// run still holding their shards, and empties the list. (The watches made while a busy run
+// holds the shard, watch.held, are told at the write: one made after it is not dirtied by it.)
+func (e *Engine) flushRunTouches(tx *txState) {
+	for b := tx.touched; len(b) > 0; {
+		var db int
+		var key []byte
+		var expired bool
+		db, key, expired, b = nextTouched(b)
+		e.data(e.shardOf(key)).touchKeysLocked(db, key, expired)
+	}
+	tx.touched = tx.touched[:0]
+}
+
+// dropUndoneTouches keeps, of a script run's touched keys, those deleted by their expiry (the
+// deletions an undo leaves in place).
+func dropUndoneTouches(tx *txState) {
+	var kept []byte
+	for b := tx.touched; len(b) > 0; {
+		var db int
+		var key []byte
+		var expired bool
+		db, key, expired, b = nextTouched(b)
+		if expired {
+			kept = appendTouched(kept, db, key, true)
+		}
+	}
+	tx.touched = append(tx.touched[:0], kept...)
 }
 
 // keyState reports whether key has an entry in ks (Redis's dictFind) and whether that entry's
