@@ -43,15 +43,21 @@ type Set struct {
 	quiet  uint64 // writes at Settle's last visit
 }
 
-// rec is a record's slot, 16 bytes: an IPv4 record's ends, or for an IPv6 one v6Mark in lo and
-// the index of its ends in r6 in hi (no IPv4 range has lo > hi). lo and hi are written only when
-// the slot is taken, so merges read them off the token; label and flags change under the token.
+// rec is a record's slot, 12 bytes: an IPv4 record's ends, or for an IPv6 one v6Mark in lo and
+// the index of its ends in r6 in hi (no IPv4 range has lo > hi), and m, its label id << lblShift
+// | flags. lo and hi are written only when the slot is taken, so merges read them off the token;
+// m changes under the token.
 type rec struct {
 	lo, hi uint32
-	label  uint32 // 0: none
-	flags  uint8
-	plen   uint8 // prefix length when fCIDR
+	m      uint32
 }
+
+// lblShift is where a rec's label id starts in m (id 0: none); ids stop at 1<<28.
+const lblShift = 4
+
+func (x *rec) label() uint32 { return x.m >> lblShift }
+
+func (x *rec) setLabel(id uint32) { x.m = id<<lblShift | x.m&(1<<lblShift-1) }
 
 // v6Mark is an IPv6 record's lo.
 const v6Mark = ^uint32(0)
@@ -110,13 +116,13 @@ func (s *Set) rng(i uint32) Range { return s.view().rng(i) }
 
 // alive reports whether slot i holds a record not removed and not expired at now.
 func (s *Set) alive(i uint32, now int64) bool {
-	f := s.recs[i].flags
+	f := s.recs[i].m
 	return f&fDead == 0 && (f&fExp == 0 || s.heap[s.hpos[i]].at > now)
 }
 
 // expireOf is slot i's expiry, 0: none.
 func (s *Set) expireOf(i uint32) int64 {
-	if s.recs[i].flags&fExp == 0 {
+	if s.recs[i].m&fExp == 0 {
 		return 0
 	}
 	return s.heap[s.hpos[i]].at
@@ -146,14 +152,14 @@ func (s *Set) find(r Range) (uint32, bool) {
 		for n := ix.last4(lo); n != noNode; n = ix.n4[n].parent {
 			sl := ix.n4[n].slot
 			if x := &s.recs[sl]; x.lo == lo && x.hi == hi {
-				return sl, x.flags&fDead == 0
+				return sl, x.m&fDead == 0
 			}
 		}
 	default:
 		for n := ix.seg(r.Lo); n != noNode; {
 			nd := ix.nodes[n]
 			if s.rng(nd.slot) == r {
-				return nd.slot, s.recs[nd.slot].flags&fDead == 0
+				return nd.slot, s.recs[nd.slot].m&fDead == 0
 			}
 			n = nd.parent
 		}
@@ -213,11 +219,11 @@ func (s *Set) Add(r Range, m Meta, nx, xx bool) (added, changed bool) {
 	}
 	if found {
 		x := &s.recs[i]
-		s.labels.release(x.label)
-		x.label = s.labels.intern(m.Label)
-		x.flags &^= fNoMatch
+		s.labels.release(x.label())
+		x.setLabel(s.labels.intern(m.Label))
+		x.m &^= fNoMatch
 		if m.NoMatch {
-			x.flags |= fNoMatch
+			x.m |= fNoMatch
 		}
 		s.setExpire(i, m.Expire)
 		return false, true
@@ -225,13 +231,12 @@ func (s *Set) Add(r Range, m Meta, nx, xx bool) (added, changed bool) {
 	i = s.take(r)
 	s.live[i/64] |= 1 << (i % 64)
 	x := &s.recs[i]
-	x.label, x.flags, x.plen = s.labels.intern(m.Label), 0, 0
+	x.m = s.labels.intern(m.Label) << lblShift
 	if m.NoMatch {
-		x.flags |= fNoMatch
+		x.m |= fNoMatch
 	}
-	if n, ok := r.Prefix(); ok {
-		x.flags |= fCIDR
-		x.plen = uint8(n)
+	if _, ok := r.Prefix(); ok {
+		x.m |= fCIDR
 	}
 	s.addPending(i)
 	s.nrec++
@@ -256,7 +261,7 @@ func (s *Set) take(r Range) uint32 {
 	if len(s.recs) >= math.MaxUint32-1 {
 		panic("ipset: too many entries")
 	}
-	x := rec{lo: uint32(r.Lo.Lo), hi: uint32(r.Hi.Lo), flags: fDead}
+	x := rec{lo: uint32(r.Lo.Lo), hi: uint32(r.Hi.Lo), m: fDead}
 	if r.V6 {
 		x.lo, x.hi = v6Mark, uint32(len(s.r6))
 		s.r6 = append(s.r6, span6{r.Lo, r.Hi})
@@ -273,9 +278,9 @@ func (s *Set) take(r Range) uint32 {
 func (s *Set) addPending(i uint32) {
 	r := s.rng(i)
 	x := &s.recs[i]
-	if x.flags&fCIDR != 0 {
+	if x.m&fCIDR != 0 {
 		s.pendC = append(s.pendC, i)
-		n := int(x.plen)
+		n, _ := r.Prefix()
 		s.lens[fam(r.V6)][n/64] |= 1 << (n % 64)
 	} else {
 		s.pendR = append(s.pendR, i)
@@ -358,7 +363,7 @@ func (s *Set) Del(r Range) bool {
 func (s *Set) kill(i uint32) {
 	x := &s.recs[i]
 	s.setExpire(i, 0)
-	s.labels.release(x.label)
+	s.labels.release(x.label())
 	if r := s.rng(i); r.V6 {
 		if j, ok := s.pend6[r]; ok && j == i {
 			delete(s.pend6, r)
@@ -366,8 +371,7 @@ func (s *Set) kill(i uint32) {
 	} else if j, ok := s.pend4[key4(r)]; ok && j == i {
 		delete(s.pend4, key4(r))
 	}
-	x.label = 0
-	x.flags |= fDead
+	x.m = fDead
 	s.live[i/64] &^= 1 << (i % 64)
 	s.nrec--
 	s.dead = append(s.dead, i)
@@ -444,9 +448,9 @@ func (s *Set) Lookup(a U128, v6 bool, now int64) (m Match, ok bool) {
 		return m, false
 	}
 	x := &s.recs[i]
-	m = Match{Range: s.rng(uint32(i)), Expire: s.expireOf(uint32(i)), NoMatch: x.flags&fNoMatch != 0}
-	if x.label != 0 {
-		m.Label, m.HasLbl = s.labels.names[x.label], true
+	m = Match{Range: s.rng(uint32(i)), Expire: s.expireOf(uint32(i)), NoMatch: x.m&fNoMatch != 0}
+	if id := x.label(); id != 0 {
+		m.Label, m.HasLbl = s.labels.names[id], true
 	}
 	return m, true
 }
@@ -457,7 +461,7 @@ func (s *Set) Contains(a U128, v6 bool, now int64) bool {
 		return true
 	}
 	i := s.decide(a, v6, now)
-	return i >= 0 && s.recs[i].flags&fNoMatch == 0
+	return i >= 0 && s.recs[i].m&fNoMatch == 0
 }
 
 // Entry is one entry as Each reports it.
@@ -478,12 +482,12 @@ func (s *Set) Entries(now int64) []Entry {
 	}
 	for i := range s.recs {
 		x := &s.recs[i]
-		if x.flags&fDead != 0 || now != 0 && !s.alive(uint32(i), now) {
+		if x.m&fDead != 0 || now != 0 && !s.alive(uint32(i), now) {
 			continue
 		}
-		e := Entry{Range: s.rng(uint32(i)), Expire: s.expireOf(uint32(i)), NoMatch: x.flags&fNoMatch != 0}
-		if x.label != 0 {
-			e.Label, e.HasLbl = s.labels.names[x.label], true
+		e := Entry{Range: s.rng(uint32(i)), Expire: s.expireOf(uint32(i)), NoMatch: x.m&fNoMatch != 0}
+		if id := x.label(); id != 0 {
+			e.Label, e.HasLbl = s.labels.names[id], true
 		}
 		out = append(out, e)
 	}
@@ -512,9 +516,9 @@ func (s *Set) Get(r Range) (e Entry, ok bool) {
 		return e, false
 	}
 	x := &s.recs[i]
-	e = Entry{Range: s.rng(i), Expire: s.expireOf(i), NoMatch: x.flags&fNoMatch != 0}
-	if x.label != 0 {
-		e.Label, e.HasLbl = s.labels.names[x.label], true
+	e = Entry{Range: s.rng(i), Expire: s.expireOf(i), NoMatch: x.m&fNoMatch != 0}
+	if id := x.label(); id != 0 {
+		e.Label, e.HasLbl = s.labels.names[id], true
 	}
 	return e, true
 }
@@ -573,12 +577,12 @@ func (s *Set) Clone() *Set {
 	c.hosts = s.hosts.clone()
 	for i := range s.recs {
 		x := &s.recs[i]
-		if x.flags&fDead != 0 {
+		if x.m&fDead != 0 {
 			continue
 		}
-		m := Meta{Expire: s.expireOf(uint32(i)), NoMatch: x.flags&fNoMatch != 0}
-		if x.label != 0 {
-			m.Label = []byte(s.labels.names[x.label])
+		m := Meta{Expire: s.expireOf(uint32(i)), NoMatch: x.m&fNoMatch != 0}
+		if id := x.label(); id != 0 {
+			m.Label = []byte(s.labels.names[id])
 		}
 		c.Add(s.rng(uint32(i)), m, false, false)
 	}
@@ -589,7 +593,7 @@ func (s *Set) Clone() *Set {
 // MemoryUsage is about the bytes the set holds.
 func (s *Set) MemoryUsage() int64 {
 	n := int64(64) + s.hosts.memory()
-	n += int64(cap(s.recs))*16 + int64(cap(s.r6))*32 + int64(cap(s.live))*8
+	n += int64(cap(s.recs))*12 + int64(cap(s.r6))*32 + int64(cap(s.live))*8
 	n += int64(len(s.pend4))*32 + int64(len(s.pend6))*96 // measured: 24-38 and 74-118 bytes an entry
 	n += int64(cap(s.free[0])+cap(s.free[1])+cap(s.dead)+cap(s.pendC)+cap(s.pendR)+cap(s.rwide)) * 4
 	n += int64(cap(s.heap))*16 + int64(len(s.hpos))*16
@@ -607,11 +611,11 @@ func (s *Set) MemoryUsage() int64 {
 
 func (s *Set) setExpire(i uint32, at int64) {
 	x := &s.recs[i]
-	switch has := x.flags&fExp != 0; {
+	switch has := x.m&fExp != 0; {
 	case !has && at == 0:
 		return
 	case !has:
-		x.flags |= fExp
+		x.m |= fExp
 		if s.hpos == nil {
 			s.hpos = map[uint32]int32{}
 		}
@@ -625,7 +629,7 @@ func (s *Set) setExpire(i uint32, at int64) {
 		s.swap(p, last)
 		s.heap = s.heap[:last]
 		delete(s.hpos, i)
-		x.flags &^= fExp
+		x.m &^= fExp
 		if p < last {
 			s.down(p)
 			s.up(p)
@@ -704,6 +708,9 @@ func (l *labels) intern(b []byte) uint32 {
 		l.names[id], l.refs[id] = name, 1
 	} else {
 		id = uint32(len(l.names))
+		if id >= 1<<(32-lblShift) {
+			panic("ipset: too many labels")
+		}
 		l.names = append(l.names, name)
 		l.refs = append(l.refs, 1)
 	}
