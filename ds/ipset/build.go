@@ -162,7 +162,7 @@ func (s *Set) install() {
 	s.lens = [2][3]uint64{}
 	for _, rest := range [][]uint32{restC, restR} {
 		for _, i := range rest {
-			if s.recs[i].flags&fDead == 0 {
+			if s.recs[i].m&fDead == 0 {
 				s.addPending(i)
 			}
 		}

@@ -28,7 +28,7 @@ func (s *Set) covered(v6 bool, now int64) []Range {
 		for i := range ix.n() {
 			b := ix.bound(i)
 			t := ix.topAt(i)
-			if t == noNode || s.recs[ix.nodes[t].slot].flags&fNoMatch != 0 {
+			if t == noNode || s.recs[ix.nodes[t].slot].m&fNoMatch != 0 {
 				continue
 			}
 			end := maxA
@@ -39,7 +39,7 @@ func (s *Set) covered(v6 bool, now int64) []Range {
 		}
 		matchAt = func(a U128) bool {
 			sl := ix.lookup(s, a, now)
-			return sl >= 0 && s.recs[sl].flags&fNoMatch == 0
+			return sl >= 0 && s.recs[sl].m&fNoMatch == 0
 		}
 	}
 	if !v6 && s.hosts.len() > 0 {
