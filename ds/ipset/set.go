@@ -10,7 +10,7 @@ import (
 //
 // Plain IPv4 hosts (no label, no expiry, not NOMATCH) are kept in hosts. Every other entry is a
 // record, a slot of recs (an IPv6 record's ends in r6), found by its range (find: the
-// pending map, else a binary search of the frozen index's order), expiring from a heap, and
+// pending maps, else the frozen index's covers of its start), expiring from a heap, and
 // looked up through a frozen index per family (index.go) built over the records present when it
 // was built, plus the records added since (pending): prefixes probed by prefix length (only the
 // lengths present), other ranges through buckets of their top 16 bits. A merge (build.go) builds
