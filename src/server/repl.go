@@ -86,6 +86,33 @@ type replState struct {
 	// applyMu is held by the master link while it applies a batch and writes its bytes to the
 	// stream: a sub-replica's snapshot instant takes it to read a matching offset.
 	applyMu sync.Mutex
+	// acks wakes WAIT when a replica's ACK arrives (instead of its polling every 5 ms).
+	acks ackNotify
+}
+
+// ackNotify is a broadcast to the goroutines waiting for the next ACK: wait returns a channel
+// that notify closes. A channel is made only when someone waits.
+type ackNotify struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (a *ackNotify) wait() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ch == nil {
+		a.ch = make(chan struct{})
+	}
+	return a.ch
+}
+
+func (a *ackNotify) notify() {
+	a.mu.Lock()
+	if a.ch != nil {
+		close(a.ch)
+		a.ch = nil
+	}
+	a.mu.Unlock()
 }
 
 // replica is one connected replica.
@@ -336,6 +363,7 @@ func (h *replHooks) Replconf(cl *command.Client, args [][]byte) ([]byte, bool) {
 				rp.ackOff.Store(off)
 			}
 			rp.ackTime.Store(time.Now().UnixNano())
+			r.acks.notify()
 			if rp.gotAck != nil {
 				rp.ackOnce.Do(func() { close(rp.gotAck) })
 			}

@@ -204,6 +204,7 @@ func (h *replHooks) Wait(cl *command.Client, n int64, timeoutMs int64) (int64, s
 	}
 	r.mu.Unlock()
 	for {
+		acked := r.acks.wait() // taken before the count: an ACK after it wakes this loop
 		if got = count(); got >= n {
 			return got, ""
 		}
@@ -213,7 +214,8 @@ func (h *replHooks) Wait(cl *command.Client, n int64, timeoutMs int64) (int64, s
 		select {
 		case <-r.s.stopped:
 			return got, ""
-		case <-time.After(5 * time.Millisecond):
+		case <-acked:
+		case <-time.After(5 * time.Millisecond): // the deadline and a killed client
 		}
 		if cl.Killed() || (cl.Alive != nil && !cl.Alive()) {
 			return got, ""
