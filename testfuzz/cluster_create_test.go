@@ -93,14 +93,23 @@ func cli(t *testing.T, args ...string) (string, error) {
 }
 
 // stuckGoroutines is the stack of every goroutine of this process that has waited a minute or
-// more (the runtime marks those "N minutes" in a dump), up to max bytes.
+// more (the runtime marks those "N minutes" in a dump) or is in the replication or cluster code
+// or a command (where a node that stopped answering would be, waiting or not), up to max
+// bytes; the whole dump goes to a file whose name it gives.
 func stuckGoroutines(max int) string {
-	buf := make([]byte, 8<<20)
+	buf := make([]byte, 16<<20)
 	buf = buf[:runtime.Stack(buf, true)]
 	var out strings.Builder
+	if f, err := os.CreateTemp("", "hotkv-goroutines-*.txt"); err == nil {
+		f.Write(buf)
+		f.Close()
+		fmt.Fprintf(&out, "(all goroutines in %s)\n", f.Name())
+	}
 	for _, g := range strings.Split(string(buf), "\n\n") {
 		head, _, _ := strings.Cut(g, "\n")
-		if strings.Contains(head, " minutes]") && out.Len()+len(g) < max {
+		ours := strings.Contains(g, "hotkv/src/server.(*repl") || strings.Contains(g, "hotkv/src/server.(*masterLink") ||
+			strings.Contains(g, "hotkv/src/command.(*Engine).call") || strings.Contains(g, "cluster/mode.(*Mode).Cluster")
+		if (strings.Contains(head, " minutes]") || ours) && out.Len()+len(g) < max {
 			out.WriteString(g)
 			out.WriteString("\n\n")
 		}
@@ -126,7 +135,16 @@ func createCluster(t *testing.T, ports []int, extra ...string) time.Duration {
 	for _, p := range ports {
 		args = append(args, fmt.Sprintf("127.0.0.1:%d", p))
 	}
-	out := mustCli(t, append(args, "--cluster-yes")...)
+	out, err := cli(t, append(args, "--cluster-yes")...)
+	if err != nil {
+		// What each node believes: redis-cli waits until every node's CLUSTER NODES agrees on
+		// the masters' slots ("Waiting for the cluster to join").
+		for _, p := range ports {
+			nodes, _ := cli(t, "-p", fmt.Sprint(p), "CLUSTER", "NODES")
+			t.Logf("CLUSTER NODES of %d:\n%s", p, nodes)
+		}
+		t.Fatalf("redis-cli %v: %v\n%s", args, err, out)
+	}
 	if !strings.Contains(out, "[OK] All 16384 slots covered.") {
 		t.Fatalf("--cluster create:\n%s", out)
 	}
@@ -272,15 +290,18 @@ func TestClusterCreateMixed(t *testing.T) {
 	followKeys(t, ports[1], 100)
 	// PUBLISH goes over the bus both ways: a subscriber on a Redis node gets a message published on
 	// a HotKV node, and the reverse.
-	for _, c := range [][2]int{{ports[0], ports[1]}, {ports[3], ports[2]}} {
+	for i, c := range [][2]int{{ports[0], ports[1]}, {ports[3], ports[2]}} {
 		pub, sub := c[0], c[1]
+		// A channel per round: a late copy of the first round's message (the bus forwards it
+		// node to node) must not reach the second round's subscriber first.
+		channel := fmt.Sprintf("news%d", i)
 		rc := dial(t, fmt.Sprintf("127.0.0.1:%d", sub))
-		rc.write(appendCommand(nil, "SUBSCRIBE", "news"))
+		rc.write(appendCommand(nil, "SUBSCRIBE", channel))
 		if got := string(rc.reply()); !strings.Contains(got, "subscribe") {
 			t.Fatalf("SUBSCRIBE on %d: %q", sub, got)
 		}
 		msg := fmt.Sprintf("hello from %d", pub)
-		mustCli(t, "-p", fmt.Sprint(pub), "PUBLISH", "news", msg)
+		mustCli(t, "-p", fmt.Sprint(pub), "PUBLISH", channel, msg)
 		if got := string(rc.reply()); !strings.Contains(got, msg) {
 			t.Fatalf("subscriber on %d got %q, want the message published on %d", sub, got, pub)
 		}

@@ -85,7 +85,8 @@ type replState struct {
 	fresh bool        // the next link has no cached master: PSYNC ? -1 (replicaof at start-up)
 	// applyMu is held by the master link while it applies a batch and writes its bytes to the
 	// stream: a sub-replica's snapshot instant takes it to read a matching offset.
-	applyMu sync.Mutex
+	applyMu  sync.Mutex
+	lostFeed bool // the pump's feed reader failed: pump attaches a new one (reattach)
 	// acks wakes WAIT when a replica's ACK arrives (instead of its polling every 5 ms).
 	acks ackNotify
 }
@@ -183,12 +184,18 @@ func (r *replState) poke() {
 
 // ensureBacklog creates the backlog and, as a primary, attaches the pump's reader (invariant
 // 1). The caller holds r.mu.
+// The lock order is every shard's token, then r.mu: INFO reads this state as a barrier holding
+// every shard. So nothing waits for shard tokens while it holds r.mu: what attaches the feed
+// reader (attachLocked) takes the shards first (lockAllThenMu).
+
+// ensureBacklogLocked makes the backlog, the pump and its feed reader exist; when the reader
+// must be attached, the caller holds every shard (needAttachLocked said so) besides r.mu.
 func (r *replState) ensureBacklogLocked() {
 	if r.bl == nil {
 		r.bl = backlog.New(int(r.s.cfg.Int("repl-backlog-size")), 0)
 		r.enc = repl.NewEncoder()
 	}
-	if r.link == nil && r.rd == nil {
+	if r.needAttachLocked() {
 		r.attachLocked()
 	}
 	if !r.started.Load() {
@@ -197,13 +204,35 @@ func (r *replState) ensureBacklogLocked() {
 	}
 }
 
-func (r *replState) attachLocked() {
+// needAttachLocked reports whether the pump has no feed reader while it needs one (a primary).
+func (r *replState) needAttachLocked() bool { return r.link == nil && r.rd == nil }
+
+// lockAllThenMu takes every shard's token and then r.mu, in the lock order; unlockAll gives
+// the shards back (r.mu stays held).
+func (r *replState) lockAllThenMu() (unlockAll func()) {
 	g := r.s.Engine.Group
 	g.LockAll()
+	r.mu.Lock()
+	return g.UnlockAll
+}
+
+// attachLocked attaches the pump's feed reader at the feed's end. The caller holds every shard
+// (no write appends meanwhile) and r.mu.
+func (r *replState) attachLocked() {
 	r.lastSeq = r.s.Engine.Feed.Seq()
 	r.rd = r.s.Engine.Feed.Attach()
-	g.UnlockAll()
 	r.enc.ForgetDB()
+}
+
+// reattach attaches the feed reader again after the pump lost the feed (pumpLocked).
+func (r *replState) reattach() {
+	unlockAll := r.lockAllThenMu()
+	if r.lostFeed && r.needAttachLocked() && r.bl != nil {
+		r.attachLocked()
+	}
+	r.lostFeed = false
+	r.mu.Unlock()
+	unlockAll()
 }
 
 // pump moves feed entries to the stream (invariant 1) and pings replicas.
@@ -225,7 +254,11 @@ func (r *replState) pump() {
 		}
 		r.mu.Lock()
 		r.pumpLocked()
+		lost := r.lostFeed
 		r.mu.Unlock()
+		if lost {
+			r.reattach()
+		}
 	}
 }
 
@@ -244,7 +277,7 @@ func (r *replState) pumpLocked() {
 				rp.cl.Kill()
 			}
 			r.bl.Reset(r.bl.Offset())
-			r.attachLocked()
+			r.lostFeed = true // the pump attaches again, holding the shards first (lock order)
 			return
 		}
 		if len(entries) == 0 {
@@ -421,7 +454,14 @@ func (h *replHooks) Sync(cl *command.Client, psync bool, replid string, off int6
 		return "" // Redis ignores SYNC/PSYNC from a client that is a replica already
 	}
 	r.mu.Lock()
-	r.ensureBacklogLocked()
+	if r.needAttachLocked() { // the first replica of a primary: the shards first (lock order)
+		r.mu.Unlock()
+		unlockAll := r.lockAllThenMu()
+		r.ensureBacklogLocked()
+		unlockAll()
+	} else {
+		r.ensureBacklogLocked()
+	}
 	rp := r.findLocked(cl)
 	delete(r.pre, cl.ID)
 	_, myID := r.s.Engine.ReplIDs()

@@ -219,7 +219,7 @@ func (r *replState) promote() {
 			mc.close(r.s)
 		}
 	}
-	r.mu.Lock()
+	unlockAll := r.lockAllThenMu() // the feed reader is attached below (lock order, repl.go)
 	_, id := r.s.Engine.ReplIDs()
 	if r.bl == nil {
 		r.bl = newBacklog(r.s)
@@ -229,6 +229,7 @@ func (r *replState) promote() {
 	r.s.Engine.SetReplID(command.NewReplID())
 	r.s.Engine.SetReplicaRole(false)
 	r.attachLocked()
+	unlockAll()
 	subs := append([]*replica(nil), r.replicas...)
 	r.mu.Unlock()
 	for _, rp := range subs { // they learn the new replid by reconnecting (+CONTINUE)
