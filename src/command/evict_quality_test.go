@@ -14,7 +14,7 @@ import (
 
 // evictQualityEngine is an engine of shards shards (16 databases), its budget bytes, under
 // policy.
-func evictQualityEngine(t *testing.T, shards int, policy string, budget int64) (*Engine, *testConn) {
+func evictQualityEngine(t testing.TB, shards int, policy string, budget int64) (*Engine, *testConn) {
 	st := testConfigStore().(testStore)
 	e := NewEngine(Options{Shards: shards, Databases: 16, Settings: DefaultSettings(), Config: st})
 	wireMemory(e, st)
