@@ -82,3 +82,72 @@ func TestClusterCommandsAgainstRedis(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterExecAgainstRedis: in cluster mode EXEC is checked as one command over every queued
+// command's keys (Redis 7.0.15's getNodeByQuery): a transaction over two slots answers CROSSSLOT
+// at EXEC (each SET passed when queued) and is discarded, one in one slot runs, a queued
+// multi-key command over two slots is refused when queued (EXECABORT at EXEC), and a slot
+// dropped between MULTI and EXEC makes the EXEC fail. One-node HotKV and redis-server clusters
+// with every slot, the same commands on one connection each, every reply compared.
+func TestClusterExecAgainstRedis(t *testing.T) {
+	if !haveRedis() {
+		t.Skip("redis-server not on PATH")
+	}
+	pp := clusterPorts(t, 2)
+	startClusterHotKV(t, pp[0])
+	dir := t.TempDir()
+	cmd := exec.Command("redis-server", "--port", strconv.Itoa(pp[1]), "--bind", "127.0.0.1", "--dir", dir,
+		"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
+		"--cluster-node-timeout", "3000", "--save", "", "--appendonly", "no")
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for _, p := range pp {
+		port := strconv.Itoa(p)
+		for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if out, err := cli(t, "-p", port, "PING"); err == nil && strings.TrimSpace(out) == "PONG" {
+				break
+			} else if time.Now().After(end) {
+				t.Fatalf("node %s did not start", port)
+			}
+		}
+		mustCli(t, "-p", port, "CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+		for end := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if strings.Contains(mustCli(t, "-p", port, "CLUSTER", "INFO"), "cluster_state:ok") {
+				break
+			} else if time.Now().After(end) {
+				t.Fatalf("node %s: no cluster_state:ok", port)
+			}
+		}
+	}
+	// a and b hash to 15495 and 3300; {t}a and {t}b to one slot; {x}a to 16287.
+	script := [][]string{
+		{"MULTI"}, {"SET", "a", "1"}, {"SET", "b", "1"}, {"EXEC"},
+		{"EXISTS", "a", "{t}a"},
+		{"MULTI"}, {"SET", "{t}a", "1"}, {"GET", "{t}b"}, {"EXEC"},
+		{"MULTI"}, {"MSET", "a", "1", "b", "2"}, {"EXEC"},
+		{"MULTI"}, {"PING"}, {"EXEC"},
+		{"MULTI"}, {"SET", "a", "1"}, {"GET", "foo"}, {"SET", "{x}q", "1"}, {"EXEC"},
+		{"MULTI"}, {"SET", "{x}a", "1"}, {"SET", "b", "1"}, {"EXEC"},
+		{"MULTI"}, {"GET", "{x}a"}, {"INCR", "{x}n"}, {"EXEC"},
+		{"EXEC"}, {"MULTI"}, {"EXEC"},
+		{"WATCH", "a"}, {"MULTI"}, {"SET", "a", "2"}, {"SET", "b", "2"}, {"EXEC"}, {"GET", "a"},
+		{"MULTI"}, {"GET", "{x}a"}, {"CLUSTER", "DELSLOTS", "16287"}, {"EXEC"},
+		{"CLUSTER", "ADDSLOTS", "16287"},
+	}
+	var got [2][]string
+	for i, p := range pp {
+		rc := dial(t, "127.0.0.1:"+strconv.Itoa(p))
+		for _, c := range script {
+			rc.write(appendCommand(nil, c...))
+			got[i] = append(got[i], string(rc.reply()))
+		}
+	}
+	for j, c := range script {
+		if got[0][j] != got[1][j] {
+			t.Errorf("%q:\nHotKV: %q\nRedis: %q", c, got[0][j], got[1][j])
+		}
+	}
+}

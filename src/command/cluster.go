@@ -261,6 +261,11 @@ func (e *Engine) clusterRefusal(cl *Client, spec *Spec, args [][]byte) string {
 		return ""
 	case "replicaof", "slaveof":
 		return ErrReplicaOfCluster
+	case "exec":
+		if cl.tx.on && !cl.tx.dirtyExec {
+			return e.clusterExecRefusal(cl, h, asking)
+		}
+		return ""
 	}
 	if spec.Scope != ScopeKeys {
 		return ""
@@ -287,6 +292,45 @@ func (e *Engine) clusterRefusal(cl *Client, spec *Spec, args [][]byte) string {
 	if r == "" && open != SlotStable && spec.Name != "migrate" { // MIGRATE works in an open slot
 		cl.cluster.open, cl.cluster.slot, cl.cluster.askTo, cl.cluster.multi = open, slot, askTo, multi
 	}
+	return r
+}
+
+// clusterExecRefusal is getNodeByQuery for an EXEC: the keys of every queued command count as one
+// command's (Redis 7.0.15), so a transaction over two slots is CROSSSLOT and one whose slot this
+// node no longer serves is MOVED (or CLUSTERDOWN) at EXEC, although each command passed when it
+// was queued; route answers the EXEC with that error and discards the transaction. An open slot
+// (resharding) is not tested key by key here: the queued commands' own test stands.
+func (e *Engine) clusterExecRefusal(cl *Client, h ClusterHooks, asking bool) string {
+	tx := &cl.tx
+	slot, write := -1, false
+	defer func() { cl.keyPos = cl.keyPos[:0] }()
+	for i := range tx.cmds {
+		cmd := &tx.cmds[i]
+		if cmd.spec.Scope != ScopeKeys {
+			continue
+		}
+		write = write || cmd.spec.Flags&Write != 0
+		args := tx.args(cmd)
+		pos := cmd.spec.keyIndexes(args, cl.keyPos[:0])
+		cl.keyPos = pos
+		for _, p := range pos {
+			s := cluster.KeySlot(args[p])
+			switch {
+			case slot < 0:
+				slot = s
+				// As getNodeByQuery: an unserved first slot is reported before another slot.
+				if r, _, _ := h.Redirect(slot, false, asking, cl.cluster.readonly); r == errSlotNotServed {
+					return r
+				}
+			case s != slot:
+				return ErrCrossSlot
+			}
+		}
+	}
+	if slot < 0 {
+		return ""
+	}
+	r, _, _ := h.Redirect(slot, write, asking, cl.cluster.readonly)
 	return r
 }
 

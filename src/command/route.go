@@ -73,6 +73,11 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 	}
 	if e.Hooks.Cluster != nil { // cluster mode: CROSSSLOT, MOVED, ASK, CLUSTERDOWN (cluster.go)
 		if msg := e.clusterRefusal(cl, spec, s.Args); msg != "" {
+			if spec.Name == "exec" && cl.tx.on { // Redis's processCommand: the redirect itself
+				e.discardTx(cl)
+				e.reject(s, spec, msg)
+				return
+			}
 			e.refuse(cl, s, spec, msg)
 			return
 		}
