@@ -44,7 +44,9 @@ type Settings struct {
 	LazyfreeUserFlush bool
 	LazyfreeServerDel bool
 	LazyfreeEviction  bool
-	PubSubOutputLimit OutputLimit
+	// ReplicaIgnoreMaxmemory: a replica leaves eviction to its primary (replica-ignore-maxmemory).
+	ReplicaIgnoreMaxmemory bool
+	PubSubOutputLimit      OutputLimit
 	// NormalOutputLimit and ReplicaOutputLimit are client-output-buffer-limit's other classes
 	// (replicas' is kept for replication); MaxMemoryClients is maxmemory-clients in bytes (a
 	// percentage already applied to maxmemory), 0 = off (client_limits.go).
@@ -89,7 +91,7 @@ func DefaultSettings() Settings {
 		HllSparseMaxBytes:  3000, BusyReplyThreshold: 5000, LuaMaxMemory: 256 << 20,
 		StreamNodeMaxBytes: 4096, StreamNodeMaxEntries: 100,
 		SlowlogLogSlowerThan: 10000, SlowlogMaxLen: 128, LatencyTracking: true,
-		ValueCompressionThreshold: 512}
+		ValueCompressionThreshold: 512, ReplicaIgnoreMaxmemory: true}
 }
 
 // ConfigStore is the run-time configuration behind CONFIG (src/config implements it).

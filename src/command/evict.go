@@ -151,6 +151,9 @@ func (e *Engine) shardShare(limit int64) int64 {
 // the budget or the time evict.c's tenacity allows has passed. It refuses only when nothing
 // was evicted and nothing is left to evict.
 func (e *Engine) admitLocked(c *Ctx) bool {
+	if e.evictionHeld() {
+		return true
+	}
 	m := &e.mem
 	limit := m.limit.Load()
 	own := int32(-1)
@@ -219,6 +222,15 @@ func (e *Engine) admitLocked(c *Ctx) bool {
 		return e.evictable(p)
 	}
 	return false
+}
+
+// evictionHeld reports whether maxmemory is not enforced now, as Redis's
+// isSafeToPerformEvictions: while a pause holds the dataset still (datasetPaused: an eviction
+// is a write, and would move the replication offset), and on a replica with
+// replica-ignore-maxmemory yes (the default: the primary's DELs evict; a replica evicting on
+// its own would diverge from it). Writes are then neither evicted for nor refused with -OOM.
+func (e *Engine) evictionHeld() bool {
+	return e.datasetPaused() || e.repl.role.Load() && e.Settings().ReplicaIgnoreMaxmemory
 }
 
 // evictable reports whether some shard may still hold a key p can evict, for a write whose own
@@ -339,6 +351,9 @@ func (e *Engine) Evict(period time.Duration) {
 		e.noteUnder(now)
 		return
 	}
+	if e.evictionHeld() {
+		return
+	}
 	e.noteOver(now)
 	p := m.policy.Load()
 	if p == nil {
@@ -417,7 +432,7 @@ func (e *Engine) evictionExceeded(now int64) (total, current int64) {
 // leaves the queuing to go on while the cron evicts. It returns the error, or "".
 func (e *Engine) oomAtRoute(cl *Client, spec *Spec) string {
 	limit := e.mem.limit.Load()
-	if limit == 0 || !cl.tx.on {
+	if limit == 0 || !cl.tx.on || e.evictionHeld() {
 		return ""
 	}
 	if spec.Name == "exec" {

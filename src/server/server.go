@@ -142,6 +142,7 @@ func settings(cfg *config.Store) command.Settings {
 		LazyfreeUserFlush:      cfg.Bool("lazyfree-lazy-user-flush"),
 		LazyfreeServerDel:      cfg.Bool("lazyfree-lazy-server-del"),
 		LazyfreeEviction:       cfg.Bool("lazyfree-lazy-eviction"),
+		ReplicaIgnoreMaxmemory: cfg.Bool("replica-ignore-maxmemory"),
 		NotifyKeyspaceEvents:   cfg.Int("notify-keyspace-events"),
 		HllSparseMaxBytes:      cfg.Int("hll-sparse-max-bytes"),
 		StreamNodeMaxBytes:     cfg.Int("stream-node-max-bytes"),
@@ -187,7 +188,7 @@ var settingNames = []string{"requirepass", "proto-max-bulk-len", "client-query-b
 	"lazyfree-lazy-expire", "notify-keyspace-events", "client-output-buffer-limit",
 	"hll-sparse-max-bytes", "busy-reply-threshold", "lua-max-memory", "lua-strict-keys",
 	"maxmemory-clients", "maxmemory", "lazyfree-lazy-user-del", "lazyfree-lazy-user-flush",
-	"lazyfree-lazy-server-del", "lazyfree-lazy-eviction",
+	"lazyfree-lazy-server-del", "lazyfree-lazy-eviction", "replica-ignore-maxmemory",
 	"slowlog-log-slower-than", "slowlog-max-len", "latency-monitor-threshold", "latency-tracking",
 	"value-compression", "value-compression-threshold",
 	"stream-node-max-bytes", "stream-node-max-entries"}
