@@ -34,10 +34,16 @@ var clusterPortNext = 0
 // hold one for a minute.
 func clusterPorts(t *testing.T, n int) []int {
 	t.Helper()
+	return freePortPairs(t, n, 27470, 30, func() int { clusterPortNext++; return clusterPortNext - 1 })
+}
+
+// freePortPairs returns n ports of base..base+span-1 whose port and port+10000 can both be bound
+// now, taking candidates in turn from next (a counter the caller keeps across tests).
+func freePortPairs(t *testing.T, n, base, span int, next func() int) []int {
+	t.Helper()
 	var out []int
-	for tries := 0; len(out) < n && tries < 30; tries++ {
-		p := 27470 + clusterPortNext%30
-		clusterPortNext++
+	for tries := 0; len(out) < n && tries < span; tries++ {
+		p := base + next()%span
 		free := true
 		for _, q := range []int{p, p + 10000} {
 			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", q))
@@ -52,7 +58,7 @@ func clusterPorts(t *testing.T, n int) []int {
 		}
 	}
 	if len(out) < n {
-		t.Fatalf("only %d free port pairs in 27470-27499", len(out))
+		t.Fatalf("only %d free port pairs in %d-%d", len(out), base, base+span-1)
 	}
 	return out
 }

@@ -95,24 +95,9 @@ func TestClusterExecAgainstRedis(t *testing.T) {
 	}
 	pp := clusterPorts(t, 2)
 	startClusterHotKV(t, pp[0])
-	dir := t.TempDir()
-	cmd := exec.Command("redis-server", "--port", strconv.Itoa(pp[1]), "--bind", "127.0.0.1", "--dir", dir,
-		"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
-		"--cluster-node-timeout", "3000", "--save", "", "--appendonly", "no")
-	cmd.Dir = dir
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	startClusterRedis(t, pp[1])
 	for _, p := range pp {
 		port := strconv.Itoa(p)
-		for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			if out, err := cli(t, "-p", port, "PING"); err == nil && strings.TrimSpace(out) == "PONG" {
-				break
-			} else if time.Now().After(end) {
-				t.Fatalf("node %s did not start", port)
-			}
-		}
 		mustCli(t, "-p", port, "CLUSTER", "ADDSLOTSRANGE", "0", "16383")
 		for end := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 			if strings.Contains(mustCli(t, "-p", port, "CLUSTER", "INFO"), "cluster_state:ok") {

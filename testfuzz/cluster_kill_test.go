@@ -27,26 +27,7 @@ var killPortNext atomic.Int32
 // (the bus ports lie in the kernel's ephemeral range, where a TIME_WAIT end may hold one).
 func killPorts(t *testing.T, n int) []int {
 	t.Helper()
-	var out []int
-	for tries := 0; len(out) < n && tries < 50; tries++ {
-		p := 32200 + int(killPortNext.Add(1)-1)%50
-		free := true
-		for _, q := range []int{p, p + 10000} {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", q))
-			if err != nil {
-				free = false
-				break
-			}
-			l.Close()
-		}
-		if free {
-			out = append(out, p)
-		}
-	}
-	if len(out) < n {
-		t.Fatalf("only %d free port pairs in 32200-32249", len(out))
-	}
-	return out
+	return freePortPairs(t, n, 32200, 50, func() int { return int(killPortNext.Add(1) - 1) })
 }
 
 // clusterChild is a cluster node run as a child process; its directory (nodes.conf) outlives a
