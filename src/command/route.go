@@ -92,7 +92,10 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 	}
 	switch spec.Scope {
 	case ScopeConn:
-		if cl.ownPending { // after the script on its shard (scripting_place.go)
+		// After the script on its shard (scripting_place.go); WAIT after every write the
+		// connection sent before it, which a pipeline may still have on its shards: answered
+		// here, it read the feed's end before those writes and acknowledged the write before them.
+		if cl.ownPending || spec.Name == "wait" {
 			s.Target = pipeline.TargetBarrier
 			break
 		}
