@@ -17,9 +17,11 @@ type runMark struct {
 	busy   atomic.Bool   // set by the watchdog once the run passed the busy threshold
 	kill   atomic.Uint64 // the seq of a run to stop; killed() compares with seq
 	reason atomic.Int32  // why it was stopped
-	ticks  atomic.Int64  // watchdog ticks the run has been seen running (FUNCTION STATS)
-	script atomic.Pointer[Script]
-	fn     atomic.Pointer[Function]
+	// elapsed is how long the watchdog has seen the run running, by the clock at its last
+	// check (FUNCTION STATS's duration; ticks counted would lag behind busy on a loaded machine)
+	elapsed atomic.Int64
+	script  atomic.Pointer[Script]
+	fn      atomic.Pointer[Function]
 }
 
 type killReason int32
@@ -89,7 +91,6 @@ type watchdog struct {
 // watch is what the watchdog remembers of one run it saw.
 type watch struct {
 	seq      uint64
-	ticks    int
 	seen     time.Time // when first seen: within a tick of the run's start
 	heapBase uint64    // heap objects when first seen
 	liveBase uint64    // live heap of the last collection when first seen
@@ -174,14 +175,13 @@ func (w *watchdog) check() bool {
 		wt := w.seen[s]
 		if wt == nil || wt.seq != seq {
 			w.seen[s] = &watch{seq: seq, heapBase: heap, liveBase: live, seen: now}
-			s.run.ticks.Store(0)
+			s.run.elapsed.Store(0)
 			return
 		}
-		wt.ticks++
-		s.run.ticks.Store(int64(wt.ticks))
 		// The clock, not the ticks counted: a ticker drops the ticks of a watchdog that was not
 		// scheduled in time (two cores busy with scripts), which would put the busy state late.
 		elapsed := now.Sub(wt.seen)
+		s.run.elapsed.Store(int64(elapsed))
 		if runKind(s.run.kind.Load()) == kindLoad {
 			if elapsed >= loadTimeoutTicks*time.Millisecond {
 				s.run.stop(seq, killedLoadTimeout)
@@ -298,7 +298,7 @@ func (e *Engine) Running() []Running {
 		if seq&1 == 0 || kind == kindLoad {
 			return
 		}
-		r := Running{Duration: time.Duration(s.run.ticks.Load()) * e.cfg.Tick, Busy: s.run.busy.Load()}
+		r := Running{Duration: time.Duration(s.run.elapsed.Load()), Busy: s.run.busy.Load()}
 		if kind == kindFunction {
 			r.Function = s.run.fn.Load()
 		} else {
