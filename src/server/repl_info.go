@@ -172,6 +172,9 @@ func (h *replHooks) Wait(cl *command.Client, n int64, timeoutMs int64) (int64, s
 	var off int64
 	for {
 		r.mu.Lock()
+		if r.bl != nil && r.rd != nil && r.lastSeq < target {
+			r.pumpLocked() // the writes before WAIT into the stream now, not at the pump's tick
+		}
 		if r.bl == nil || r.rd == nil || r.lastSeq >= target {
 			if r.bl != nil {
 				off = r.bl.Offset()
@@ -179,9 +182,8 @@ func (h *replHooks) Wait(cl *command.Client, n int64, timeoutMs int64) (int64, s
 			r.mu.Unlock()
 			break
 		}
-		r.pumpLocked()
 		r.mu.Unlock()
-		time.Sleep(100 * time.Microsecond)
+		time.Sleep(100 * time.Microsecond) // an entry before target is not ready in the feed yet
 	}
 	count := func() int64 {
 		r.mu.Lock()
