@@ -263,6 +263,13 @@ func crashRun(t *testing.T, bin, policy string, rewrite bool, run int, r *rand.R
 	switch {
 	case total.acked == 0:
 		t.Errorf("run %d: no write was acknowledged before the kill", run)
+	case total.lost > 0 && p.name == "redis" && policy == "everysec" && !rewrite && window <= 3*time.Second:
+		// redis-server's own everysec: while a background fsync is still running,
+		// flushAppendOnlyFile postpones the write(2) for up to 2 s and the replies go out
+		// meanwhile, so a kill then loses writes it acknowledged (once here: 352 in 11 ms, disk
+		// busy). The reference, not what HotKV is held to.
+		t.Logf("%s %s run %d lost %d acknowledged writes within its postponed-write window (%v)",
+			p.name, what, run, total.lost, window)
 	case total.lost > 0:
 		// A killed process loses nothing acknowledged under any policy: what everysec leaves
 		// unsynced is in the page cache, which survives the process (a power loss would not).
