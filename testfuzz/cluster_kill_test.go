@@ -248,13 +248,7 @@ func countMissing(t *testing.T, port int, keys []string) int {
 // 7.0.15 as the reference for the times. HOTKV_CLUSTER_LONG=1 as the other failover tests:
 // HOTKV_CLUSTER_LONG=1 go test ./testfuzz -run TestClusterKillMaster -v
 func TestClusterKillMaster(t *testing.T) {
-	if !haveRedis() {
-		t.Skip("redis-server not on PATH")
-	}
-	longCluster(t)
-	if raceEnabled {
-		t.Skip("-race: every node is a child process built without it")
-	}
+	longChildCluster(t)
 	bins := map[string]string{"HotKV": buildHotKV(t), "Redis": "redis-server"}
 	for _, kind := range []string{"HotKV", "Redis"} {
 		t.Run(kind, func(t *testing.T) { killRuns(t, bins[kind], 3) })
@@ -382,4 +376,17 @@ func killOne(t *testing.T, nodes map[int]*clusterChild, ports []int, victim, hei
 		t.Errorf("restarted %d, synced from %d: %d of %d acknowledged writes missing", victim, heir, n, len(w.acked))
 	}
 	return r
+}
+
+// longChildCluster skips a test of child-process cluster nodes unless HOTKV_CLUSTER_LONG=1,
+// redis-server is installed and the test binary is built without -race (the children are not).
+func longChildCluster(t *testing.T) {
+	t.Helper()
+	if !haveRedis() {
+		t.Skip("redis-server not on PATH")
+	}
+	longCluster(t)
+	if raceEnabled {
+		t.Skip("-race: every node is a child process built without it")
+	}
 }

@@ -20,13 +20,7 @@ import (
 // HotKV replica decides, on Redis's gossip), and all redis-server as the reference:
 // HOTKV_CLUSTER_LONG=1 go test ./testfuzz -run TestClusterReplicaMigration -v
 func TestClusterReplicaMigration(t *testing.T) {
-	if !haveRedis() {
-		t.Skip("redis-server not on PATH")
-	}
-	longCluster(t)
-	if raceEnabled {
-		t.Skip("-race: every node is a child process built without it")
-	}
+	longChildCluster(t)
 	hotkv := buildHotKV(t)
 	for _, tc := range []struct {
 		name           string

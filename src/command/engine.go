@@ -305,12 +305,7 @@ func (e *Engine) keyspace(db int, key []byte) *keyspace.Keyspace {
 // a place in the bucket's chain from the next, so in a table of 256 buckets or more a chain of
 // two always gave the same key, and RANDOMKEY never returned 22% of the keys
 // (TestRandomKeyReachesEveryKey; the eviction sampler had the same flaw, sampleRand).
-func (e *Engine) rand() uint64 {
-	z := e.rng.Add(0x9e3779b97f4a7c15)
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
-}
+func (e *Engine) rand() uint64 { return splitmix(e.rng.Add(splitmixGamma)) }
 
 // NewClient registers a client for a new connection.
 func (e *Engine) NewClient(addr, laddr string, closeFn func()) *Client {

@@ -151,9 +151,6 @@ func (e *Engine) shardShare(limit int64) int64 {
 // the budget or the time evict.c's tenacity allows has passed. It refuses only when nothing
 // was evicted and nothing is left to evict.
 func (e *Engine) admitLocked(c *Ctx) bool {
-	if e.evictionHeld() {
-		return true
-	}
 	m := &e.mem
 	limit := m.limit.Load()
 	own := int32(-1)
@@ -167,7 +164,7 @@ func (e *Engine) admitLocked(c *Ctx) bool {
 	if (own < 0 || e.data(own).mem.load() <= share) && m.total.Load()+m.overhead.Load() <= limit {
 		return true
 	}
-	if e.usedMemory() <= limit {
+	if e.usedMemory() <= limit || e.evictionHeld() {
 		return true
 	}
 	e.noteOver(c.Now)

@@ -125,19 +125,25 @@ func (e *Engine) pickRandomLocked(d *shardData, pol *evictPolicy) (*keyspace.Key
 }
 
 // sampleRand is a shard's random source for eviction sampling (splitmix64), used only by the
-// holder of the shard's token. Not the engine's shared xorshift (Engine.rand): Keyspace.Sample
-// takes a bucket from one number's low bits and a place in the bucket's chain from the next
-// number's, and xorshift's next lowest bit is a function of bits 0 and 7 of the number before:
-// in a table of 256 buckets or more, whose index holds both, a chain of two always gave the same
-// entry. 22% of 15,000 keys were never drawn in 300,000 samples (TestEvictSamplerCoverage), and
-// what is never drawn is never evicted, however it scores: volatile-ttl kept keys that expire
-// soon and evicted far-off ones in their place, and volatile-lru evicted hot keys
-// (benchmarks/results/2026-12-04-evict-quality.md).
+// holder of the shard's token, so sampling touches no shared counter (Engine.rand's). It was the
+// engine's xorshift once: Keyspace.Sample takes a bucket from one number's low bits and a place
+// in the bucket's chain from the next number's, and xorshift's next lowest bit is a function of
+// bits 0 and 7 of the number before: in a table of 256 buckets or more, whose index holds both,
+// a chain of two always gave the same entry. 22% of 15,000 keys were never drawn in 300,000
+// samples (TestEvictSamplerCoverage), and what is never drawn is never evicted, however it
+// scores: volatile-ttl kept keys that expire soon and evicted far-off ones in their place, and
+// volatile-lru evicted hot keys (benchmarks/results/2026-12-04-evict-quality.md).
 type sampleRand struct{ s uint64 }
 
 func (r *sampleRand) next() uint64 {
-	r.s += 0x9e3779b97f4a7c15
-	z := r.s
+	r.s += splitmixGamma
+	return splitmix(r.s)
+}
+
+// splitmixGamma is splitmix64's step; splitmix is its output function of the state.
+const splitmixGamma = 0x9e3779b97f4a7c15
+
+func splitmix(z uint64) uint64 {
 	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
 	z = (z ^ z>>27) * 0x94d049bb133111eb
 	return z ^ z>>31

@@ -294,13 +294,7 @@ func (d *shardData) touchHeldLocked(db int, key []byte, deleted bool) {
 				continue
 			}
 			we.settle(d.dbs[db], key)
-			if we.expired {
-				if exists, _ := keyState(d.dbs[db], key, 0); deleted || !exists {
-					we.expired = false
-					continue
-				}
-			}
-			we.cl.tx.dirtyCAS.Store(true)
+			we.touch(d.dbs[db], key, deleted)
 		}
 		h.mu.Unlock()
 	}
@@ -311,17 +305,22 @@ func (d *shardData) touchKeysLocked(db int, key []byte, deleted bool) {
 	if len(d.watch.keys) == 0 {
 		return
 	}
-	list := d.watch.keys[blockKey{db, string(key)}]
-	for _, we := range list {
-		if we.expired {
-			// Watched while already expired: its deletion is no logical change.
-			if exists, _ := keyState(d.dbs[db], key, 0); deleted || !exists {
-				we.expired = false
-				continue
-			}
-		}
-		we.cl.tx.dirtyCAS.Store(true)
+	for _, we := range d.watch.keys[blockKey{db, string(key)}] {
+		we.touch(d.dbs[db], key, deleted)
 	}
+}
+
+// touch is a change to the watched key in ks (Redis's touchWatchedKey): its client's EXEC will
+// fail, unless the key was watched while already expired and is now gone or being deleted by
+// its expiry, which is no logical change.
+func (we *watchEntry) touch(ks *keyspace.Keyspace, key []byte, deleted bool) {
+	if we.expired {
+		if exists, _ := keyState(ks, key, 0); deleted || !exists {
+			we.expired = false
+			return
+		}
+	}
+	we.cl.tx.dirtyCAS.Store(true)
 }
 
 // appendTouched appends a key a script run changed to its txState.touched.

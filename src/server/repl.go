@@ -182,14 +182,13 @@ func (r *replState) poke() {
 	}
 }
 
-// ensureBacklog creates the backlog and, as a primary, attaches the pump's reader (invariant
-// 1). The caller holds r.mu.
 // The lock order is every shard's token, then r.mu: INFO reads this state as a barrier holding
 // every shard. So nothing waits for shard tokens while it holds r.mu: what attaches the feed
 // reader (attachLocked) takes the shards first (lockAllThenMu).
 
-// ensureBacklogLocked makes the backlog, the pump and its feed reader exist; when the reader
-// must be attached, the caller holds every shard (needAttachLocked said so) besides r.mu.
+// ensureBacklogLocked creates the backlog and the pump and, as a primary, attaches the pump's
+// feed reader (invariant 1). The caller holds r.mu, and every shard too when the reader must be
+// attached (needAttachLocked said so).
 func (r *replState) ensureBacklogLocked() {
 	if r.bl == nil {
 		r.bl = backlog.New(int(r.s.cfg.Int("repl-backlog-size")), 0)
