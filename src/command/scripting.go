@@ -191,6 +191,15 @@ func (e *Engine) Close() {
 	}
 }
 
+// StopScripts ends every script and function run in progress, and any started later, even one
+// that wrote (script.Engine.StopRuns): the server is stopping and would otherwise wait for a
+// busy run's connection for its whole grace.
+func (e *Engine) StopScripts() {
+	if lua := e.scripting.lua.Load(); lua != nil {
+		lua.StopRuns()
+	}
+}
+
 // runningCommand is the command (RESP array) of a run in progress of r's function: FUNCTION
 // STATS's command.
 func (e *Engine) runningCommand(r script.Running) []byte {
@@ -324,7 +333,10 @@ type scriptRun struct {
 	// FCALL (scripting_busy.go).
 	busy, busyFn bool
 	abort        bool // a restart is unwinding: no command may run (pcall may catch it)
-	retry        bool // the attempt is a rerun under every shard
+	// stopped is set when the server's stop ended the run (script.Engine.StopRuns): its
+	// unfinished writes are not replicated
+	stopped bool
+	retry   bool // the attempt is a rerun under every shard
 	// declared are the run's declared keys and caching its caller's CLIENT CACHING yes, for
 	// client tracking (track).
 	declared [][]byte
@@ -377,6 +389,7 @@ func (r *scriptRun) attempt(c *Ctx, j *scriptJob, wide bool) (done bool) {
 		}
 	}()
 	r.busy, j.opts.Busy = false, &r.busy
+	j.opts.Stopped = &r.stopped
 	if j.sc != nil {
 		c.Out = r.e.Scripts().Run(c.Out, r, j.sc, j.keys, j.args, j.opts)
 	} else {
@@ -404,6 +417,7 @@ func keepExpiredEvents(fx []byte, n int) []byte {
 func (r *scriptRun) begin(c *Ctx, keys [][]byte, wide bool) {
 	e := r.e
 	r.outer, r.wrote, r.abort, r.db, r.declared = c, false, false, c.DB, keys
+	r.stopped = false
 	r.undo.reset()
 	r.tx.keepPre, r.tx.pres = false, r.tx.pres[:0]
 	r.strict = e.scripting.strict.Load()
@@ -493,7 +507,7 @@ func (r *scriptRun) finish(ok bool) {
 		r.reset()
 		return
 	}
-	if r.tx.nops > 0 && rc.fx.ring >= 0 && e.Feed.Active() {
+	if r.tx.nops > 0 && rc.fx.ring >= 0 && e.Feed.Active() && !r.stopped {
 		e.Feed.Append(int(rc.fx.ring), r.tx.opsDB, r.tx.wrapped())
 	}
 	e.flushRunMonitor(&r.tx)

@@ -71,6 +71,8 @@ type Engine struct {
 	closeMu sync.Once
 	busyNs  atomic.Int64 // BusyThreshold, changed by CONFIG SET (SetBusyThreshold)
 	maxMem  atomic.Int64 // MaxMemory, changed by CONFIG SET (SetMaxMemory)
+	// stopping is set by StopRuns: every run in progress or started later is ended
+	stopping atomic.Bool
 }
 
 // SetBusyThreshold changes busy-reply-threshold (lua-time-limit) for the runs in progress too;
@@ -157,6 +159,8 @@ type RunOptions struct {
 	// Busy, when set, receives whether the run was busy (past the busy threshold) when its
 	// Lua code ended.
 	Busy *bool
+	// Stopped, when set, receives whether StopRuns ended the run (the server is stopping).
+	Stopped *bool
 }
 
 func sha1Hex(b []byte) string {

@@ -11,6 +11,7 @@ const (
 	errCompilePrefix  = "ERR Error compiling script (new function): "
 	errKilled         = "ERR Script killed by user with SCRIPT KILL..."
 	errOutOfMemory    = "ERR Script exceeded lua-max-memory, stopped"
+	errStopped        = "ERR Script ended: the server is shutting down" // HotKV's own (StopRuns)
 	errUnknownCommand = "ERR Unknown Redis command called from script"
 	errWrongArity     = "ERR Wrong number of args calling Redis command from script"
 	errNoScriptCmd    = "ERR This Redis command is not allowed from script"

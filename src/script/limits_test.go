@@ -138,6 +138,49 @@ func TestUnkillable(t *testing.T) {
 	waitReply(t, out)
 }
 
+// TestStopRuns: a stopping server ends a busy run even after it wrote (SCRIPT KILL answers
+// UNKILLABLE then), tells the caller through RunOptions.Stopped, and ends at once a run started
+// after it.
+func TestStopRuns(t *testing.T) {
+	e := New(Config{BusyThreshold: 50 * time.Millisecond, Tick: 5 * time.Millisecond})
+	defer e.Close()
+	s, msg := e.Compile([]byte("redis.call('SET', 'k', 'v')\nwhile true do end"))
+	if msg != "" {
+		t.Fatal(msg)
+	}
+	type result struct {
+		reply   string
+		stopped bool
+	}
+	start := func() <-chan result {
+		out := make(chan result, 1)
+		go func() {
+			var stopped bool
+			r := e.Run(nil, newMemHost(), s, nil, nil, RunOptions{Proto: 2, Stopped: &stopped})
+			out <- result{string(r), stopped}
+		}()
+		return out
+	}
+	out := start()
+	waitBusy(t, e)
+	if got := e.Kill(false); got != ErrUnkillable {
+		t.Fatalf("SCRIPT KILL: %q", got)
+	}
+	begun := time.Now()
+	e.StopRuns()
+	for i, out := range []<-chan result{out, start()} {
+		select {
+		case r := <-out:
+			if !r.stopped || !strings.HasPrefix(r.reply, "-"+errStopped+" script: ") {
+				t.Errorf("run %d: %q stopped %v", i, r.reply, r.stopped)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("run %d still running 5 s after StopRuns", i)
+		}
+	}
+	t.Logf("both runs ended %v after StopRuns", time.Since(begun))
+}
+
 // forceStop stops every running script, written or not (what SHUTDOWN NOSAVE leaves to the
 // process; here so a test does not leak its loop).
 func forceStop(e *Engine) {

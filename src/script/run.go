@@ -93,6 +93,9 @@ func (st *state) call(dst []byte, h Host, name string, fn *lua.LFunction, nargs 
 	if opts.Busy != nil {
 		*opts.Busy = mark.busy.Load()
 	}
+	if opts.Stopped != nil {
+		*opts.Stopped = killed == killedByShutdown
+	}
 	mark.end()
 	st.run = nil
 	if err != nil {
@@ -177,6 +180,8 @@ func (st *state) appendError(dst []byte, err error, killed killReason) []byte {
 		msg, hasMsg = errKilled, true
 	case killedOverMemory:
 		msg, hasMsg = errOutOfMemory, true
+	case killedByShutdown:
+		msg, hasMsg = errStopped, true
 	}
 	if !hasMsg {
 		msg = "ERR unknown error" // Redis 7.0.15 crashes on error({}); we answer instead

@@ -31,6 +31,7 @@ const (
 	killedByUser
 	killedOverMemory
 	killedLoadTimeout
+	killedByShutdown // StopRuns: the server is stopping
 )
 
 // runKind says what a run is.
@@ -47,6 +48,9 @@ func (m *runMark) begin(kind runKind, e *Engine) uint64 {
 	m.busy.Store(false)
 	m.kind.Store(int32(kind))
 	seq := m.seq.Add(1)
+	if e.stopping.Load() { // StopRuns came first: the run ends at its first instruction
+		m.stop(seq, killedByShutdown)
+	}
 	if e.dog.parked.Load() {
 		e.dog.wake()
 	}
@@ -278,6 +282,21 @@ func (e *Engine) Kill(function bool) string {
 		return ErrBusyFunction
 	}
 	return ErrNotBusy
+}
+
+// StopRuns ends every run in progress, whatever it did (a run that wrote too, which SCRIPT KILL
+// refuses), and every run that starts after it, each at its next instruction. A stopping
+// server calls it before it waits for its connections: a connection in a busy script would
+// hold the stop for its whole grace (SHUTDOWN NOSAVE took 5 s where Redis exits at once). A run
+// ended so reports it (RunOptions.Stopped): its writes were not finished and the command layer
+// does not replicate them, as Redis, which exits inside the script, never propagates them.
+func (e *Engine) StopRuns() {
+	e.stopping.Store(true)
+	e.pool.each(func(s *slot) {
+		if seq := s.run.seq.Load(); seq&1 == 1 {
+			s.run.stop(seq, killedByShutdown)
+		}
+	})
 }
 
 // Running describes a script or function in progress (FUNCTION STATS's running_script).

@@ -308,6 +308,7 @@ const stopGrace = 5 * time.Second
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
 		close(s.stopped)
+		s.Engine.StopScripts() // a busy script's connection would hold tr.Close for the grace
 		ended := make(chan struct{})
 		go func() {
 			if s.tr != nil {
