@@ -66,6 +66,8 @@ type effects struct {
 	after []byte
 	// ring is the feed ring the executor may append to: a shard whose token it holds, or -1.
 	ring int32
+	// wrap is propagateLocked's scratch for an entry of several effects (not reset: reused).
+	wrap []byte
 }
 
 // Dirty counts n changes, as Redis's server.dirty += n.
@@ -248,10 +250,16 @@ func (e *Engine) propagateLocked(c *Ctx) {
 		c.tx.collect(c)
 		return
 	}
+	if n == 1 && fx.npre == 0 { // the common write: its own form, appended as it is
+		e.Feed.Append(int(fx.ring), c.DB, fx.ops)
+		return
+	}
+	// Several effects (or one expired key's DEL) are gathered in fx.wrap, kept between calls
+	// so that a steady stream of them allocates nothing.
 	db := c.DB
-	var out []byte
+	out := fx.wrap[:0]
 	if n > 1 {
-		out = appendCommand(out, [][]byte{[]byte("MULTI")})
+		out = append(out, multiRESP...)
 	}
 	for b := fx.pre; len(b) > 0; {
 		v, k := binary.Uvarint(b)
@@ -265,10 +273,17 @@ func (e *Engine) propagateLocked(c *Ctx) {
 		out = append(out, fx.ops...)
 	}
 	if n > 1 {
-		out = appendCommand(out, [][]byte{[]byte("EXEC")})
+		out = append(out, execRESP...)
 	}
+	fx.wrap = out
 	e.Feed.Append(int(fx.ring), db, out)
 }
+
+// multiRESP and execRESP are MULTI and EXEC as appendCommand writes them.
+const (
+	multiRESP = "*1\r\n$5\r\nMULTI\r\n"
+	execRESP  = "*1\r\n$4\r\nEXEC\r\n"
+)
 
 // appendCommand appends args as a RESP array of bulk strings, the form of the AOF.
 func appendCommand(dst []byte, args [][]byte) []byte {
