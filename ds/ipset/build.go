@@ -153,8 +153,8 @@ func (s *Set) install() {
 	s.idx = j.idx
 	s.base = j.base
 	for _, i := range s.dead[:j.kd] {
-		f := fam(s.recs[i].v6())
-		s.free[f] = append(s.free[f], i)
+		k := s.recs[i].kind()
+		s.free[k] = append(s.free[k], i)
 	}
 	s.dead = slices.Clone(s.dead[j.kd:])
 	restC, restR := s.pendC[j.kc:], s.pendR[j.kr:]

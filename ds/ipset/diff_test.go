@@ -110,11 +110,17 @@ func randAddr(rng *rand.Rand, v6 bool) U128 {
 	return U128{0, 0x0a000000 | rng.Uint64N(1<<20)}
 }
 
-func randEntry(rng *rand.Rand) Range {
+// randEntry is a random entry; with laminar6 an IPv6 one is a host or a prefix, never another
+// range, so the IPv6 family is laminar (its index an n6 one).
+func randEntry(rng *rand.Rand, laminar6 bool) Range {
 	v6 := rng.IntN(3) == 0
 	w := width(v6)
 	a := randAddr(rng, v6)
-	switch rng.IntN(3) {
+	k := rng.IntN(3)
+	if laminar6 && v6 && k == 2 {
+		k = 1
+	}
+	switch k {
 	case 0:
 		return Range{a, a, v6}
 	case 1:
@@ -135,7 +141,7 @@ func TestDifferential(t *testing.T) {
 	if os.Getenv("HOTKV_IPSET_LONG") != "" {
 		seeds, lookups = 300, 100_000
 	}
-	mismatches := 0
+	mismatches, n6 := 0, 0
 	defer func(m, h, b int) { pendMin, bucketMin, bucketSegs = m, h, b }(pendMin, bucketMin, bucketSegs)
 	for seed := 0; seed < seeds && mismatches < 10; seed++ {
 		// A third of the seeds keep everything pending (the default threshold), the others
@@ -153,7 +159,7 @@ func TestDifferential(t *testing.T) {
 		n := 100 + rng.IntN(900)
 		var all []Range
 		for i := 0; i < n; i++ {
-			r := randEntry(rng)
+			r := randEntry(rng, seed%5 == 4) // a fifth of the seeds have a laminar IPv6 family
 			if rng.IntN(8) == 0 && len(all) > 0 {
 				r = all[rng.IntN(len(all))]
 				if got, want := s.Del(r), ref.del(r); got != want {
@@ -241,5 +247,12 @@ func TestDifferential(t *testing.T) {
 			t.Errorf("seed %d: LiveLen = %d, want %d", seed, got, live)
 		}
 		s.Compact() // no merge of this seed's may read the thresholds the next one sets
+		if ix := s.idx[1]; ix != nil && ix.n6 != nil {
+			n6++
+		}
 	}
+	if n6 == 0 {
+		t.Errorf("no seed's IPv6 family had an n6 index")
+	}
+	t.Logf("%d seeds, %d with an n6 index", seeds, n6)
 }

@@ -28,11 +28,18 @@ import (
 // (or itself), so a lookup searches the starts (bucketed by their top 16 bits as above) and
 // walks up from there, passing the few that end before a. That is 12 bytes a record against a
 // segment table's 8 bytes a segment (about two a record) plus a node and an order entry.
+//
+// A laminar IPv6 family has the same kind of index, n6: 24 bytes a record (its 16-byte start,
+// slot and container) against the segment table's 20 bytes a segment, about two a record, plus
+// a node and an order entry (1M labelled /29-/48 prefixes: 105.5 B an entry on the heap before,
+// see docs/ipsets.md for after). It has no buckets: IPv6 starts crowd into a few values of their
+// top 16 bits (2001:, 2a0x:), so a table by those bits would narrow little.
 type index struct {
 	bounds []U128   // IPv6 bounds; nil for IPv4
 	top    []uint32 // IPv6: node per segment, noNode: none
 	p4     []uint64 // IPv4 segment table: bound<<32 | node per segment
 	n4     []node4  // laminar IPv4: the nodes in order; then bounds, top, p4, nodes and order are nil
+	n6     []node6  // laminar IPv6: the same
 	bk     []uint32 // IPv4 with at least bucketSegs segments or n4 nodes: 1<<16+1 bucket starts, else nil
 	nodes  []node
 	order  []uint32 // the records' slots by start, then end from the greatest (byOrder)
@@ -42,7 +49,14 @@ type index struct {
 // container (noNode: none).
 type node4 struct{ start, slot, parent uint32 }
 
-// maxDepth4 is the deepest nesting given an n4 index: IPv4 prefixes nest at most 33 deep.
+// node6 is a record of a laminar IPv6 index, as node4.
+type node6 struct {
+	start        U128
+	slot, parent uint32
+}
+
+// maxDepth4 is the deepest nesting given an n4 or n6 index: IPv4 prefixes nest at most 33 deep,
+// and a lookup walks at most this many containers.
 const maxDepth4 = 40
 
 // bucketSegs is the fewest IPv4 segments given buckets (their table is 256 KiB; tests lower it).
@@ -68,6 +82,17 @@ func (ix *index) lookup(s *Set, a U128, now int64) int64 {
 		for n := ix.last4(x); n != noNode; {
 			nd := &ix.n4[n]
 			if s.recs[nd.slot].hi >= x && s.alive(nd.slot, now) {
+				return int64(nd.slot)
+			}
+			n = nd.parent
+		}
+		return -1
+	}
+	if ix.n6 != nil {
+		v := s.view()
+		for n := ix.last6(a); n != noNode; {
+			nd := &ix.n6[n]
+			if !v.hi6(&s.recs[nd.slot], nd.start).Less(a) && s.alive(nd.slot, now) {
 				return int64(nd.slot)
 			}
 			n = nd.parent
@@ -102,16 +127,38 @@ func (ix *index) last4(x uint32) uint32 {
 	return uint32(lo - 1) // noNode when lo is 0
 }
 
+// last6 is the n6 node of the last record starting at or before a, noNode when none.
+func (ix *index) last6(a U128) uint32 {
+	p := ix.n6
+	lo, hi := 0, len(p)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if !a.Less(p[m].start) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return uint32(lo - 1) // noNode when lo is 0
+}
+
 // slots is the index's order.
 func (ix *index) slots() []uint32 {
-	if ix.n4 == nil {
-		return ix.order
+	switch {
+	case ix.n4 != nil:
+		out := make([]uint32, len(ix.n4))
+		for i := range ix.n4 {
+			out[i] = ix.n4[i].slot
+		}
+		return out
+	case ix.n6 != nil:
+		out := make([]uint32, len(ix.n6))
+		for i := range ix.n6 {
+			out[i] = ix.n6[i].slot
+		}
+		return out
 	}
-	out := make([]uint32, len(ix.n4))
-	for i := range ix.n4 {
-		out[i] = ix.n4[i].slot
-	}
-	return out
+	return ix.order
 }
 
 // seg is the top node of the segment holding a, noNode when none covers it (not for n4).
@@ -158,11 +205,16 @@ func (ix *index) seg(a U128) uint32 {
 // buildOrdered builds the index of the records at order (slots of family v6, sorted byOrder;
 // the index keeps the slice); nil when order is empty. It reads only v's ends. A laminar family
 // (every two records nested or disjoint: any set of prefixes, disjoint ranges) is one linear
-// sweep with a stack; records that overlap without nesting take the general sweep. An IPv4
-// index is an n4 index when it can be, unless segs asks for the segment table.
+// sweep with a stack; records that overlap without nesting take the general sweep. An index
+// is an n4 or n6 index when it can be, unless segs asks for the segment table.
 func buildOrdered(v view, order []uint32, v6, segs bool, p *pacer) *index {
 	if len(order) == 0 {
 		return nil
+	}
+	if v6 && !segs {
+		if ix, ok := sweep6(v, order, p); ok {
+			return ix
+		}
 	}
 	if !v6 && !segs {
 		if ix, ok := sweep4(v, order, p); ok {
@@ -229,6 +281,38 @@ func sweep4(v view, order []uint32, p *pacer) (*index, bool) {
 		n := uint32(len(ix.n4))
 		ix.n4 = append(ix.n4, node4{x.lo, sl, parent})
 		stk = append(stk, open{x.hi, n})
+	}
+	return ix, true
+}
+
+// sweep6 is sweep4 for IPv6: the n6 index of a laminar family.
+func sweep6(v view, order []uint32, p *pacer) (*index, bool) {
+	type open struct {
+		hi   U128
+		node uint32
+	}
+	ix := &index{n6: make([]node6, 0, len(order))}
+	var stk []open
+	for _, sl := range order {
+		p.step()
+		r := v.rng(sl)
+		for len(stk) > 0 && stk[len(stk)-1].hi.Less(r.Lo) {
+			stk = stk[:len(stk)-1]
+		}
+		parent := noNode
+		if len(stk) > 0 {
+			t := stk[len(stk)-1]
+			if t.hi.Less(r.Hi) {
+				return nil, false
+			}
+			parent = t.node
+		}
+		if len(stk) == maxDepth4 {
+			return nil, false
+		}
+		n := uint32(len(ix.n6))
+		ix.n6 = append(ix.n6, node6{r.Lo, sl, parent})
+		stk = append(stk, open{r.Hi, n})
 	}
 	return ix, true
 }
@@ -417,7 +501,7 @@ func mergeOrder(v view, a, b []uint32, keep func(uint32) bool, p *pacer) []uint3
 }
 
 func (ix *index) memory() int64 {
-	return int64(16*cap(ix.bounds) + 4*cap(ix.top) + 8*cap(ix.p4) + 12*cap(ix.n4) + 4*len(ix.bk) + 8*cap(ix.nodes) + 4*cap(ix.order))
+	return int64(16*cap(ix.bounds) + 4*cap(ix.top) + 8*cap(ix.p4) + 12*cap(ix.n4) + 24*cap(ix.n6) + 4*len(ix.bk) + 8*cap(ix.nodes) + 4*cap(ix.order))
 }
 
 // n is the number of segments (of a segment table, not an n4 index), bound(i) where segment i starts, topAt(i) its node.

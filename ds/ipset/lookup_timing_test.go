@@ -117,3 +117,28 @@ func benchHits(b *testing.B, op func(i int) bool) {
 		b.Fatal("no hit")
 	}
 }
+
+// BenchmarkLookupPrefixes6 is Lookup on 1M labelled IPv6 prefixes (/29../48, as
+// TestMemoryPerEntry's; an n6 index), queries half inside an entry, half anywhere in 2000::/4.
+func BenchmarkLookupPrefixes6(b *testing.B) {
+	s := New()
+	rng := rand.New(rand.NewPCG(6, 6))
+	cc := [][]byte{[]byte("US"), []byte("DE"), []byte("CN"), []byte("FR"), []byte("GB")}
+	var ins []U128
+	for s.Len() < 1_000_000 {
+		l := 29 + rng.IntN(20)
+		lo, hm := mask(U128{0x2000<<48 | rng.Uint64N(1<<60), 0}, l, 128)
+		s.Add(Range{lo, U128{lo.Hi | hm.Hi, lo.Lo | hm.Lo}, true}, Meta{Label: cc[rng.IntN(len(cc))]}, false, false)
+		ins = append(ins, U128{lo.Hi | rng.Uint64()&hm.Hi, rng.Uint64()})
+	}
+	s.Compact()
+	q := make([]U128, 1<<16)
+	for i := range q {
+		if i%2 == 0 {
+			q[i] = ins[rng.IntN(len(ins))]
+		} else {
+			q[i] = U128{0x2000<<48 | rng.Uint64N(1<<60), rng.Uint64()}
+		}
+	}
+	benchHits(b, func(i int) bool { _, ok := s.Lookup(q[i&(len(q)-1)], true, 1); return ok })
+}

@@ -9,7 +9,7 @@ import (
 // Set is an IP set. The zero value is not usable; make one with New.
 //
 // Plain IPv4 hosts (no label, no expiry, not NOMATCH) are kept in hosts. Every other entry is a
-// record, a slot of recs (an IPv6 record's ends in r6), found by its range (find: the
+// record, a slot of recs (an IPv6 record's start, and a range's end, in r6), found by its range (find: the
 // pending maps, else the frozen index's covers of its start), expiring from a heap, and
 // looked up through a frozen index per family (index.go) built over the records present when it
 // was built, plus the records added since (pending): prefixes probed by prefix length (only the
@@ -21,12 +21,12 @@ import (
 type Set struct {
 	hosts  hosts
 	recs   []rec             // by slot
-	r6     []span6           // IPv6 records' ends, at their rec's hi
+	r6     []U128            // IPv6 records' starts at their rec's hi, a range's end after it
 	live   []uint64          // bitmap of slots taken and not removed
 	pend4  map[uint64]uint32 // live IPv4 records added since the index was built, by lo<<32 | hi
 	pend6  map[Range]uint32  // live IPv6 ones
 	nrec   int               // live records
-	free   [2][]uint32       // slots reusable now, by family (an IPv6 slot keeps its r6 element)
+	free   [3][]uint32       // slots reusable now, by kind (an IPv6 slot keeps its r6 elements)
 	dead   []uint32          // slots removed since the index was built
 	idx    [2]*index
 	pendC  []uint32            // CIDR records added since the index was built
@@ -43,10 +43,13 @@ type Set struct {
 	quiet  uint64 // writes at Settle's last visit
 }
 
-// rec is a record's slot, 12 bytes: an IPv4 record's ends, or for an IPv6 one v6Mark in lo and
-// the index of its ends in r6 in hi (no IPv4 range has lo > hi), and m, its label id << lblShift
-// | flags. lo and hi are written only when the slot is taken, so merges read them off the token;
-// m changes under the token.
+// rec is a record's slot, 12 bytes: an IPv4 record's ends, or for an IPv6 one v6Mark | its
+// prefix length (v6Span: not a prefix) in lo and the index of its start in r6 in hi (no IPv4
+// range has lo > hi, and r6 stays below v6Mark), and m, its label id << lblShift | flags. An
+// IPv6 prefix's end follows from its start and length; a range's end is the r6 element after
+// its start. So an IPv6 prefix costs 12 + 16 bytes here, not 12 + 32. lo, hi and the r6
+// elements are written only when the slot is taken, so merges read them off the token; m changes
+// under the token.
 type rec struct {
 	lo, hi uint32
 	m      uint32
@@ -59,10 +62,39 @@ func (x *rec) label() uint32 { return x.m >> lblShift }
 
 func (x *rec) setLabel(id uint32) { x.m = id<<lblShift | x.m&(1<<lblShift-1) }
 
-// v6Mark is an IPv6 record's lo.
-const v6Mark = ^uint32(0)
+// v6Mark is an IPv6 record's lo but for its low 8 bits: the prefix length, or v6Span.
+const (
+	v6Mark = ^uint32(0xff)
+	v6Span = 0xff
+)
 
-type span6 struct{ lo, hi U128 }
+// Slot kinds, for the free lists: a slot is reused only for a record with as many r6 elements.
+const (
+	kind4      = iota // IPv4
+	kind6Pfx          // IPv6 prefix: one r6 element
+	kind6Range        // other IPv6 range: two
+)
+
+func (x *rec) kind() int {
+	switch {
+	case !x.v6():
+		return kind4
+	case x.lo&0xff == v6Span:
+		return kind6Range
+	}
+	return kind6Pfx
+}
+
+// kindOf is the kind of slot r takes, and for an IPv6 range its rec's lo.
+func kindOf(r Range) (int, uint32) {
+	if !r.V6 {
+		return kind4, 0
+	}
+	if n, ok := r.Prefix(); ok {
+		return kind6Pfx, v6Mark | uint32(n)
+	}
+	return kind6Range, v6Mark | v6Span
+}
 
 // hent is a heap entry: a slot with an expiry, at unix ms.
 type hent struct {
@@ -83,17 +115,27 @@ func (x *rec) v6() bool { return x.lo > x.hi }
 // while a slot is taken.
 type view struct {
 	recs []rec
-	r6   []span6
+	r6   []U128
 }
 
 // rng is slot i's range.
 func (v view) rng(i uint32) Range {
 	x := &v.recs[i]
 	if x.lo > x.hi {
-		e := &v.r6[x.hi]
-		return Range{e.lo, e.hi, true}
+		lo := v.r6[x.hi]
+		return Range{lo, v.hi6(x, lo), true}
 	}
 	return Range{U128{0, uint64(x.lo)}, U128{0, uint64(x.hi)}, false}
+}
+
+// hi6 is the end of IPv6 record x starting at lo.
+func (v view) hi6(x *rec, lo U128) U128 {
+	n := x.lo & 0xff
+	if n == v6Span {
+		return v.r6[x.hi+1]
+	}
+	hm := hostMask(int(n), 128)
+	return U128{lo.Hi | hm.Hi, lo.Lo | hm.Lo}
 }
 
 // cmpOrder compares slots a and b byOrder.
@@ -147,6 +189,12 @@ func (s *Set) find(r Range) (uint32, bool) {
 	ix := s.idx[fam(r.V6)]
 	switch {
 	case ix == nil:
+	case ix.n6 != nil:
+		for n := ix.last6(r.Lo); n != noNode; n = ix.n6[n].parent {
+			if sl := ix.n6[n].slot; s.rng(sl) == r {
+				return sl, s.recs[sl].m&fDead == 0
+			}
+		}
 	case ix.n4 != nil:
 		lo, hi := uint32(r.Lo.Lo), uint32(r.Hi.Lo)
 		for n := ix.last4(lo); n != noNode; n = ix.n4[n].parent {
@@ -245,26 +293,36 @@ func (s *Set) Add(r Range, m Meta, nx, xx bool) (added, changed bool) {
 	return !exists, true
 }
 
-// take returns a slot holding r's ends: a free one of r's family, else a new one.
+// take returns a slot holding r's ends: a free one of r's kind, else a new one.
 func (s *Set) take(r Range) uint32 {
-	free := &s.free[fam(r.V6)]
+	k, lo6 := kindOf(r)
+	free := &s.free[k]
 	if n := len(*free); n > 0 {
 		i := (*free)[n-1]
 		*free = (*free)[:n-1]
-		if x := &s.recs[i]; r.V6 {
-			s.r6[x.hi] = span6{r.Lo, r.Hi}
-		} else {
+		x := &s.recs[i]
+		switch k {
+		case kind4:
 			x.lo, x.hi = uint32(r.Lo.Lo), uint32(r.Hi.Lo)
+		case kind6Range:
+			s.r6[x.hi+1] = r.Hi
+			fallthrough
+		default:
+			x.lo = lo6
+			s.r6[x.hi] = r.Lo
 		}
 		return i
 	}
-	if len(s.recs) >= math.MaxUint32-1 {
+	if len(s.recs) >= math.MaxUint32-1 || len(s.r6) >= int(v6Mark)-2 {
 		panic("ipset: too many entries")
 	}
 	x := rec{lo: uint32(r.Lo.Lo), hi: uint32(r.Hi.Lo), m: fDead}
 	if r.V6 {
-		x.lo, x.hi = v6Mark, uint32(len(s.r6))
-		s.r6 = append(s.r6, span6{r.Lo, r.Hi})
+		x.lo, x.hi = lo6, uint32(len(s.r6))
+		s.r6 = append(s.r6, r.Lo)
+		if k == kind6Range {
+			s.r6 = append(s.r6, r.Hi)
+		}
 	}
 	s.recs = append(s.recs, x)
 	i := uint32(len(s.recs) - 1)
@@ -593,9 +651,9 @@ func (s *Set) Clone() *Set {
 // MemoryUsage is about the bytes the set holds.
 func (s *Set) MemoryUsage() int64 {
 	n := int64(64) + s.hosts.memory()
-	n += int64(cap(s.recs))*12 + int64(cap(s.r6))*32 + int64(cap(s.live))*8
+	n += int64(cap(s.recs))*12 + int64(cap(s.r6))*16 + int64(cap(s.live))*8
 	n += int64(len(s.pend4))*32 + int64(len(s.pend6))*96 // measured: 24-38 and 74-118 bytes an entry
-	n += int64(cap(s.free[0])+cap(s.free[1])+cap(s.dead)+cap(s.pendC)+cap(s.pendR)+cap(s.rwide)) * 4
+	n += int64(cap(s.free[0])+cap(s.free[1])+cap(s.free[2])+cap(s.dead)+cap(s.pendC)+cap(s.pendR)+cap(s.rwide)) * 4
 	n += int64(cap(s.heap))*16 + int64(len(s.hpos))*16
 	n += int64(len(s.rbk)) * 48
 	for f := range s.idx {
