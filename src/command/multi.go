@@ -86,10 +86,12 @@ type txState struct {
 	// it until the run ends, so that a run undone to run again under every shard shows only
 	// the rerun's, as Redis, which runs a script once, shows it once: mon, its MONITOR lines;
 	// touched, the keys it changed that someone watches (uvarint database, 1 if deleted by its
-	// expiry, uvarint length, key), told to the watchers before the run lets its shards go.
+	// expiry, uvarint length, key), told to the watchers before the run lets its shards go;
+	// inval, the keys it changed while clients track keys (touched's form), invalidated then.
 	ofRun   bool
 	mon     []byte
 	touched []byte
+	inval   []byte
 }
 
 // txCmd is one queued command: its spec and the range of its arguments in offs (pairs).

@@ -341,9 +341,10 @@ type scriptRun struct {
 	// client tracking (track).
 	declared [][]byte
 	caching  bool
-	wrote    bool    // a command that writes or replicates ran
-	undo     undoLog // what the run's writes replaced (scripting_undo.go)
-	allowOOM bool    // the script declared allow-oom
+	wrote    bool      // a command that writes or replicates ran
+	undo     undoLog   // what the run's writes replaced (scripting_undo.go)
+	calls    []runCall // the commands it called, counted where: an undo takes them back
+	allowOOM bool      // the script declared allow-oom
 	strict   bool
 	db       int
 	one      [1]int32
@@ -426,6 +427,7 @@ func (r *scriptRun) begin(c *Ctx, keys [][]byte, wide bool) {
 	rc.fx.ring = -1
 	r.tx.ops, r.tx.nops, r.tx.after = r.tx.ops[:0], 0, r.tx.after[:0]
 	r.tx.ofRun, r.tx.mon, r.tx.touched = true, r.tx.mon[:0], r.tx.touched[:0]
+	r.tx.inval, r.calls = r.tx.inval[:0], r.calls[:0]
 	rc.tx = &r.tx
 	if c.tx != nil { // inside EXEC: its tokens, its transaction's replicated form
 		r.inTx, rc.tx, rc.fx.ring, rc.stats = true, c.tx, c.fx.ring, c.stats
@@ -512,6 +514,7 @@ func (r *scriptRun) finish(ok bool) {
 	}
 	e.flushRunMonitor(&r.tx)
 	e.flushRunTouches(&r.tx)
+	r.flushInvalidations(ok) // scripting_undo.go
 	if ok && len(r.tx.after) > 0 {
 		r.outer.Out = append(r.outer.Out, r.tx.after...)
 	}
@@ -646,6 +649,10 @@ func (r *scriptRun) Call(args [][]byte, proto int, repl script.Repl, dst []byte)
 		tx.ops, tx.nops, tx.lastDB, tx.opsDB = tx.ops[:ops], nops, lastDB, opsDB
 	}
 	r.reply = s.Reply
+	if !r.all && !r.inTx { // an attempt that may be undone (one holding every shard is not)
+		r.calls = append(r.calls, runCall{stats: r.ctx.stats, spec: spec,
+			failed: len(s.Reply) > 0 && s.Reply[0] == '-'})
+	}
 	if len(s.Effects) > 0 && r.outer.slot != nil {
 		r.outer.slot.Effects = append(r.outer.slot.Effects, s.Effects...)
 	}

@@ -186,8 +186,9 @@ func valueBytes(en *keyspace.Entry) int64 { return en.Accounted() }
 // writes' replicated forms out of what the run collected. The run still holds every shard it
 // logged a key on.
 func (r *scriptRun) undoWrites() {
-	r.tx.mon = r.tx.mon[:0] // its MONITOR lines: the rerun shows its own
-	dropUndoneTouches(&r.tx)
+	r.tx.mon = r.tx.mon[:0]  // its MONITOR lines: the rerun shows its own
+	dropUndoneTouches(&r.tx) // and its WATCH touches and tracking invalidations
+	r.uncount()
 	u := &r.undo
 	if !u.marked {
 		return
@@ -252,4 +253,57 @@ func (r *scriptRun) restore(rec *undoRec, key []byte) {
 	if rec.nextExpiry != 0 {
 		d.hfe.trackLocked(ks, key, 0, rec.nextExpiry)
 	}
+}
+
+// runCall is one command a script run called, and the counters its call went to.
+type runCall struct {
+	stats  *shardStats // nil: the Spec's own atomics
+	spec   *Spec
+	failed bool
+}
+
+// uncount takes the calls of an undone attempt out of the command statistics (INFO
+// commandstats): Redis runs the script once and counts each of its calls once, and the rerun
+// counts its own. The counters' shards are still held.
+func (r *scriptRun) uncount() {
+	for _, c := range r.calls {
+		if c.stats != nil {
+			st := &c.stats.cmds[c.spec.id]
+			st.calls--
+			if c.failed {
+				st.failed--
+			}
+			continue
+		}
+		c.spec.stats.calls.Add(-1)
+		if c.failed {
+			c.spec.stats.failed.Add(-1)
+		}
+	}
+	r.calls = r.calls[:0]
+}
+
+// flushInvalidations sends the tracking invalidations of the keys the run changed
+// (txState.inval), kept until it ended so that an undone attempt sends none: those of other
+// clients now, the caller's own after the reply (ok) or at once (an undone attempt's expired
+// keys, which stay deleted).
+func (r *scriptRun) flushInvalidations(ok bool) {
+	if len(r.tx.inval) == 0 {
+		return
+	}
+	rc := &r.ctx
+	var in *Ctx
+	saved := rc.fx.after
+	if ok {
+		in, rc.fx.after = rc, r.tx.after // the caller's own follow the reply
+	}
+	for b := r.tx.inval; len(b) > 0; {
+		var key []byte
+		_, key, _, b = nextTouched(b)
+		r.e.invalidateKey(in, r.outer.Client, key)
+	}
+	if ok {
+		r.tx.after, rc.fx.after = rc.fx.after, saved
+	}
+	r.tx.inval = r.tx.inval[:0]
 }

@@ -279,3 +279,57 @@ func TestScriptUndoLeavesWatchClean(t *testing.T) {
 		t.Errorf("EXEC after the run's write %q, want it aborted", got)
 	}
 }
+
+// An undone attempt sends no client-tracking invalidation and its calls leave INFO
+// commandstats as they were: Redis runs the script once, so a tracking client hears of a write
+// once, and each call is counted once. Here the rerun does not write (a flag set meanwhile), so
+// the undone attempt's SET must not reach the tracking client, and only the rerun's two GETs
+// are counted.
+func TestScriptUndoNoInvalidationOrCalls(t *testing.T) {
+	e := newTestEngine()
+	defer e.Close()
+	low, high := lowHighKeys(e, "ut:")
+	ks := keysOnShardOf(e, "uth:", high, 2) // the tracked key and the flag
+	tc, tracker, other := newTestConn(t, e), newTestConn(t, e), newTestConn(t, e)
+	tc.do("SET", low, "lowvalue")
+	tc.do("SET", ks[0], "before")
+	sha := replyText(t, tc.do("SCRIPT", "LOAD",
+		"if redis.call('GET', KEYS[2]) ~= 'off' then redis.call('SET', KEYS[1], 'x') end return redis.call('GET', ARGV[1])"))
+	tracker.do("HELLO", "3")
+	if got := tracker.do("CLIENT", "TRACKING", "on"); got != "+OK\r\n" {
+		t.Fatalf("CLIENT TRACKING: %q", got)
+	}
+	tracker.do("GET", ks[0])
+	e.TakePushes(tracker.client, nil)
+	tc.do("CONFIG", "RESETSTAT")
+	unlock := holdShard(e, low)
+	done := make(chan string, 1)
+	go func() { done <- tc.do("EVALSHA", sha, "2", ks[0], ks[1], low) }()
+	waitWide(t, e, sha)
+	if got := other.do("SET", ks[1], "off"); got != "+OK\r\n" {
+		unlock()
+		t.Fatalf("SET flag: %q", got)
+	}
+	unlock()
+	if r := <-done; r != "$8\r\nlowvalue\r\n" {
+		t.Fatalf("reply %q", r)
+	}
+	if got := string(e.TakePushes(tracker.client, nil)); strings.Contains(got, "invalidate") {
+		t.Errorf("the tracking client got %q for a write that was undone", got)
+	}
+	stats := tc.do("INFO", "commandstats")
+	for cmd, want := range map[string]string{"get": "calls=2,", "set": "calls=1,", "evalsha": "calls=1,"} {
+		if !strings.Contains(stats, "cmdstat_"+cmd+":"+want) {
+			t.Errorf("INFO commandstats %q, want cmdstat_%s:%s (the rerun's calls, and the flag's SET)", stats, cmd, want)
+		}
+	}
+	// A write the run keeps is invalidated, once.
+	tracker.do("GET", ks[0])
+	tc.do("DEL", ks[1])
+	if r := tc.do("EVALSHA", sha, "2", ks[0], ks[1], low); r != "$8\r\nlowvalue\r\n" {
+		t.Fatalf("second run: %q", r)
+	}
+	if got := string(e.TakePushes(tracker.client, nil)); strings.Count(got, "invalidate") != 1 || !strings.Contains(got, ks[0]) {
+		t.Errorf("after a kept write the tracking client got %q, want one invalidation of %s", got, ks[0])
+	}
+}

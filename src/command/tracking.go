@@ -157,6 +157,10 @@ func (c *Ctx) touchIn(db int, key []byte, expired bool) {
 	if c.E.track.clients.Load() == 0 {
 		return
 	}
+	if c.tx != nil && c.tx.ofRun && inScript(c) { // a script run's: sent when it ends
+		c.tx.inval = appendTouched(c.tx.inval, db, key, expired)
+		return
+	}
 	c.E.invalidateKey(c, c.Client, key)
 }
 

@@ -358,20 +358,26 @@ func (e *Engine) flushRunTouches(tx *txState) {
 	tx.touched = tx.touched[:0]
 }
 
-// dropUndoneTouches keeps, of a script run's touched keys, those deleted by their expiry (the
-// deletions an undo leaves in place).
+// dropUndoneTouches keeps, of a script run's touched keys and keys to invalidate, those
+// deleted by their expiry (the deletions an undo leaves in place).
 func dropUndoneTouches(tx *txState) {
+	tx.touched = keepExpiredTouches(tx.touched)
+	tx.inval = keepExpiredTouches(tx.inval)
+}
+
+// keepExpiredTouches cuts b (appendTouched's form) down to its keys deleted by their expiry.
+func keepExpiredTouches(b []byte) []byte {
 	var kept []byte
-	for b := tx.touched; len(b) > 0; {
+	for rest := b; len(rest) > 0; {
 		var db int
 		var key []byte
 		var expired bool
-		db, key, expired, b = nextTouched(b)
+		db, key, expired, rest = nextTouched(rest)
 		if expired {
 			kept = appendTouched(kept, db, key, true)
 		}
 	}
-	tx.touched = append(tx.touched[:0], kept...)
+	return append(b[:0], kept...)
 }
 
 // keyState reports whether key has an entry in ks (Redis's dictFind) and whether that entry's
