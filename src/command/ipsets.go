@@ -88,8 +88,21 @@ func readIPSet(c *Ctx, key []byte) (*ipsetValue, bool) {
 			return nil, false
 		}
 		keepIPSet(c, key, v)
+		reaccountIPSet(c, c.KS(key), e)
 	}
 	return v, true
+}
+
+// reaccountIPSet reports to ks what e's set holds now against what it accounted. A merge is
+// installed, and the pending part it absorbed dropped, outside any write's accounting
+// (memory_acct.go): by the active cycle's Settle or a read holding the token. Without this the
+// used-memory counter kept the size the load's last write saw, while a merge's pending part was
+// held (31-39 B an entry for libloc's list against MEMORY USAGE's 25.7). O(1): MemoryUsage
+// adds up slice capacities.
+func reaccountIPSet(c *Ctx, ks *keyspace.Keyspace, e *keyspace.Entry) {
+	before := e.Accounted()
+	e.SetAccounted(valueSize(e, acctSamples))
+	accountExpiry(c, ks, e, before)
 }
 
 // ipsetUnkept reports whether v, key's set, needs a holder of the token: a merge finished and
@@ -746,6 +759,7 @@ func (d *shardData) expireIPSetsLocked(ks *keyspace.Keyspace, now int64) {
 			if v.set.Settle() && (next == 0 || next > ms+ipsetSettleMs) {
 				next = ms + ipsetSettleMs
 			}
+			reaccountIPSet(c, ks, e) // the entries expired and the merge installed
 			return next
 		})
 }
