@@ -82,9 +82,10 @@ func TestMemoryPerEntry(t *testing.T) {
 	}
 }
 
-// TestMemoryLibloc is TestMemoryPerEntry on libloc's IPv4 networks ("prefix CC" lines, written by
+// TestMemoryLibloc is TestMemoryPerEntry on libloc's networks ("prefix CC" lines, written by
 // benchmarks/ipsets/data.sh; DATA names its folder): the labelled v4 list, goal 40 B an
-// entry on the heap and in MemoryUsage. Skipped when the file is not there.
+// entry, and its v6 list, goal 64 B, each on the heap and in MemoryUsage, and each family's
+// index start-ordered (the lists are laminar). A file not there is skipped.
 func TestMemoryLibloc(t *testing.T) {
 	if raceEnabled {
 		t.Skip("heap sizes under -race are not the release's")
@@ -93,31 +94,43 @@ func TestMemoryLibloc(t *testing.T) {
 	if dir == "" {
 		dir = "../../benchmarks/ipsets/data"
 	}
-	b, err := os.ReadFile(dir + "/libloc4.txt")
-	if err != nil {
-		t.Skipf("no libloc data (bash benchmarks/ipsets/data.sh): %v", err)
-	}
-	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
-	before := heap()
-	s := New()
-	for _, l := range lines {
-		f := bytes.Fields(l)
-		r, ok := ParseEntry(f[0])
-		if !ok || len(f) != 2 {
-			t.Fatalf("bad line %q", l)
+	for _, c := range []struct {
+		name string
+		goal float64
+	}{{"libloc4", 40}, {"libloc6", 64}} {
+		b, err := os.ReadFile(dir + "/" + c.name + ".txt")
+		if err != nil {
+			t.Logf("no %s data (bash benchmarks/ipsets/data.sh): %v", c.name, err)
+			continue
 		}
-		s.Add(r, Meta{Label: f[1]}, false, false)
+		lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+		before := heap()
+		s := New()
+		for _, l := range lines {
+			f := bytes.Fields(l)
+			r, ok := ParseEntry(f[0])
+			if !ok || len(f) != 2 {
+				t.Fatalf("bad line %q", l)
+			}
+			s.Add(r, Meta{Label: f[1]}, false, false)
+		}
+		s.Compact()
+		after := heap()
+		per := float64(after-before) / float64(s.Len())
+		mu := float64(s.MemoryUsage()) / float64(s.Len())
+		t.Logf("%s: %d entries: heap %.1f B/entry, MemoryUsage %.1f B/entry", c.name, s.Len(), per, mu)
+		if per > c.goal || mu > c.goal {
+			t.Errorf("%s: heap %.1f B/entry, MemoryUsage %.1f B/entry: the goal is <= %.0f", c.name, per, mu, c.goal)
+		}
+		if ix := s.idx[0]; ix != nil && ix.n4 == nil {
+			t.Errorf("%s: the IPv4 index is a segment table", c.name)
+		}
+		if ix := s.idx[1]; ix != nil && ix.n6 == nil {
+			t.Errorf("%s: the IPv6 index is a segment table", c.name)
+		}
+		runtime.KeepAlive(s)
+		runtime.KeepAlive(lines)
 	}
-	s.Compact()
-	after := heap()
-	per := float64(after-before) / float64(s.Len())
-	mu := float64(s.MemoryUsage()) / float64(s.Len())
-	t.Logf("libloc4: %d entries: heap %.1f B/entry, MemoryUsage %.1f B/entry", s.Len(), per, mu)
-	if per > 40 || mu > 40 {
-		t.Errorf("libloc4: heap %.1f B/entry, MemoryUsage %.1f B/entry: the goal is <= 40", per, mu)
-	}
-	runtime.KeepAlive(s)
-	runtime.KeepAlive(lines)
 }
 
 func heap() int64 {
