@@ -282,11 +282,23 @@ func (r *replState) pumpLocked() {
 		if len(entries) == 0 {
 			break
 		}
+		// The entries go out as one write (one backlog copy, one append and one wake-up per
+		// replica), split only where a replica's snapshot cut falls: what precedes the cut must
+		// be in the backlog when it fires, and what follows is encoded after (SELECT again).
+		r.scratch = r.scratch[:0]
 		for _, e := range entries {
-			r.resolveCutsBeforeLocked(e.Seq)
-			r.scratch = r.enc.Append(r.scratch[:0], e.DB, e.Cmd)
-			r.writeLocked(r.scratch)
+			if r.cutDueLocked(e.Seq) {
+				if len(r.scratch) > 0 {
+					r.writeLocked(r.scratch)
+					r.scratch = r.scratch[:0]
+				}
+				r.resolveCutsBeforeLocked(e.Seq)
+			}
+			r.scratch = r.enc.Append(r.scratch, e.DB, e.Cmd)
 			r.lastSeq = e.Seq
+		}
+		if len(r.scratch) > 0 {
+			r.writeLocked(r.scratch)
 		}
 	}
 	r.resolveCutsLocked(false)
@@ -324,6 +336,16 @@ func (r *replState) writeLocked(p []byte) {
 		default:
 		}
 	}
+}
+
+// cutDueLocked reports whether resolveCutsBeforeLocked(seq) would fire a cut.
+func (r *replState) cutDueLocked(seq uint64) bool {
+	for _, rp := range r.replicas {
+		if rp.state == rsWaitBgsave && rp.cutArmed && !rp.cutFired && rp.cutSeq < seq {
+			return true
+		}
+	}
+	return false
 }
 
 // resolveCutsBeforeLocked fires the cuts of replicas whose instant is below seq, before the
