@@ -56,19 +56,24 @@ func newGCTuner(cfg *config.Store, log *slog.Logger, ops func() int64) *gcTuner 
 }
 
 // rssReserve is what the process holds resident beyond the memory the Go runtime counts against
-// its limit (the binary's text and data pages; RSS was 5-5.5 MB above the limit at 100mb).
-const rssReserve = 8 << 20
+// its limit: mostly the binary's own file-backed pages. A 34 MB binary keeps about 19 MB of them
+// resident (the kernel maps whole page-cache folios around each fault, so the whole text is
+// resident once start-up has run it), and the heap sits a few MB under the limit on average, so
+// RSS was about 12-13 MB above the limit at 100mb (154 MB RSS at a 141 MB limit; 148 at 134).
+// When the binary was 22 MB, 8 MB was enough.
+const rssReserve = 14 << 20
 
 // memoryLimit is the soft limit gc-memory-limit and maxmemory give (math.MaxInt64: none).
 //
 // Derived from maxmemory it keeps RSS within 1.5x maxmemory (issue 18). Once the data fills
 // maxmemory, every write frees what eviction takes, so the heap grows to the limit between
 // collections and stays there: its spans stay in use, partly filled with live values. RSS is
-// then the limit plus rssReserve. At exactly 1.5x maxmemory (the old default) RSS was 1.55x at
-// 100mb; this limit, 1.5x less 2% (the limit is soft) and rssReserve, measured 1.45x there.
-// Below about 100mb the limit is at least 1.25x plus 16 MB instead: the runtime's own ~12 MB
-// would leave the collector no room (at 16mb and the old 1.5x, 24 MB, it collected about 200
-// times per 200 MB written, 7-12 us of CPU per SET; at 36.8 MB 46 times, 4-6 us, RSS 46 MB).
+// then the limit plus rssReserve. The limit is 1.5x less 2% (the limit is soft) and rssReserve:
+// at 100mb, 134 MB, RSS peaked at 1.467-1.484x under allkeys-lru and volatile-lru writing 1 GB
+// (it was 1.536-1.540x at the old 141 MB, the CPU per SET 7-20% lower). Below about 150mb the
+// limit is at least 1.125x plus 16 MB instead: the runtime's own ~12 MB would leave the collector
+// no room (at 16mb and the old 1.5x, 24 MB, it collected about 200 times per 200 MB written,
+// 7-12 us of CPU per SET; at 36.8 MB 46 times, 4-6 us, RSS 46 MB).
 func memoryLimit(limit, maxmemory uint64) int64 {
 	switch {
 	case limit > 0:
@@ -76,7 +81,7 @@ func memoryLimit(limit, maxmemory uint64) int64 {
 	case maxmemory >= math.MaxInt64/3*2:
 		return math.MaxInt64
 	case maxmemory > 0:
-		floor := maxmemory + maxmemory/4 + 16<<20
+		floor := maxmemory + maxmemory/8 + 16<<20
 		l := maxmemory + maxmemory/2 - maxmemory/50
 		if l < floor+rssReserve {
 			return int64(floor)

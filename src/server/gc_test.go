@@ -18,8 +18,9 @@ func TestMemoryLimit(t *testing.T) {
 	}{
 		{0, 0, math.MaxInt64},
 		{0, 200 << 20, 300<<20 - 4<<20 - rssReserve}, // 1.5x less 2% and the reserve
-		{0, 100 << 20, 125<<20 + 16<<20},             // the floor: 1.25x plus 16 MB
-		{0, 16 << 20, 20<<20 + 16<<20},
+		{0, 100 << 20, 150<<20 - 2<<20 - rssReserve}, // 134 MB
+		{0, 64 << 20, 72<<20 + 16<<20},               // the floor: 1.125x plus 16 MB
+		{0, 16 << 20, 18<<20 + 16<<20},
 		{0, 1 << 30, 1536<<20 - (1<<30)/50 - rssReserve},
 		{64 << 20, 100 << 20, 64 << 20},
 		{math.MaxUint64, 0, math.MaxInt64},
