@@ -1,6 +1,7 @@
 package command
 
 import (
+	"fmt"
 	"sync/atomic"
 	"testing"
 )
@@ -26,16 +27,34 @@ func (h *ownAll) Redirect(slot int, _, _, _ bool) (string, SlotOpen, string) {
 
 var clusterHotCmds = [][]string{{"GET", "key:1"}, {"SET", "key:2", "v"}, {"GET", "key:{3}"}}
 
-func clusterHotConn(tb testing.TB, on bool) *hotConn {
+// clusterHotConn prepares the hot GET/SET batch: index keeps the per-slot key index (cluster
+// mode's, kept on every insert and delete), check runs the slot check on every key.
+func clusterHotConn(tb testing.TB, index, check bool) *hotConn {
+	return clusterBatchConn(tb, index, check, clusterHotCmds)
+}
+
+// clusterChurnCmds insert and delete keys, so that the slot index changes with every command.
+var clusterChurnCmds = func() [][]string {
+	var cmds [][]string
+	for i := range hotBatch / 2 {
+		k := fmt.Sprintf("churn:%d", i)
+		cmds = append(cmds, []string{"SET", k, "v"}, []string{"DEL", k})
+	}
+	return cmds
+}()
+
+func clusterBatchConn(tb testing.TB, index, check bool, cmds [][]string) *hotConn {
 	tc := newTestConn(tb, newTestEngine())
-	if on {
+	if index {
 		tc.e.EnableSlotIndex()
+	}
+	if check {
 		tc.e.Hooks.Cluster = newOwnAll()
 	}
 	tc.do("SET", "key:1", "v")
 	h := &hotConn{tc: tc}
 	for i := range hotBatch {
-		h.req = append(h.req, encodeCommand(clusterHotCmds[i%len(clusterHotCmds)])...)
+		h.req = append(h.req, encodeCommand(cmds[i%len(cmds)])...)
 	}
 	for range 3 {
 		h.run(tb)
@@ -45,20 +64,23 @@ func clusterHotConn(tb testing.TB, on bool) *hotConn {
 
 // GET and SET in cluster mode (slot check on) allocate nothing, as in standalone mode.
 func TestClusterHotPathAllocatesNothing(t *testing.T) {
-	h := clusterHotConn(t, true)
+	h := clusterHotConn(t, true, true)
 	hotReplies(t, "cluster", h)
 	checkNoAllocs(t, "cluster", h)
 }
 
-// BenchmarkClusterGetSet serves the same pipelined GET/SET batch in standalone mode and with the
-// cluster slot check on: the difference is what cluster mode costs per command.
+// BenchmarkClusterGetSet serves the same pipelined GET/SET batch in standalone mode, with only
+// the per-slot key index, and in cluster mode (index and slot check): the differences are what
+// each part of cluster mode costs per command.
 func BenchmarkClusterGetSet(b *testing.B) {
-	for _, on := range []bool{false, true} {
-		name := "standalone"
-		if on {
-			name = "cluster"
-		}
-		b.Run(name, func(b *testing.B) { benchHot(b, clusterHotConn(b, on)) })
+	for _, m := range []struct {
+		name         string
+		index, check bool
+	}{{"standalone", false, false}, {"slot-index", true, false}, {"cluster", true, true}} {
+		b.Run("getset/"+m.name, func(b *testing.B) { benchHot(b, clusterHotConn(b, m.index, m.check)) })
+		b.Run("setdel/"+m.name, func(b *testing.B) {
+			benchHot(b, clusterBatchConn(b, m.index, m.check, clusterChurnCmds))
+		})
 	}
 }
 
