@@ -8,7 +8,7 @@ package keyspace
 // no particular order. Only the owning shard's goroutine (the token holder) touches it.
 type SlotIndex struct {
 	slot  func(key string) int // the key's hash slot, 0 ≤ slot < len(slots)
-	slots []*slotKeys          // by slot; nil while the slot has never held a key
+	slots []*slotKeys          // by slot; nil while the slot holds no key (but a small emptied one)
 }
 
 // slotMapAt is the size above which a slot keeps a position map instead of being searched.
@@ -101,8 +101,11 @@ func (x *SlotIndex) remove(e *Entry) {
 	}
 	s.ents[last] = nil
 	s.ents = s.ents[:last]
-	if last == 0 {
-		x.slots[x.slot(e.Key())] = nil // an emptied slot gives its memory back
+	// An emptied slot that grew a position map or a large array gives its memory back; a small
+	// one is kept for the slot's next key, which a write that creates and deletes keys (a lock
+	// key, a counter that expires) would otherwise pay two allocations for each time.
+	if last == 0 && (s.pos != nil || cap(s.ents) > slotMapAt) {
+		x.slots[x.slot(e.Key())] = nil
 	}
 }
 
