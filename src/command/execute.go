@@ -325,9 +325,9 @@ func (e *Engine) serveReadyAll(now int64, by *pipeline.Slot) {
 func (e *Engine) call(c *Ctx, s *pipeline.Slot, now int64) { e.callChained(c, s, now, nil) }
 
 // callChained is call for a run of calls back to back (a work item's slots): when the calls are
-// timed, *clock is the clock read that ended the previous call (0: none), taken as this call's
-// start, and this call's end is left in it, so n calls read the clock n+1 times, not 2n (a read
-// is 30-100 ns on a virtual machine, 17% of a pipelined SETBIT). A call's duration then includes
+// timed, *clock is the call clock's reading (callclock.go) that ended the previous call (0: none),
+// taken as this call's start, and this call's end is left in it, so n calls read the clock n+1
+// times, not 2n (a nanotime read is 30-100 ns on a virtual machine, 17% of a pipelined SETBIT). A call's duration then includes
 // the previous call's bookkeeping after its handler (counting, the histogram): tens of ns.
 func (e *Engine) callChained(c *Ctx, s *pipeline.Slot, now int64, clock *int64) {
 	spec := s.Cmd.(*Spec)
@@ -339,7 +339,7 @@ func (e *Engine) callChained(c *Ctx, s *pipeline.Slot, now int64, clock *int64) 
 		if clock != nil && *clock != 0 {
 			t0 = *clock
 		} else {
-			t0 = nanotime()
+			t0 = callTicks()
 		}
 	}
 	defer func() {
@@ -367,8 +367,8 @@ func (e *Engine) callChained(c *Ctx, s *pipeline.Slot, now int64, clock *int64) 
 	}
 	e.run(c, spec) // memory_acct.go: the OOM gate and the used-memory accounting
 	if t0 != 0 {
-		end := nanotime()
-		dur = end - t0
+		end := callTicks()
+		dur = ticksToNs(end - t0)
 		if clock != nil {
 			*clock = end
 		}

@@ -8,8 +8,8 @@ import (
 )
 
 // Timing each call. While latency-tracking, the slowlog (slowlog-log-slower-than >= 0) or the
-// latency monitor (latency-monitor-threshold > 0) is on, call reads the monotonic clock before
-// and after the handler: the duration is the handler's execution, not its wait in a queue or for
+// latency monitor (latency-monitor-threshold > 0) is on, call reads the call clock
+// (callclock.go) before and after the handler: the duration is the handler's execution, not its wait in a queue or for
 // a token, as Redis's call() measures c->cmd->proc. It then feeds commandstats' usec exactly
 // (the executors' 1-in-timeSample sampling is off), the command's histogram, the latency
 // monitor and the slowlog. With all three off, a call costs one atomic load for this.

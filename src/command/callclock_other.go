@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package command
+
+func rdtsc() int64 { return nanotime() }
+
+func tscTrusted() bool { return false }
