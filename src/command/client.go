@@ -98,13 +98,17 @@ type Client struct {
 	// blockedOn is the waiter of the client's blocked command, for CLIENT UNBLOCK.
 	blockedOn atomic.Pointer[waiter]
 
-	lastSpec *Spec  // the previous command: pipelines repeat one, so route checks it first
-	ctx      Ctx    // for connection and barrier commands
-	batchNow int64  // the running batch's time (unix ns), for connection commands
-	connRuns uint32 // connection commands run, for sampling their duration (see timeSample)
-	keyPos   []int  // scratch for key extraction
-	shards   []int32
-	limitsV  limitsView
+	lastSpec *Spec // the previous command, for CLIENT LIST's cmd
+	// recent are the last commands without subcommands this client sent, which route checks
+	// before the command table: pipelines repeat one, transactions cycle through a few.
+	recent     [4]*Spec
+	recentNext uint8
+	ctx        Ctx    // for connection and barrier commands
+	batchNow   int64  // the running batch's time (unix ns), for connection commands
+	connRuns   uint32 // connection commands run, for sampling their duration (see timeSample)
+	keyPos     []int  // scratch for key extraction
+	shards     []int32
+	limitsV    limitsView
 }
 
 // Name returns the client's name (CLIENT SETNAME).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/hotkv/hotkv/ds/keyspace"
 	"github.com/hotkv/hotkv/ds/strs"
@@ -20,8 +21,8 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 		e.refuse(cl, s, nil, unknownCommand(s.Args))
 		return
 	}
-	spec, errMsg := cl.lastSpec, ""
-	if spec == nil || spec.Subs != nil || !strs.EqualFold(s.Args[0], spec.Name) || !arityOK(spec, len(s.Args)) {
+	spec, errMsg := cl.recentSpec(s.Args[0]), ""
+	if spec == nil || !arityOK(spec, len(s.Args)) {
 		spec, errMsg = lookupArgs(s.Args)
 	}
 	if errMsg != "" {
@@ -66,6 +67,7 @@ func (e *Engine) route(cl *Client, s *pipeline.Slot) {
 	if cl.lastSpec != spec { // pipelines repeat a command: publish for CLIENT LIST only on change
 		cl.lastSpec = spec
 		cl.lastCmd.Store(&spec.Name)
+		cl.remember(spec)
 	}
 	if msg := e.oomAtRoute(cl, spec); msg != "" { // evict.go
 		e.refuse(cl, s, spec, msg)
@@ -136,8 +138,8 @@ func (e *Engine) mayBlock(cl *Client, args [][]byte) bool {
 			return false
 		}
 	}
-	spec := cl.lastSpec
-	if spec == nil || !strs.EqualFold(name, spec.Name) {
+	spec := cl.recentSpec(name)
+	if spec == nil {
 		if spec = lookup(name); spec == nil {
 			return false
 		}
@@ -181,6 +183,32 @@ func (e *Engine) routeKeys(cl *Client, spec *Spec, s *pipeline.Slot) pipeline.Ta
 	slices.Sort(cl.shards)
 	cl.shards = slices.Compact(cl.shards)
 	return pipeline.TargetBarrier
+}
+
+// recentSpec returns the command named name among the client's recent ones, or nil. Only
+// commands without subcommands are kept: theirs is the name of the command itself.
+func (cl *Client) recentSpec(name []byte) *Spec {
+	for _, sp := range &cl.recent {
+		if sp != nil && strs.EqualFold(name, sp.Name) {
+			return sp
+		}
+	}
+	return nil
+}
+
+// remember adds spec to the client's recent commands, in place of the oldest, unless it has
+// subcommands, is a subcommand, or is there already.
+func (cl *Client) remember(spec *Spec) {
+	if spec.Subs != nil || strings.IndexByte(spec.Name, '|') >= 0 {
+		return
+	}
+	for _, sp := range &cl.recent {
+		if sp == spec {
+			return
+		}
+	}
+	cl.recent[cl.recentNext%uint8(len(cl.recent))] = spec
+	cl.recentNext++
 }
 
 // lookupArgs resolves a command (and subcommand) and checks its arity.
