@@ -1,6 +1,14 @@
 package ipset
 
-import "testing"
+import (
+	"cmp"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+)
 
 // TestBackgroundMergesYield: merges on a goroutine give up their P every paceEvery steps (a
 // merge of a 200k-host base, alone on a one-P server, otherwise kept the connection poller off
@@ -37,5 +45,77 @@ func TestBackgroundMergesYield(t *testing.T) {
 	}
 	if !s.Contains(U128{0, 0x0b000000 + 29_999}, false, 0) || s.Contains(U128{0, 0x0a000001}, false, 0) {
 		t.Fatal("wrong answers after the merge")
+	}
+}
+
+// TestBackgroundMergeHoldsThePBriefly: on one P, a background merge of a 100,000-host delta into
+// a 190,000-host base lets a goroutine that only yields run at least every few milliseconds.
+// Sorting the delta in one slices.Sort held the P for 10 ms (2 ms at 24,000), every client's
+// reply with it on a --threads 1 server; paced, the longest hold measured 0.2-1 ms (the upper
+// end with the collector's assists). The bound is the best of three tries, so a descheduled
+// thread does not fail it.
+func TestBackgroundMergeHoldsThePBriefly(t *testing.T) {
+	if raceEnabled {
+		t.Skip("timing under -race means nothing")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	rng := rand.New(rand.NewPCG(1, 2))
+	var h hosts
+	for range 190_000 {
+		h.insert(rng.Uint32())
+	}
+	h.compact()
+	h.startJob(true)
+	h.install()
+	add := map[uint32]struct{}{}
+	for len(add) < 100_000 {
+		if a := rng.Uint32(); !h.inBase(a) {
+			add[a] = struct{}{}
+		}
+	}
+	old, n := hostBase{h.small, h.starts, h.lows}, h.len()+len(add)
+	best := time.Hour
+	for range 3 {
+		var stop atomic.Bool
+		longest := make(chan time.Duration, 1)
+		go func() {
+			last, mx := time.Now(), time.Duration(0)
+			for !stop.Load() {
+				now := time.Now()
+				mx, last = max(mx, now.Sub(last)), now
+				runtime.Gosched()
+			}
+			longest <- mx
+		}()
+		runtime.Gosched()
+		var b hostBase
+		var bg bg
+		bg.start(false, func(p *pacer) { b = mergeHostBase(old, add, nil, n, p) })
+		bg.join()
+		stop.Store(true)
+		best = min(best, <-longest)
+		if len(b.lows) != n {
+			t.Fatalf("merged %d hosts, want %d", len(b.lows), n)
+		}
+	}
+	if best > 3*time.Millisecond {
+		t.Fatalf("a background merge kept the only P for %v (best of 3), want at most 3 ms", best)
+	}
+	t.Logf("longest hold %v", best)
+}
+
+// TestSortPaced: sortPaced sorts as slices.Sort does, across run boundaries and odd lengths.
+func TestSortPaced(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, sortRun - 1, sortRun, sortRun + 1, 3*sortRun + 17, 8 * sortRun, 9*sortRun + 5} {
+		a := make([]uint32, n)
+		for i := range a {
+			a[i] = rng.Uint32() % uint32(n+1) // duplicates too
+		}
+		want := slices.Sorted(slices.Values(a))
+		sortPaced(a, cmp.Compare[uint32], &pacer{})
+		if !slices.Equal(a, want) {
+			t.Fatalf("n=%d: sortPaced differs from slices.Sort", n)
+		}
 	}
 }

@@ -1,6 +1,9 @@
 package ipset
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // hosts is the set of plain IPv4 hosts (no label, no expiry, not NOMATCH): a frozen sorted
 // base plus a delta of additions and removals, merged into a new base off the shard's token
@@ -164,9 +167,9 @@ func mergeHostBase(old hostBase, add, del map[uint32]struct{}, n int, p *pacer) 
 	ad := make([]uint32, 0, len(add))
 	for a := range add {
 		ad = append(ad, a)
+		p.step()
 	}
-	slices.Sort(ad)
-	p.step()
+	sortPaced(ad, cmp.Compare[uint32], p)
 	var b hostBase
 	k := 0
 	put := func(a uint32) {
