@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"slices"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -53,9 +52,9 @@ func TestBackgroundMergesYield(t *testing.T) {
 // a 190,000-host base lets a goroutine that only yields run at least every few milliseconds.
 // Sorting the delta in one slices.Sort held the P for 10 ms at 100,000 hosts (2 ms at 24,000;
 // 8 ms of CPU here), and every client's reply with it on a --threads 1 server. Paced, the
-// longest hold measured 0.2-1 ms, the upper end with the collector's assists. A hold is measured in the process's CPU time, which stops
-// while the thread is descheduled, so a loaded machine does not fail the test; the bound is
-// still the best of three tries.
+// longest hold measured 0.2-1 ms, the upper end with the collector's assists. A hold is
+// measured in the process's CPU time (cpuNs), which stops while the thread is descheduled, so a
+// loaded machine does not fail the test; the bound is still the best of three tries.
 func TestBackgroundMergeHoldsThePBriefly(t *testing.T) {
 	if raceEnabled {
 		t.Skip("timing under -race means nothing")
@@ -79,11 +78,11 @@ func TestBackgroundMergeHoldsThePBriefly(t *testing.T) {
 	best := time.Hour
 	for range 3 {
 		var stop atomic.Bool
-		longest := make(chan time.Duration, 1)
+		longest := make(chan int64, 1)
 		go func() {
-			last, mx := processCPU(), time.Duration(0)
+			last, mx := cpuNs(), int64(0)
 			for !stop.Load() {
-				now := processCPU()
+				now := cpuNs()
 				mx, last = max(mx, now-last), now
 				runtime.Gosched()
 			}
@@ -95,7 +94,7 @@ func TestBackgroundMergeHoldsThePBriefly(t *testing.T) {
 		bg.start(false, func(p *pacer) { b = mergeHostBase(old, add, nil, n, p) })
 		bg.join()
 		stop.Store(true)
-		best = min(best, <-longest)
+		best = min(best, time.Duration(<-longest))
 		if len(b.lows) != n {
 			t.Fatalf("merged %d hosts, want %d", len(b.lows), n)
 		}
@@ -120,13 +119,4 @@ func TestSortPaced(t *testing.T) {
 			t.Fatalf("n=%d: sortPaced differs from slices.Sort", n)
 		}
 	}
-}
-
-// processCPU is the process's user and system CPU time.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		panic(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

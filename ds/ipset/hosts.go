@@ -169,7 +169,11 @@ func mergeHostBase(old hostBase, add, del map[uint32]struct{}, n int, p *pacer) 
 		ad = append(ad, a)
 		p.step()
 	}
-	sortPaced(ad, cmp.Compare[uint32], p)
+	if p == nil { // inline, under the token: slices.Sort is a third faster than a compare func
+		slices.Sort(ad)
+	} else {
+		sortPaced(ad, cmp.Compare[uint32], p)
+	}
 	var b hostBase
 	k := 0
 	put := func(a uint32) {
