@@ -38,7 +38,7 @@ func TestClusterCommandsAgainstRedis(t *testing.T) {
 		}
 	}
 	ids := map[string]string{hk: mustCli(t, "-p", hk, "CLUSTER", "MYID"), rd: mustCli(t, "-p", rd, "CLUSTER", "MYID")}
-	times := regexp.MustCompile(`(myself,master - )\d+ \d+`)
+	times := regexp.MustCompile(`(myself,master(?:,nofailover)? - )\d+ \d+`)
 	cmds := []string{
 		"CLUSTER KEYSLOT foo", "CLUSTER KEYSLOT {user1000}.following", "CLUSTER KEYSLOT {}x",
 		"CLUSTER INFO", "CLUSTER SLOTS",
@@ -63,6 +63,10 @@ func TestClusterCommandsAgainstRedis(t *testing.T) {
 		"GET 3560", "READONLY", "READWRITE", "ASKING",
 		"INFO cluster", "CLUSTER HELP", "CLUSTER HELP x",
 		"CLUSTER FLUSHSLOTS", "CLUSTER INFO", "CLUSTER SAVECONFIG", "CLUSTER RESET foo",
+		"CONFIG SET cluster-replica-no-failover yes", "CLUSTER NODES", "CONFIG GET cluster-slave-no-failover",
+		"CONFIG SET cluster-replica-no-failover no", "CLUSTER NODES",
+		"CONFIG SET cluster-replica-validity-factor -1", "CONFIG SET cluster-slave-validity-factor 0",
+		"CONFIG GET cluster-replica-validity-factor",
 	}
 	norm := func(port, out string) string {
 		out = strings.ReplaceAll(out, ids[port], "<me>")

@@ -34,6 +34,7 @@ func (s *State) Disconnected(n *Node) { n.Linked = false }
 // Unlinked returns; the caller dials them and calls Connected.
 func (s *State) Tick(l *Local, now int64, r *rand.Rand) []Out {
 	s.ticks++
+	s.UpdateMyselfFlags()
 	var out []Out
 	for name, n := range s.Nodes {
 		if n.has(wire.NodeHandshake) && now-n.PongReceived > s.handshakeTimeout() {

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"math"
 	"math/rand/v2"
 
 	"github.com/hotkv/hotkv/src/cluster/wire"
@@ -32,6 +33,38 @@ func (s *State) failoverTimeouts() (timeout, retry int64) {
 	return timeout, 2 * timeout
 }
 
+// dataTooOld is Redis's data-age rule (cluster-replica-validity-factor): a replica that heard
+// from its master age ms ago, less the node timeout, holds data too old to take over when that is
+// more than repl-ping-replica-period plus node timeout x the factor. A factor of 0 turns the
+// rule off, and a manual failover ignores it.
+func (s *State) dataTooOld(age int64) bool {
+	f, timeout := s.Cfg.ReplicaValidityFactor, s.Cfg.NodeTimeout
+	if f <= 0 {
+		return false
+	}
+	if age > timeout {
+		age -= timeout
+	}
+	limit := s.Cfg.ReplPingPeriod * 1000
+	if timeout > 0 && f > (math.MaxInt64-limit)/timeout {
+		return false // a limit past int64 is never reached
+	}
+	return age > limit+timeout*f
+}
+
+// UpdateMyselfFlags sets myself's nofailover flag from cluster-replica-no-failover, on a master
+// as on a replica (Redis's clusterUpdateMyselfFlags): CLUSTER NODES shows it, and the replicas of
+// our master leave a nofailover one out of their ranks. Tick calls it; so does a change of the
+// setting, for CLUSTER NODES to show it at once.
+func (s *State) UpdateMyselfFlags() {
+	me := s.Myself
+	if s.Cfg.ReplicaNoFailover == me.has(wire.NodeNoFailover) {
+		return
+	}
+	me.Flags ^= wire.NodeNoFailover
+	s.Touch()
+}
+
 // replicaRank is how many other replicas of our master have a greater replication offset.
 func (s *State) replicaRank(myOffset uint64) int {
 	rank := 0
@@ -50,6 +83,9 @@ func (s *State) handleFailover(l *Local, now int64, r *rand.Rand) []Out {
 	if m == nil || m.NumSlots == 0 || (!manual && (!m.Failed() || s.Cfg.ReplicaNoFailover)) {
 		s.elect = election{}
 		return nil
+	}
+	if !manual && s.dataTooOld(l.DataAge) {
+		return nil // an election under way waits, as in Redis, until the data is fresh again
 	}
 	timeout, retry := s.failoverTimeouts()
 	e := &s.elect

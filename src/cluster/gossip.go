@@ -27,6 +27,10 @@ type Local struct {
 	AnnounceIP         string
 	Hostname           string
 	ReplOffset         uint64
+	// DataAge is how long ago, in ms, a replica last heard from its master: its last byte while
+	// the link is up, the link's loss while it is down, math.MaxInt64 if it never was up (Redis's
+	// data_age; see State.dataTooOld).
+	DataAge int64
 }
 
 // Header builds the header of a message of type t from this node, as clusterBuildMessageHdr.

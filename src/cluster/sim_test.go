@@ -548,3 +548,110 @@ func TestSimManualFailoverDefault(t *testing.T) {
 		t.Logf("replica caught up: slots moved and old master a replica %d ms (simulated) later", took)
 	}
 }
+
+// killMasterOfReplica kills node 0 and waits until node 3 (node 0's replica) sees node 0 FAIL, after killing node 0.
+func (s *sim) killMasterOfReplica() {
+	m := s.nodes[0].st.Myself.Name
+	s.kill(0)
+	s.runUntil(30000, "master FAIL in its replica's view", func() bool { return s.nodes[3].st.Nodes[m].Failed() })
+}
+
+// stepFor runs ms of simulated time.
+func (s *sim) stepFor(ms int64) {
+	for end := s.now + ms; s.now < end; {
+		s.step()
+	}
+}
+
+// TestSimReplicaNoFailover: a replica with cluster-replica-no-failover shows nofailover (to itself
+// and, by gossip, to every node), runs no election when its master fails, 15 s after the FAIL (an
+// election takes under 10 s, TestSimFailover), and CLUSTER FAILOVER FORCE still promotes it.
+func TestSimReplicaNoFailover(t *testing.T) {
+	s := newSimWithReplica(t)
+	r := s.nodes[3]
+	r.st.Cfg.ReplicaNoFailover = true
+	name := r.st.Myself.Name
+	s.runUntil(10000, "nofailover flag known everywhere", func() bool {
+		for _, n := range s.nodes {
+			if k := n.st.Nodes[name]; k == nil || !k.has(wire.NodeNoFailover) {
+				return false
+			}
+		}
+		return true
+	})
+	if txt := r.st.NodesText(); !bytes.Contains([]byte(txt), []byte("myself,slave,nofailover ")) {
+		t.Fatalf("CLUSTER NODES of the replica:\n%s", txt)
+	}
+	s.killMasterOfReplica()
+	s.stepFor(15000)
+	if r.st.Myself.IsMaster() || r.st.Promoted {
+		t.Fatalf("a nofailover replica took over")
+	}
+	outs, err := r.st.ManualFailover(true, false, &r.loc, s.now, s.r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range outs {
+		s.send(3, o)
+	}
+	s.runUntil(10000, "FORCE failover of a nofailover replica", func() bool {
+		for _, n := range s.nodes[1:] {
+			if o := n.st.Owner[0]; o == nil || o.Name != name {
+				return false
+			}
+		}
+		return s.allOK()
+	})
+	r.st.Cfg.ReplicaNoFailover = false
+	s.step()
+	if r.st.Myself.has(wire.NodeNoFailover) {
+		t.Fatalf("flag kept after the setting was cleared")
+	}
+}
+
+// TestSimReplicaValidityFactor: with cluster-replica-validity-factor 10 and a 10 s ping period, a
+// replica whose data is older than node timeout + 10 s + 10 x node timeout runs no election (15 s
+// after its master's FAIL), one exactly at that age wins one, and a factor of 0 lets any age win.
+func TestSimReplicaValidityFactor(t *testing.T) {
+	limit := int64(simTimeout + 10*1000 + 10*simTimeout)
+	for _, c := range []struct {
+		factor, age int64
+		promoted    bool
+	}{{10, limit + 1, false}, {10, limit, true}, {0, 1 << 62, true}} {
+		s := newSimWithReplica(t)
+		r := s.nodes[3]
+		r.st.Cfg.ReplicaValidityFactor, r.st.Cfg.ReplPingPeriod = c.factor, 10
+		r.loc.DataAge = c.age
+		s.killMasterOfReplica()
+		s.stepFor(15000)
+		if got := r.st.Myself.IsMaster(); got != c.promoted {
+			t.Fatalf("factor %d, data age %d ms: promoted %v, want %v", c.factor, c.age, got, c.promoted)
+		}
+		if c.promoted {
+			continue
+		}
+		r.loc.DataAge = 0 // the data is fresh again (a real replica's is not, once its master is gone)
+		s.runUntil(10000, "election once the data is fresh", func() bool { return r.st.Myself.IsMaster() })
+	}
+}
+
+func TestDataTooOld(t *testing.T) {
+	s := New("", Config{NodeTimeout: 15000, ReplicaValidityFactor: 10, ReplPingPeriod: 10})
+	limit := int64(15000 + 10*1000 + 10*15000)
+	for _, c := range []struct {
+		age int64
+		old bool
+	}{{0, false}, {15000, false}, {limit, false}, {limit + 1, true}, {1 << 62, true}} {
+		if got := s.dataTooOld(c.age); got != c.old {
+			t.Errorf("age %d: %v, want %v", c.age, got, c.old)
+		}
+	}
+	s.Cfg.ReplicaValidityFactor = 1 << 62 // node timeout x factor overflows: never too old
+	if s.dataTooOld(1 << 62) {
+		t.Errorf("an overflowing limit was reached")
+	}
+	s.Cfg.ReplicaValidityFactor = 0
+	if s.dataTooOld(1 << 62) {
+		t.Errorf("factor 0 still checks")
+	}
+}

@@ -11,10 +11,15 @@ import (
 
 // Config holds the cluster-* settings the state machine reads.
 type Config struct {
-	NodeTimeout           int64 // ms (cluster-node-timeout)
-	RequireFullCoverage   bool
-	AllowReadsWhenDown    bool
+	NodeTimeout         int64 // ms (cluster-node-timeout)
+	RequireFullCoverage bool
+	AllowReadsWhenDown  bool
+	// ReplicaValidityFactor and ReplPingPeriod (repl-ping-replica-period, s) bound how old a
+	// replica's data may be for it to run an election (failover.go, dataTooOld); 0 turns the rule
+	// off. ReplicaNoFailover (cluster-replica-no-failover) keeps myself from running one unless
+	// asked by CLUSTER FAILOVER, and flags it nofailover for the other replicas' ranks.
 	ReplicaValidityFactor int64
+	ReplPingPeriod        int64
 	ReplicaNoFailover     bool
 	AllowReplicaMigration bool  // cluster-allow-replica-migration (migrate.go)
 	MigrationBarrier      int64 // cluster-migration-barrier: replicas a master keeps when one migrates

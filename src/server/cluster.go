@@ -2,7 +2,9 @@ package server
 
 import (
 	"fmt"
+	"math"
 	"net"
+	"time"
 
 	"github.com/hotkv/hotkv/src/cluster"
 	"github.com/hotkv/hotkv/src/cluster/mode"
@@ -44,10 +46,14 @@ func (s *Server) startCluster() error {
 		AllowReadsWhenDown:    s.cfg.Bool("cluster-allow-reads-when-down"),
 		AllowReplicaMigration: s.cfg.Bool("cluster-allow-replica-migration"),
 		MigrationBarrier:      s.cfg.Int("cluster-migration-barrier"),
+		ReplicaNoFailover:     s.cfg.Bool("cluster-replica-no-failover"),
+		ReplicaValidityFactor: s.cfg.Int("cluster-replica-validity-factor"),
+		ReplPingPeriod:        s.cfg.Int("repl-ping-replica-period"),
 		OnPublish:             s.Engine.PublishFromBus,
 		OnReplicate:           func(host string, port int) { s.repl.setMaster(host, port) },
 		OnPromote:             func() { s.repl.promote() },
 		ReplOffset:            s.repl.busOffset,
+		DataAge:               s.repl.busDataAge,
 		OnPauseWrites:         s.repl.clusterPause,
 	})
 	if err != nil {
@@ -61,10 +67,14 @@ func (s *Server) startCluster() error {
 			c.RequireFullCoverage = s.cfg.Bool("cluster-require-full-coverage")
 			c.AllowReplicaMigration = s.cfg.Bool("cluster-allow-replica-migration")
 			c.MigrationBarrier = s.cfg.Int("cluster-migration-barrier")
+			c.ReplicaNoFailover = s.cfg.Bool("cluster-replica-no-failover")
+			c.ReplicaValidityFactor = s.cfg.Int("cluster-replica-validity-factor")
+			c.ReplPingPeriod = s.cfg.Int("repl-ping-replica-period")
 		})
 	}
 	for _, name := range []string{"cluster-node-timeout", "cluster-require-full-coverage",
-		"cluster-allow-replica-migration", "cluster-migration-barrier"} {
+		"cluster-allow-replica-migration", "cluster-migration-barrier", "cluster-replica-no-failover",
+		"cluster-replica-validity-factor", "repl-ping-replica-period"} {
 		s.cfg.OnChange(name, apply)
 	}
 	s.Engine.EnableSlotIndex() // COUNTKEYSINSLOT, GETKEYSINSLOT and the key checks read it
@@ -105,6 +115,31 @@ func (r *replState) busOffset() uint64 {
 	r.mu.Unlock()
 	r.busOff.Store(off)
 	return uint64(off)
+}
+
+// busDataAge is how long ago, in ms, this replica last heard from its primary, for the cluster's
+// cluster-replica-validity-factor rule: since its last byte while the link is up, since the link
+// went down otherwise, and math.MaxInt64 when it never was up (Redis's repl_down_since of 0). It
+// runs under the bus lock like busOffset, and when rs.mu is busy the last value read stands in.
+func (r *replState) busDataAge() int64 {
+	if !r.mu.TryLock() {
+		return r.busAge.Load()
+	}
+	age := int64(math.MaxInt64)
+	if l := r.link; l != nil {
+		now := time.Now().UnixNano()
+		if l.up.Load() {
+			age = 0 // the link just came up, its first read still to be stamped
+			if io := l.lastIO.Load(); io > 0 {
+				age = max(now-io, 0) / int64(time.Millisecond)
+			}
+		} else if d := l.downSince.Load(); d > 0 {
+			age = max(now-d, 0) / int64(time.Millisecond)
+		}
+	}
+	r.mu.Unlock()
+	r.busAge.Store(age)
+	return age
 }
 
 // clusterPause is a manual failover's write pause on a master (cluster/manual.go): on, writes

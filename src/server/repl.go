@@ -80,6 +80,7 @@ type replState struct {
 	mfPause    atomic.Bool
 	mfPauseOff atomic.Int64
 	busOff     atomic.Int64 // the last offset busOffset read
+	busAge     atomic.Int64 // the last data age busDataAge read
 
 	link  *masterLink // the replica role (repl_replica.go); nil as a primary
 	fresh bool        // the next link has no cached master: PSYNC ? -1 (replicaof at start-up)

@@ -50,7 +50,8 @@ type Bus struct {
 	OnChange func(st *cluster.State)
 	// OnPublish, when set, runs (outside the lock) for every PUBLISH or PUBLISHSHARD received.
 	OnPublish func(shard bool, channel, message []byte)
-	offset    func() uint64 // SetOffset's; under mu
+	offset    func() uint64 // SetSources's; under mu
+	age       func() int64  // SetSources's; under mu
 }
 
 type conn struct {
@@ -84,18 +85,22 @@ func Start(addr string, st *cluster.State, loc cluster.Local) (*Bus, error) {
 // Local is the node's own header fields (read it under Do only).
 func (b *Bus) Local() *cluster.Local { return &b.loc }
 
-// SetOffset sets the source of the replication offset every header carries (Local.ReplOffset),
-// read under the bus lock before each message, tick and Do: f must not wait for anything that
-// may hold the bus.
-func (b *Bus) SetOffset(f func() uint64) {
+// SetSources sets where the Local fields that change come from: the replication offset every
+// header carries (Local.ReplOffset) and a replica's data age (Local.DataAge). They are read under
+// the bus lock before each message, tick and Do, so they must not wait for anything that may hold
+// the bus; a nil one leaves its field as it is.
+func (b *Bus) SetSources(offset func() uint64, age func() int64) {
 	b.mu.Lock()
-	b.offset = f
+	b.offset, b.age = offset, age
 	b.mu.Unlock()
 }
 
 func (b *Bus) refreshLocked() {
 	if b.offset != nil {
 		b.loc.ReplOffset = b.offset()
+	}
+	if b.age != nil {
+		b.loc.DataAge = b.age()
 	}
 }
 

@@ -35,6 +35,12 @@ type Options struct {
 	// cluster-migration-barrier (cluster/migrate.go).
 	AllowReplicaMigration bool
 	MigrationBarrier      int64
+	// ReplicaNoFailover, ReplicaValidityFactor and ReplPingPeriod are cluster-replica-no-failover,
+	// cluster-replica-validity-factor and repl-ping-replica-period (s), which decide whether a
+	// replica may run an election (cluster/failover.go).
+	ReplicaNoFailover     bool
+	ReplicaValidityFactor int64
+	ReplPingPeriod        int64
 	// OnPublish delivers a PUBLISH or SPUBLISH that arrived on the bus to local subscribers.
 	OnPublish func(shard bool, channel, message []byte)
 	// OnReplicate makes the server a replica of host:port (CLUSTER REPLICATE, or a nodes.conf that
@@ -46,6 +52,9 @@ type Options struct {
 	// ReplOffset is the server's replication offset (master_repl_offset, or a replica's applied
 	// offset) for the bus headers; called under the bus lock, so it must not wait on the bus.
 	ReplOffset func() uint64
+	// DataAge is how long ago, in ms, a replica last heard from its primary (cluster.Local's
+	// DataAge); called under the bus lock like ReplOffset.
+	DataAge func() int64
 	// OnPauseWrites pauses client writes (on) until it is called with false, for a manual failover
 	// a replica asked for (cluster/manual.go). Pausing returns once the writes already under way
 	// are in the replication stream, so ReplOffset no longer moves.
@@ -87,7 +96,8 @@ type routeTable struct {
 func Open(o Options) (*Mode, error) {
 	cfg := cluster.Config{NodeTimeout: o.NodeTimeout, RequireFullCoverage: o.FullCoverage,
 		AllowReadsWhenDown: o.AllowReadsWhenDown, AllowReplicaMigration: o.AllowReplicaMigration,
-		MigrationBarrier: o.MigrationBarrier}
+		MigrationBarrier: o.MigrationBarrier, ReplicaNoFailover: o.ReplicaNoFailover,
+		ReplicaValidityFactor: o.ReplicaValidityFactor, ReplPingPeriod: o.ReplPingPeriod}
 	now := time.Now().UnixMilli()
 	var st *cluster.State
 	if b, err := os.ReadFile(o.ConfigFile); err == nil {
@@ -114,9 +124,7 @@ func Open(o Options) (*Mode, error) {
 		return nil, err
 	}
 	m.bus = bus
-	if o.ReplOffset != nil {
-		bus.SetOffset(o.ReplOffset)
-	}
+	bus.SetSources(o.ReplOffset, o.DataAge)
 	bus.OnPublish = o.OnPublish
 	bus.OnChange = m.changed
 	bus.Do(func(st *cluster.State, now int64) []cluster.Out {
@@ -145,6 +153,7 @@ func (m *Mode) FollowMaster() {
 func (m *Mode) Configure(f func(*cluster.Config)) {
 	m.bus.Do(func(st *cluster.State, now int64) []cluster.Out {
 		f(&st.Cfg)
+		st.UpdateMyselfFlags()
 		return nil
 	})
 }
