@@ -58,11 +58,68 @@ func hashLimits(c *Ctx) hash.Limits {
 // nowMs is the call's time in unix milliseconds, the unit of field expiry.
 func nowMs(c *Ctx) int64 { return c.Now / 1e6 }
 
-// readHash finds key's hash for a read command, counting a keyspace hit or miss. It returns nil
-// when there is no such key; ok is false when it replied WRONGTYPE.
+// readHash finds key's hash for a read command that reads the whole hash, counting a keyspace
+// hit or miss. It returns nil when there is no such key; ok is false when it replied WRONGTYPE.
+// Where the server keeps what has expired (heldHash) it reclaims nothing: a hash with fields past
+// their time is read through a copy without them (nil when none is left), so the reply is the one
+// the primary, or the server after the pause, gives.
 func readHash(c *Ctx, key []byte) (h *hash.Hash, ok bool) {
-	_, h, ok = hashEntry(c, key, c.FindRead(key))
+	e := c.FindRead(key)
+	if h, hide, held := heldHash(c, e); held {
+		if hide == 0 {
+			return h, true
+		}
+		v := h.Clone().(*hash.Hash)
+		if v.Expire(hide); v.Len() == 0 {
+			return nil, true
+		}
+		return v, true
+	}
+	_, h, ok = hashEntry(c, key, e)
 	return h, ok
+}
+
+// readHashFields is readHash for a read of named fields (HGET, HMGET, HSTRLEN, HEXISTS, HTTL
+// and its family): where the server keeps what has expired it returns the hash itself and hide,
+// the time (unix ms) at or before which a field's TTL hides it (fieldHidden), so that nothing is
+// copied. hide is 0 otherwise.
+func readHashFields(c *Ctx, key []byte) (h *hash.Hash, hide int64, ok bool) {
+	return hashForFields(c, key, c.FindRead(key))
+}
+
+// hashForFields is readHashFields on e, key's entry as found.
+func hashForFields(c *Ctx, key []byte, e *keyspace.Entry) (h *hash.Hash, hide int64, ok bool) {
+	if h, hide, held := heldHash(c, e); held {
+		return h, hide, true
+	}
+	_, h, ok = hashEntry(c, key, e)
+	return h, 0, ok
+}
+
+// heldHash reports whether e is a hash that a read must not reclaim fields of: in the replica
+// role, which waits for the primary's HDELs, and while a pause holds the dataset still
+// (expiryHeld; the master link exempt), as Redis 7.4's hashTypeGetValue, which reads an expired
+// field as missing there but deletes it only on a primary. hide is the time (unix ms) at or
+// before which a field's TTL hides it, or 0 when no field can be past its time.
+func heldHash(c *Ctx, e *keyspace.Entry) (h *hash.Hash, hide int64, held bool) {
+	if e == nil || e.Kind != keyspace.KindHash || !c.keepsExpired() {
+		return nil, 0, false
+	}
+	h = keyspace.Obj[hash.Hash](e)
+	if next, ms := h.NextExpiry(), nowMs(c); next != 0 && next <= ms {
+		hide = ms
+	}
+	return h, hide, true
+}
+
+// fieldHidden reports whether field f of h is past its time under hide (heldHash): missing to
+// the reply though still stored.
+func fieldHidden(h *hash.Hash, f []byte, hide int64) bool {
+	if hide == 0 {
+		return false
+	}
+	at, ok := h.TTL(f)
+	return ok && at != 0 && at <= hide
 }
 
 // writeHash is readHash for a write command: it also returns the entry, to delete the key when
@@ -182,12 +239,12 @@ func hsetnx(c *Ctx) {
 
 // HGET key field
 func hget(c *Ctx) {
-	h, ok := readHash(c, c.Args[1])
+	h, hide, ok := readHashFields(c, c.Args[1])
 	if !ok {
 		return
 	}
 	var buf [hashScratch]byte
-	if v, found := hashGet(h, c.Args[2], buf[:0]); found {
+	if v, found := hashGetLive(h, hide, c.Args[2], buf[:0]); found {
 		c.Bulk(v)
 	} else {
 		c.Null()
@@ -202,16 +259,24 @@ func hashGet(h *hash.Hash, field, scratch []byte) ([]byte, bool) {
 	return h.Get(field, scratch)
 }
 
+// hashGetLive is hashGet for a reader, which does not see a field hide hides (fieldHidden).
+func hashGetLive(h *hash.Hash, hide int64, field, scratch []byte) ([]byte, bool) {
+	if h == nil || fieldHidden(h, field, hide) {
+		return nil, false
+	}
+	return h.Get(field, scratch)
+}
+
 // HMGET key field [field ...]
 func hmget(c *Ctx) {
-	h, ok := readHash(c, c.Args[1])
+	h, hide, ok := readHashFields(c, c.Args[1])
 	if !ok {
 		return
 	}
 	c.ArrayLen(len(c.Args) - 2)
 	var buf [hashScratch]byte
 	for _, f := range c.Args[2:] {
-		if v, found := hashGet(h, f, buf[:0]); found {
+		if v, found := hashGetLive(h, hide, f, buf[:0]); found {
 			c.Bulk(v)
 		} else {
 			c.Null()
@@ -262,18 +327,18 @@ func hashLen(h *hash.Hash) int {
 
 // HSTRLEN key field
 func hstrlen(c *Ctx) {
-	h, ok := readHash(c, c.Args[1])
+	h, hide, ok := readHashFields(c, c.Args[1])
 	if !ok {
 		return
 	}
 	var buf [hashScratch]byte
-	v, _ := hashGet(h, c.Args[2], buf[:0])
+	v, _ := hashGetLive(h, hide, c.Args[2], buf[:0])
 	c.Int(int64(len(v)))
 }
 
 // HEXISTS key field
 func hexists(c *Ctx) {
-	if h, ok := readHash(c, c.Args[1]); ok {
-		c.Int(boolInt(h != nil && h.Has(c.Args[2])))
+	if h, hide, ok := readHashFields(c, c.Args[1]); ok {
+		c.Int(boolInt(h != nil && h.Has(c.Args[2]) && !fieldHidden(h, c.Args[2], hide)))
 	}
 }

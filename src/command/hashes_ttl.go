@@ -58,7 +58,7 @@ func hexpireGeneric(c *Ctx, relative bool, unit int64) {
 	case msg != "":
 		c.Err(msg)
 	case h == nil:
-		hfeEachField(c, nil, fields, nil)
+		hfeEachField(c, nil, 0, fields, nil)
 	default:
 		hexpireFields(c, e, h, fields, at, cond, pos)
 	}
@@ -79,7 +79,7 @@ func hexpireFields(c *Ctx, e *keyspace.Entry, h *hash.Hash, fields [][]byte, at 
 	active := c.E.Feed.Active()
 	set, deleted := 0, 0
 	var kept [][]byte // the fields set, for the replicated form (only with a feed reader)
-	hfeEachField(c, h, fields, func(f []byte, prev int64) int64 {
+	hfeEachField(c, h, 0, fields, func(f []byte, prev int64) int64 {
 		code := hfeSetField(h, f, prev, at, cond, now)
 		switch {
 		case code == hfeSet:
@@ -218,12 +218,12 @@ func hfeSetField(h *hash.Hash, f []byte, prev, at int64, cond int, now int64) in
 // hfeEachField replies an array with one code per field: hfeNoField for a field h does not have
 // (h nil: no such key), otherwise op's code for the field and its current expiry (0: none),
 // which op may change. This is the one per-field loop of every HFE command.
-func hfeEachField(c *Ctx, h *hash.Hash, fields [][]byte, op func(f []byte, at int64) int64) {
+func hfeEachField(c *Ctx, h *hash.Hash, hide int64, fields [][]byte, op func(f []byte, at int64) int64) {
 	c.ArrayLen(len(fields))
 	for _, f := range fields {
 		code := int64(hfeNoField)
 		if h != nil {
-			if at, exists := h.TTL(f); exists {
+			if at, exists := h.TTL(f); exists && (hide == 0 || at == 0 || at > hide) {
 				code = op(f, at)
 			}
 		}
@@ -234,23 +234,21 @@ func hfeEachField(c *Ctx, h *hash.Hash, fields [][]byte, op func(f []byte, at in
 // hfeFieldsOnly is the start of the commands whose only argument after the key is FIELDS: it
 // finds the hash (for writing when write) and parses the fields, replying the error when it
 // returns false.
-func hfeFieldsOnly(c *Ctx, write bool) (*hash.Hash, [][]byte, bool) {
-	var h *hash.Hash
-	var ok bool
+func hfeFieldsOnly(c *Ctx, write bool) (h *hash.Hash, hide int64, fields [][]byte, ok bool) {
 	if write {
 		_, h, ok = writeHash(c, c.Args[1])
 	} else {
-		h, ok = readHash(c, c.Args[1])
+		h, hide, ok = readHashFields(c, c.Args[1])
 	}
 	if !ok {
-		return nil, nil, false
+		return nil, 0, nil, false
 	}
 	fields, msg := hfeFields(c.Args, 2, ErrHashNumFields)
 	if msg != "" {
 		c.Err(msg)
-		return nil, nil, false
+		return nil, 0, nil, false
 	}
-	return h, fields, true
+	return h, hide, fields, true
 }
 
 // HTTL key FIELDS numfields field [field ...]
@@ -268,7 +266,7 @@ func hpexpiretime(c *Ctx) { httlGeneric(c, unitMs, true) }
 // httlGeneric replies each field's remaining time (abs: its expiry time). Seconds round up, as
 // Redis's (expire + 999 - base) / 1000 does.
 func httlGeneric(c *Ctx, unit int64, abs bool) {
-	h, fields, ok := hfeFieldsOnly(c, false)
+	h, hide, fields, ok := hfeFieldsOnly(c, false)
 	if !ok {
 		return
 	}
@@ -276,7 +274,7 @@ func httlGeneric(c *Ctx, unit int64, abs bool) {
 	if abs {
 		base = 0
 	}
-	hfeEachField(c, h, fields, func(_ []byte, at int64) int64 {
+	hfeEachField(c, h, hide, fields, func(_ []byte, at int64) int64 {
 		switch {
 		case at == 0:
 			return hfeNoTTL
@@ -291,12 +289,12 @@ func httlGeneric(c *Ctx, unit int64, abs bool) {
 // if any field lost its expiry, however many did (Redis 7.4's hpersistCommand); replicated as
 // itself.
 func hpersist(c *Ctx) {
-	h, fields, ok := hfeFieldsOnly(c, true)
+	h, _, fields, ok := hfeFieldsOnly(c, true)
 	if !ok {
 		return
 	}
 	changed := false
-	hfeEachField(c, h, fields, func(f []byte, at int64) int64 {
+	hfeEachField(c, h, 0, fields, func(f []byte, at int64) int64 {
 		if at == 0 {
 			return hfeNoTTL
 		}

@@ -269,10 +269,13 @@ func (e *Engine) SetReplicaRole(on bool) { e.repl.role.Store(on) }
 // master link's lookups reclaim, as Redis's expireIfNeeded lets the master client through
 // before it looks at the pause.
 func (c *Ctx) replicaKeeps(ks *keyspace.Keyspace, key []byte) bool {
-	if !c.E.expiryHeld() || c.Client != nil && c.Client.ID == c.E.repl.master.Load() {
-		return false
-	}
-	return ks.Peek(key, c.Now) == nil
+	return c.keepsExpired() && ks.Peek(key, c.Now) == nil
+}
+
+// keepsExpired reports whether this call must leave what has expired in place (expiryHeld), as
+// every client but the master link must.
+func (c *Ctx) keepsExpired() bool {
+	return c.E.expiryHeld() && (c.Client == nil || c.Client.ID != c.E.repl.master.Load())
 }
 
 // expiryHeld reports whether the server deletes no expired key of its own accord: in the

@@ -58,11 +58,8 @@ func (st *sorter) lookup(c *Ctx, p *sortPattern, elem []byte) ([]byte, bool) {
 	case p.field == nil || e.Kind != keyspace.KindHash:
 		return nil, false
 	}
-	_, h, _ := hashEntry(c, st.key, e) // reclaims expired fields, as HGET would
-	if h == nil {
-		return nil, false
-	}
-	return h.Get(p.field, st.scratch[:0])
+	h, hide, _ := hashForFields(c, st.key, e) // reclaims expired fields, or hides them, as HGET does
+	return hashGetLive(h, hide, p.field, st.scratch[:0])
 }
 
 // sortWeight reads a numeric weight as SORT does with C's strtod: white space, then a number

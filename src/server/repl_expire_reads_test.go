@@ -112,3 +112,44 @@ func TestReplicaTagsLeaveExpiredKeys(t *testing.T) {
 		t.Errorf("replica dbsize after the primary's DEL: %s, want 1", got)
 	}
 }
+
+// TestReplicaHidesExpiredHashFields: a HotKV replica reads a hash field past its time as
+// missing but keeps it for the primary's HDEL (as Redis 7.4's replica): the hash's MEMORY USAGE
+// stays the primary's while both hold the field, and drops with the primary's once its read
+// reclaims the field.
+func TestReplicaHidesExpiredHashFields(t *testing.T) {
+	pp, rp := exPort(t), exPort(t)
+	p := startEither(t, true, pp)
+	r := startEither(t, true, rp)
+	foDo(p, "debug", "set-active-expire", "0")
+	foDo(p, "hset", "h", "live", "1", "gone", "2")
+	foDo(p, "hpexpire", "h", "400", "FIELDS", "1", "gone")
+	foDo(r, "replicaof", "127.0.0.1", pp)
+	waitOffsetsEqual(t, p, r)
+	time.Sleep(700 * time.Millisecond)
+	held := foDo(p, "memory", "usage", "h") // the primary reclaims nothing either (no read, no active expiry)
+	steps := []struct{ cmd, want string }{
+		{"hget h gone", "ERR:redis: nil"},
+		{"hexists h gone", "0"},
+		{"hlen h", "1"},
+		{"hgetall h", "[live 1]"},
+		{"hpttl h FIELDS 1 gone", "[-2]"},
+		{"memory usage h", held},
+	}
+	for _, s := range steps {
+		var args []any
+		for _, a := range strings.Fields(s.cmd) {
+			args = append(args, a)
+		}
+		if got := foDo(r, args...); got != s.want {
+			t.Errorf("replica %s: %s, want %s", s.cmd, got, s.want)
+		}
+	}
+	if got := foDo(p, "hget", "h", "gone"); got != "ERR:redis: nil" { // reclaims it, and sends the HDEL
+		t.Fatalf("primary hget: %s", got)
+	}
+	waitOffsetsEqual(t, p, r)
+	if a, b := foDo(p, "memory", "usage", "h"), foDo(r, "memory", "usage", "h"); a != b || a == held {
+		t.Errorf("after the primary's HDEL: memory usage %s on the primary, %s on the replica (%s before)", a, b, held)
+	}
+}
