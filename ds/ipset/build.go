@@ -206,6 +206,7 @@ func (s *Set) install() {
 	s.dead = slices.Clone(s.dead[j.kd:])
 	restC, restR := s.pendC[j.kc:], s.pendR[j.kr:]
 	s.pendC, s.pendR, s.pend4, s.pend6, s.rbk, s.rwide = nil, nil, nil, nil, nil, nil
+	s.bits4 = keyBits{}
 	s.lens = [2][3]uint64{}
 	for _, rest := range [][]uint32{restC, restR} {
 		for _, i := range rest {

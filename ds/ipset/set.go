@@ -24,6 +24,7 @@ type Set struct {
 	r6     []U128            // IPv6 records' starts at their rec's hi, a range's end after it
 	live   []uint64          // bitmap of slots taken and not removed
 	pend4  map[uint64]uint32 // live IPv4 records added since the index was built, by lo<<32 | hi
+	bits4  keyBits           // a filter over pend4's keys, which decide's prefix probes pass first
 	pend6  map[Range]uint32  // live IPv6 ones
 	nrec   int               // live records
 	free   [3][]uint32       // slots reusable now, by kind (an IPv6 slot keeps its r6 elements)
@@ -365,6 +366,49 @@ func (s *Set) addPending(i uint32) {
 		s.pend4 = map[uint64]uint32{}
 	}
 	s.pend4[key4(r)] = i
+	s.bits4.add(key4(r), s.pend4)
+}
+
+// keyBits is a one-hash filter over a map's keys: may is false for a key that is not in the map,
+// so a lookup skips most probes of prefixes that are not pending (decide probes one per prefix
+// length present, and most miss). A removed key's bit stays set, which costs only a probe; the
+// filter is dropped with the map when the index is rebuilt. It has at least 8 bits a key (under
+// 12% false positives) and is rebuilt twice as large when the map outgrows it.
+type keyBits struct {
+	w     []uint64
+	shift uint8 // 64 - log2(bits)
+}
+
+// keyBitsMin is the log2 of the smallest filter: 512 bytes.
+const keyBitsMin = 12
+
+func (b *keyBits) slot(k uint64) uint64 { return (k * 0x9e3779b97f4a7c15) >> b.shift }
+
+// add sets k's bit; m is the map k was just added to, from which a grown filter is rebuilt.
+func (b *keyBits) add(k uint64, m map[uint64]uint32) {
+	if bits := len(b.w) * 64; len(m)*8 > bits {
+		logb := keyBitsMin
+		for 1<<logb < len(m)*8 {
+			logb++
+		}
+		b.w, b.shift = make([]uint64, 1<<logb/64), uint8(64-logb)
+		for k := range m {
+			h := b.slot(k)
+			b.w[h/64] |= 1 << (h % 64)
+		}
+		return
+	}
+	h := b.slot(k)
+	b.w[h/64] |= 1 << (h % 64)
+}
+
+// may reports whether k may be in the map: false means it is not.
+func (b *keyBits) may(k uint64) bool {
+	if b.w == nil {
+		return false
+	}
+	h := b.slot(k)
+	return b.w[h/64]&(1<<(h%64)) != 0
 }
 
 // key4 is IPv4 range r's key in pend4. (A map keyed by Range costs 74-118 bytes an entry, this
@@ -376,6 +420,9 @@ func (s *Set) pendGet(r Range) (uint32, bool) {
 	if r.V6 {
 		i, ok := s.pend6[r]
 		return i, ok
+	}
+	if !s.bits4.may(key4(r)) {
+		return 0, false
 	}
 	i, ok := s.pend4[key4(r)]
 	return i, ok
@@ -653,6 +700,7 @@ func (s *Set) MemoryUsage() int64 {
 	n := int64(64) + s.hosts.memory()
 	n += int64(cap(s.recs))*12 + int64(cap(s.r6))*16 + int64(cap(s.live))*8
 	n += int64(len(s.pend4))*32 + int64(len(s.pend6))*96 // measured: 24-38 and 74-118 bytes an entry
+	n += int64(len(s.bits4.w)) * 8
 	n += int64(cap(s.free[0])+cap(s.free[1])+cap(s.free[2])+cap(s.dead)+cap(s.pendC)+cap(s.pendR)+cap(s.rwide)) * 4
 	n += int64(cap(s.heap))*16 + int64(len(s.hpos))*16
 	n += int64(len(s.rbk)) * 48
