@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 var exPortNext atomic.Int32
@@ -76,6 +78,22 @@ func TestReplicaExpiryReadsAgainstRedis(t *testing.T) {
 // TestReplicaTagsLeaveExpiredKeys: TAG.GET, TAG.MEMBERS and TAG.COUNT on a HotKV replica skip a
 // tagged key past its time without reclaiming it (DBSIZE keeps counting it until the primary's
 // DEL), and the key's tags come back on the primary's side only through that DEL.
+// replicaStep is a command sent to a replica (its words split on spaces) and the reply it must get.
+type replicaStep struct{ cmd, want string }
+
+func replicaSteps(t *testing.T, r *redis.Client, steps []replicaStep) {
+	t.Helper()
+	for _, s := range steps {
+		var args []any
+		for _, a := range strings.Fields(s.cmd) {
+			args = append(args, a)
+		}
+		if got := foDo(r, args...); got != s.want {
+			t.Errorf("replica %s: %s, want %s", s.cmd, got, s.want)
+		}
+	}
+}
+
 func TestReplicaTagsLeaveExpiredKeys(t *testing.T) {
 	pp, rp := exPort(t), exPort(t)
 	p := startEither(t, true, pp)
@@ -88,7 +106,7 @@ func TestReplicaTagsLeaveExpiredKeys(t *testing.T) {
 	foDo(r, "replicaof", "127.0.0.1", pp)
 	waitOffsetsEqual(t, p, r)
 	time.Sleep(700 * time.Millisecond)
-	steps := []struct{ cmd, want string }{
+	steps := []replicaStep{
 		{"dbsize", "2"},
 		{"tag.get gone", "[]"},
 		{"dbsize", "2"},
@@ -97,15 +115,7 @@ func TestReplicaTagsLeaveExpiredKeys(t *testing.T) {
 		{"tag.count t", "1"},
 		{"dbsize", "2"},
 	}
-	for _, s := range steps {
-		var args []any
-		for _, a := range strings.Fields(s.cmd) {
-			args = append(args, a)
-		}
-		if got := foDo(r, args...); got != s.want {
-			t.Errorf("replica %s: %s, want %s", s.cmd, got, s.want)
-		}
-	}
+	replicaSteps(t, r, steps)
 	foDo(p, "get", "gone")
 	waitOffsetsEqual(t, p, r)
 	if got := foDo(r, "dbsize"); got != "1" {
@@ -128,7 +138,7 @@ func TestReplicaHidesExpiredHashFields(t *testing.T) {
 	waitOffsetsEqual(t, p, r)
 	time.Sleep(700 * time.Millisecond)
 	held := foDo(p, "memory", "usage", "h") // the primary reclaims nothing either (no read, no active expiry)
-	steps := []struct{ cmd, want string }{
+	steps := []replicaStep{
 		{"hget h gone", "ERR:redis: nil"},
 		{"hexists h gone", "0"},
 		{"hlen h", "1"},
@@ -136,15 +146,7 @@ func TestReplicaHidesExpiredHashFields(t *testing.T) {
 		{"hpttl h FIELDS 1 gone", "[-2]"},
 		{"memory usage h", held},
 	}
-	for _, s := range steps {
-		var args []any
-		for _, a := range strings.Fields(s.cmd) {
-			args = append(args, a)
-		}
-		if got := foDo(r, args...); got != s.want {
-			t.Errorf("replica %s: %s, want %s", s.cmd, got, s.want)
-		}
-	}
+	replicaSteps(t, r, steps)
 	if got := foDo(p, "hget", "h", "gone"); got != "ERR:redis: nil" { // reclaims it, and sends the HDEL
 		t.Fatalf("primary hget: %s", got)
 	}
