@@ -66,9 +66,6 @@ func nowMs(c *Ctx) int64 { return c.Now / 1e6 }
 func readHash(c *Ctx, key []byte) (h *hash.Hash, ok bool) {
 	e := c.FindRead(key)
 	if h, hide, held := heldHash(c, e); held {
-		if hide == 0 {
-			return h, true
-		}
 		v := h.Clone().(*hash.Hash)
 		if v.Expire(hide); v.Len() == 0 {
 			return nil, true
@@ -80,9 +77,9 @@ func readHash(c *Ctx, key []byte) (h *hash.Hash, ok bool) {
 }
 
 // readHashFields is readHash for a read of named fields (HGET, HMGET, HSTRLEN, HEXISTS, HTTL
-// and its family): where the server keeps what has expired it returns the hash itself and hide,
-// the time (unix ms) at or before which a field's TTL hides it (fieldHidden), so that nothing is
-// copied. hide is 0 otherwise.
+// and its family): for a held hash (heldHash) it returns the hash itself and hide, the time (unix
+// ms) at or before which a field's TTL hides it (fieldHidden), so that nothing is copied. hide is
+// 0 otherwise.
 func readHashFields(c *Ctx, key []byte) (h *hash.Hash, hide int64, ok bool) {
 	return hashForFields(c, key, c.FindRead(key))
 }
@@ -96,20 +93,23 @@ func hashForFields(c *Ctx, key []byte, e *keyspace.Entry) (h *hash.Hash, hide in
 	return h, 0, ok
 }
 
-// heldHash reports whether e is a hash that a read must not reclaim fields of: in the replica
-// role, which waits for the primary's HDELs, and while a pause holds the dataset still
-// (expiryHeld; the master link exempt), as Redis 7.4's hashTypeGetValue, which reads an expired
-// field as missing there but deletes it only on a primary. hide is the time (unix ms) at or
-// before which a field's TTL hides it, or 0 when no field can be past its time.
+// heldHash reports whether e is a hash that may hold fields past their time which a read must
+// not reclaim: in the replica role, which waits for the primary's HDELs, and while a pause holds
+// the dataset still (expiryHeld; the master link exempt), as Redis 7.4's hashTypeGetValue, which
+// reads an expired field as missing there but deletes it only on a primary. hide is the time
+// (unix ms) at or before which a field's TTL hides it. A hash with no field that may be past its
+// time is not held: the caller's hashEntry returns it as it is, so only such a hash pays the
+// check of the server's role.
 func heldHash(c *Ctx, e *keyspace.Entry) (h *hash.Hash, hide int64, held bool) {
-	if e == nil || e.Kind != keyspace.KindHash || !c.keepsExpired() {
+	if e == nil || e.Kind != keyspace.KindHash {
 		return nil, 0, false
 	}
 	h = keyspace.Obj[hash.Hash](e)
-	if next, ms := h.NextExpiry(), nowMs(c); next != 0 && next <= ms {
-		hide = ms
+	next, ms := h.NextExpiry(), nowMs(c)
+	if next == 0 || next > ms || !c.keepsExpired() {
+		return nil, 0, false
 	}
-	return h, hide, true
+	return h, ms, true
 }
 
 // fieldHidden reports whether field f of h is past its time under hide (heldHash): missing to
