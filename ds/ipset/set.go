@@ -369,23 +369,30 @@ func (s *Set) addPending(i uint32) {
 	s.bits4.add(key4(r), s.pend4)
 }
 
-// keyBits is a one-hash filter over a map's keys: may is false for a key that is not in the map,
-// so a lookup skips most probes of prefixes that are not pending (decide probes one per prefix
-// length present, and most miss). A removed key's bit stays set, which costs only a probe; the
-// filter is dropped with the map when the index is rebuilt. It has at least 8 bits a key (under
-// 12% false positives) and is rebuilt twice as large when the map outgrows it.
+// keyBits is a one-hash filter over a map's keys: may is false for most keys that are not in the
+// map, so a lookup skips most probes of prefixes that are not pending (decide probes one per
+// prefix length present, and most miss). A removed key's bit stays set, which costs only a probe;
+// the filter is dropped with the map when the index is rebuilt. It is built once the map holds
+// keyBitsFrom keys (a small set's few pending records do not pay 512 bytes for it), has at least
+// 8 bits a key (under 12% false positives) and is rebuilt larger when the map outgrows it.
 type keyBits struct {
 	w     []uint64
 	shift uint8 // 64 - log2(bits)
 }
 
-// keyBitsMin is the log2 of the smallest filter: 512 bytes.
-const keyBitsMin = 12
+// keyBitsMin is the log2 of the smallest filter (512 bytes), built at keyBitsFrom keys.
+const (
+	keyBitsMin  = 12
+	keyBitsFrom = 64
+)
 
 func (b *keyBits) slot(k uint64) uint64 { return (k * 0x9e3779b97f4a7c15) >> b.shift }
 
 // add sets k's bit; m is the map k was just added to, from which a grown filter is rebuilt.
 func (b *keyBits) add(k uint64, m map[uint64]uint32) {
+	if len(m) < keyBitsFrom {
+		return
+	}
 	if bits := len(b.w) * 64; len(m)*8 > bits {
 		logb := keyBitsMin
 		for 1<<logb < len(m)*8 {
@@ -405,7 +412,7 @@ func (b *keyBits) add(k uint64, m map[uint64]uint32) {
 // may reports whether k may be in the map: false means it is not.
 func (b *keyBits) may(k uint64) bool {
 	if b.w == nil {
-		return false
+		return true // no filter yet
 	}
 	h := b.slot(k)
 	return b.w[h/64]&(1<<(h%64)) != 0
