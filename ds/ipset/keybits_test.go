@@ -16,8 +16,24 @@ func TestKeyBits(t *testing.T) {
 		k := r.Uint64()
 		m[k] = uint32(i)
 		b.add(k, m)
-		if (len(b.w) > 0) != (len(m) >= keyBitsFrom) {
+		if i < 100 && (len(b.w) > 0) != (len(m) >= keyBitsFrom) {
 			t.Fatalf("%d keys: a filter of %d words", len(m), len(b.w))
+		}
+		if i == 100 { // the map shrinks below keyBitsFrom: keys added then are let through too
+			for k := range m {
+				if len(m) < keyBitsFrom/2 {
+					break
+				}
+				delete(m, k)
+			}
+			for range 10 {
+				k := r.Uint64()
+				m[k] = 0
+				b.add(k, m)
+				if !b.may(k) {
+					t.Fatalf("a key added to a map shrunk to %d keys is refused", len(m))
+				}
+			}
 		}
 		if i%997 == 0 {
 			for k := range m {

@@ -390,8 +390,8 @@ func (b *keyBits) slot(k uint64) uint64 { return (k * 0x9e3779b97f4a7c15) >> b.s
 
 // add sets k's bit; m is the map k was just added to, from which a grown filter is rebuilt.
 func (b *keyBits) add(k uint64, m map[uint64]uint32) {
-	if len(m) < keyBitsFrom {
-		return
+	if b.w == nil && len(m) < keyBitsFrom {
+		return // no filter yet; once built it takes every key, however far the map shrinks
 	}
 	if bits := len(b.w) * 64; len(m)*8 > bits {
 		logb := keyBitsMin
