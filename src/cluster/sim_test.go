@@ -549,7 +549,7 @@ func TestSimManualFailoverDefault(t *testing.T) {
 	}
 }
 
-// killMasterOfReplica kills node 0 and waits until node 3 (node 0's replica) sees node 0 FAIL, after killing node 0.
+// killMasterOfReplica kills node 0 and waits until node 3, its replica, sees it FAIL.
 func (s *sim) killMasterOfReplica() {
 	m := s.nodes[0].st.Myself.Name
 	s.kill(0)

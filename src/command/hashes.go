@@ -119,8 +119,12 @@ func fieldHidden(h *hash.Hash, f []byte, hide int64) bool {
 		return false
 	}
 	at, ok := h.TTL(f)
-	return ok && at != 0 && at <= hide
+	return ok && ttlHidden(at, hide)
 }
+
+// ttlHidden reports whether a field whose expiry time is at (0: none) is past its time under
+// hide (heldHash; 0: nothing is hidden).
+func ttlHidden(at, hide int64) bool { return hide != 0 && at != 0 && at <= hide }
 
 // writeHash is readHash for a write command: it also returns the entry, to delete the key when
 // the command empties the hash.

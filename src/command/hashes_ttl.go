@@ -223,7 +223,7 @@ func hfeEachField(c *Ctx, h *hash.Hash, hide int64, fields [][]byte, op func(f [
 	for _, f := range fields {
 		code := int64(hfeNoField)
 		if h != nil {
-			if at, exists := h.TTL(f); exists && (hide == 0 || at == 0 || at > hide) {
+			if at, exists := h.TTL(f); exists && !ttlHidden(at, hide) {
 				code = op(f, at)
 			}
 		}

@@ -149,8 +149,7 @@ func entryLive(e *keyspace.Entry, now int64) bool { return e.ExpireAt() == 0 || 
 // anyway, so a server whose keys all expired does not loop (Redis 7.0.15 loops there when
 // paused; later versions answer as a replica does).
 func randomKey(c *Ctx) {
-	g := &c.E.repl
-	keep := c.E.expiryHeld() && (c.Client == nil || c.Client.ID != g.master.Load())
+	keep := c.keepsExpired()
 	tries := 100
 	for {
 		total, volatile := 0, 0

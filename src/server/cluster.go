@@ -41,20 +41,13 @@ func (s *Server) startCluster() error {
 	m, err := mode.Open(mode.Options{
 		ConfigFile: s.cfg.String("cluster-config-file"), IP: s.cfg.String("cluster-announce-ip"),
 		Port: port, BusPort: cport, BusListen: bus, BusBind: bind,
-		Hostname: s.cfg.String("cluster-announce-hostname"), NodeTimeout: s.cfg.Int("cluster-node-timeout"),
-		FullCoverage:          s.cfg.Bool("cluster-require-full-coverage"),
-		AllowReadsWhenDown:    s.cfg.Bool("cluster-allow-reads-when-down"),
-		AllowReplicaMigration: s.cfg.Bool("cluster-allow-replica-migration"),
-		MigrationBarrier:      s.cfg.Int("cluster-migration-barrier"),
-		ReplicaNoFailover:     s.cfg.Bool("cluster-replica-no-failover"),
-		ReplicaValidityFactor: s.cfg.Int("cluster-replica-validity-factor"),
-		ReplPingPeriod:        s.cfg.Int("repl-ping-replica-period"),
-		OnPublish:             s.Engine.PublishFromBus,
-		OnReplicate:           func(host string, port int) { s.repl.setMaster(host, port) },
-		OnPromote:             func() { s.repl.promote() },
-		ReplOffset:            s.repl.busOffset,
-		DataAge:               s.repl.busDataAge,
-		OnPauseWrites:         s.repl.clusterPause,
+		Hostname: s.cfg.String("cluster-announce-hostname"), Config: s.clusterConfig(),
+		OnPublish:     s.Engine.PublishFromBus,
+		OnReplicate:   func(host string, port int) { s.repl.setMaster(host, port) },
+		OnPromote:     func() { s.repl.promote() },
+		ReplOffset:    s.repl.busOffset,
+		DataAge:       s.repl.busDataAge,
+		OnPauseWrites: s.repl.clusterPause,
 	})
 	if err != nil {
 		return err
@@ -62,15 +55,7 @@ func (s *Server) startCluster() error {
 	s.cluster = m
 	// CONFIG SET of the settings the state machine reads takes effect at once, as in Redis.
 	apply := func(string) {
-		m.Configure(func(c *cluster.Config) {
-			c.NodeTimeout = s.cfg.Int("cluster-node-timeout")
-			c.RequireFullCoverage = s.cfg.Bool("cluster-require-full-coverage")
-			c.AllowReplicaMigration = s.cfg.Bool("cluster-allow-replica-migration")
-			c.MigrationBarrier = s.cfg.Int("cluster-migration-barrier")
-			c.ReplicaNoFailover = s.cfg.Bool("cluster-replica-no-failover")
-			c.ReplicaValidityFactor = s.cfg.Int("cluster-replica-validity-factor")
-			c.ReplPingPeriod = s.cfg.Int("repl-ping-replica-period")
-		})
+		m.Configure(func(c *cluster.Config) { *c = s.clusterConfig() })
 	}
 	for _, name := range []string{"cluster-node-timeout", "cluster-require-full-coverage",
 		"cluster-allow-replica-migration", "cluster-migration-barrier", "cluster-replica-no-failover",
@@ -80,6 +65,20 @@ func (s *Server) startCluster() error {
 	s.Engine.EnableSlotIndex() // COUNTKEYSINSLOT, GETKEYSINSLOT and the key checks read it
 	s.Engine.Hooks.Cluster = m
 	return nil
+}
+
+// clusterConfig is the cluster state machine's settings as the configuration has them now.
+func (s *Server) clusterConfig() cluster.Config {
+	return cluster.Config{
+		NodeTimeout:           s.cfg.Int("cluster-node-timeout"),
+		RequireFullCoverage:   s.cfg.Bool("cluster-require-full-coverage"),
+		AllowReadsWhenDown:    s.cfg.Bool("cluster-allow-reads-when-down"),
+		AllowReplicaMigration: s.cfg.Bool("cluster-allow-replica-migration"),
+		MigrationBarrier:      s.cfg.Int("cluster-migration-barrier"),
+		ReplicaNoFailover:     s.cfg.Bool("cluster-replica-no-failover"),
+		ReplicaValidityFactor: s.cfg.Int("cluster-replica-validity-factor"),
+		ReplPingPeriod:        s.cfg.Int("repl-ping-replica-period"),
+	}
 }
 
 // followClusterMaster starts replication when nodes.conf says myself is a replica.

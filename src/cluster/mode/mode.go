@@ -22,25 +22,15 @@ import (
 
 // Options configure cluster mode (the cluster-* directives).
 type Options struct {
-	ConfigFile         string // cluster-config-file, relative to the working directory (dir)
-	IP                 string // the address the node is known at; "" learns it from the first MEET
-	Port, BusPort      int    // announced client and bus ports
-	BusListen          int    // the port the bus listens on (BusPort unless cluster-announce-bus-port)
-	BusBind            string // address the bus listens on ("" = all)
-	Hostname           string // cluster-announce-hostname
-	NodeTimeout        int64
-	FullCoverage       bool
-	AllowReadsWhenDown bool
-	// AllowReplicaMigration and MigrationBarrier are cluster-allow-replica-migration and
-	// cluster-migration-barrier (cluster/migrate.go).
-	AllowReplicaMigration bool
-	MigrationBarrier      int64
-	// ReplicaNoFailover, ReplicaValidityFactor and ReplPingPeriod are cluster-replica-no-failover,
-	// cluster-replica-validity-factor and repl-ping-replica-period (s), which decide whether a
-	// replica may run an election (cluster/failover.go).
-	ReplicaNoFailover     bool
-	ReplicaValidityFactor int64
-	ReplPingPeriod        int64
+	ConfigFile    string // cluster-config-file, relative to the working directory (dir)
+	IP            string // the address the node is known at; "" learns it from the first MEET
+	Port, BusPort int    // announced client and bus ports
+	BusListen     int    // the port the bus listens on (BusPort unless cluster-announce-bus-port)
+	BusBind       string // address the bus listens on ("" = all)
+	Hostname      string // cluster-announce-hostname
+	// Config is the state machine's settings from the cluster-* directives (and
+	// repl-ping-replica-period); its AllowReadsWhenDown is also the routing's, read at start.
+	Config cluster.Config
 	// OnPublish delivers a PUBLISH or SPUBLISH that arrived on the bus to local subscribers.
 	OnPublish func(shard bool, channel, message []byte)
 	// OnReplicate makes the server a replica of host:port (CLUSTER REPLICATE, or a nodes.conf that
@@ -94,10 +84,7 @@ type routeTable struct {
 
 // Open loads or creates nodes.conf and starts the bus.
 func Open(o Options) (*Mode, error) {
-	cfg := cluster.Config{NodeTimeout: o.NodeTimeout, RequireFullCoverage: o.FullCoverage,
-		AllowReadsWhenDown: o.AllowReadsWhenDown, AllowReplicaMigration: o.AllowReplicaMigration,
-		MigrationBarrier: o.MigrationBarrier, ReplicaNoFailover: o.ReplicaNoFailover,
-		ReplicaValidityFactor: o.ReplicaValidityFactor, ReplPingPeriod: o.ReplPingPeriod}
+	cfg := o.Config
 	now := time.Now().UnixMilli()
 	var st *cluster.State
 	if b, err := os.ReadFile(o.ConfigFile); err == nil {
@@ -292,7 +279,7 @@ func (m *Mode) Redirect(slot int, write, asking, readonly bool) (string, cluster
 	switch {
 	case o < 0:
 		return "CLUSTERDOWN Hash slot not served", cluster.SlotStable, ""
-	case !rt.ok && !m.opts.AllowReadsWhenDown:
+	case !rt.ok && !m.opts.Config.AllowReadsWhenDown:
 		return "CLUSTERDOWN The cluster is down", cluster.SlotStable, ""
 	case !rt.ok && write:
 		return "CLUSTERDOWN The cluster is down and only accepts read commands", cluster.SlotStable, ""
