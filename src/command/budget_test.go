@@ -178,13 +178,21 @@ func raceDuration() time.Duration {
 func TestBudgetRaceNoOvershoot(t *testing.T) {
 	e := newTestEngine()
 	tc := newTestConn(t, e)
-	keys := []string{"tenant:acme", "user:acme:7", "key:acme:7:a"}
-	shards := map[int32]bool{}
-	for _, k := range keys {
-		shards[e.shardOf([]byte(k))] = true
-	}
-	if len(shards) < 2 {
-		t.Fatalf("chain keys on %d shard(s): pick other names", len(shards))
+	// The keys' shards follow the process's hash seed: try names until the chain spans two.
+	var keys []string
+	for n := 0; ; n++ {
+		sfx := strconv.Itoa(n)
+		keys = []string{"tenant:acme" + sfx, "user:acme:7" + sfx, "key:acme:7:a" + sfx}
+		shards := map[int32]bool{}
+		for _, k := range keys {
+			shards[e.shardOf([]byte(k))] = true
+		}
+		if len(shards) >= 2 {
+			break
+		}
+		if n == 1000 {
+			t.Fatalf("no chain of keys on two shards in %d tries", n)
+		}
 	}
 	const limit, burst = 5000, 500
 	tc.do("BUDGET.SET", keys[0], "LIMIT", strconv.Itoa(limit), "PER", "1h", "BURST", strconv.Itoa(burst))
