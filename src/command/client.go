@@ -7,6 +7,7 @@ import (
 
 	"github.com/hotkv/hotkv/src/acl"
 	"github.com/hotkv/hotkv/src/pubsub"
+	"github.com/hotkv/hotkv/src/script"
 )
 
 // Reply modes of CLIENT REPLY.
@@ -35,7 +36,8 @@ type Client struct {
 
 	replyMode  int
 	skipNext   bool
-	closeAfter bool // QUIT or a panic: close once this batch's replies are written
+	sha        script.ShaCache // the last EVALSHA's script (scripting.go)
+	closeAfter bool            // QUIT or a panic: close once this batch's replies are written
 	noEvict    bool
 	noTouch    bool
 

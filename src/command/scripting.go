@@ -262,7 +262,7 @@ func evalGeneric(c *Ctx, bySHA, ro bool) {
 	}
 	var s *script.Script
 	if bySHA {
-		if s, ok = c.E.Scripts().Lookup(c.Args[1]); !ok {
+		if s, ok = lookupSHA(c); !ok {
 			c.Err(script.ErrNoScript)
 			return
 		}
@@ -276,6 +276,14 @@ func evalGeneric(c *Ctx, bySHA, ro bool) {
 	j := scriptJob{sc: s, flags: s.Flags, id: s.SHA, keys: c.Args[3 : 3+n], args: c.Args[3+n:],
 		opts: script.RunOptions{Proto: c.Proto, ReadOnly: ro}, hint: &s.Hint}
 	c.E.runScript(c, &j)
+}
+
+// lookupSHA finds EVALSHA's script, through the connection's cache of its last one.
+func lookupSHA(c *Ctx) (*script.Script, bool) {
+	if c.Client == nil {
+		return c.E.Scripts().Lookup(c.Args[1])
+	}
+	return c.E.Scripts().LookupCached(&c.Client.sha, c.Args[1])
 }
 
 // runScript runs j for the call c, rerunning it under every shard when its first run met a
@@ -314,10 +322,13 @@ func (e *Engine) runScript(c *Ctx, j *scriptJob) {
 type scriptRun struct {
 	e     *Engine
 	outer *Ctx // the EVAL's or FCALL's call
-	ctx   Ctx  // redis.call's
-	slot  pipeline.Slot
-	tx    txState // the replicated forms collected (outside EXEC)
-	reply []byte
+	// lastName and lastSpec are resolve's cache: the last top-level command name resolved.
+	lastName []byte
+	lastSpec *Spec
+	ctx      Ctx // redis.call's
+	slot     pipeline.Slot
+	tx       txState // the replicated forms collected (outside EXEC)
+	reply    []byte
 
 	set    []uint64 // the shards held, a bit each
 	locked []int32  // the shards this run locked, in the order it did
@@ -576,7 +587,7 @@ func (sc *scriptingState) noteHeld(ids []int32, all bool, d int32) {
 
 // Command is script.Host's: what args[0] (and a subcommand) names.
 func (r *scriptRun) Command(args [][]byte) script.Command {
-	spec := resolve(r.e.renamedArgs(args)) // rename-command (rename.go)
+	spec := r.resolve(r.e.renamedArgs(args)) // rename-command (rename.go)
 	if spec == nil {
 		return 0
 	}
@@ -591,6 +602,20 @@ func (r *scriptRun) Command(args [][]byte) script.Command {
 		cmd |= script.CommandNoScript
 	}
 	return cmd
+}
+
+// resolve is resolve through the run's cache of its last top-level command: redis.call asks
+// twice a call (Command, then Call), and scripts call the same few commands. The command table
+// does not change, so the cache holds across runs.
+func (r *scriptRun) resolve(args [][]byte) *Spec {
+	if r.lastSpec != nil && string(args[0]) == string(r.lastName) {
+		return r.lastSpec
+	}
+	spec := resolve(args)
+	if spec != nil && spec.Subs == nil && strings.IndexByte(spec.Name, '|') < 0 {
+		r.lastName, r.lastSpec = append(r.lastName[:0], args[0]...), spec
+	}
+	return spec
 }
 
 // resolve finds the command (or subcommand) args names, nil when there is none.
@@ -608,7 +633,7 @@ func (r *scriptRun) Call(args [][]byte, proto int, repl script.Repl, dst []byte)
 		panic(errRestart{}) // the script caught the first one with pcall: keep unwinding
 	}
 	args = r.e.renamedArgs(args) // rename-command (rename.go)
-	spec := resolve(args)
+	spec := r.resolve(args)
 	if spec == nil || !arityOK(spec, len(args)) { // the engine checked both
 		panic("BUG: script called an unchecked command")
 	}

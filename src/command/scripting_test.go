@@ -532,3 +532,53 @@ func TestScriptMaxMemory(t *testing.T) {
 		t.Errorf("after the stop: %q", got)
 	}
 }
+
+// The connection's cache of its last EVALSHA (Client.sha) and a run's cache of its last
+// command (scriptRun.resolve) answer only what a lookup would: SCRIPT FLUSH ends the cached
+// script on the connection that ran it, the SHA is matched in either case, and a script that
+// alternates commands, subcommands among them, gets each one's own reply.
+func TestScriptLookupCaches(t *testing.T) {
+	e := newTestEngine()
+	tc := newTestConn(t, e)
+	body := "return redis.call('INCR', KEYS[1])"
+	sha := replyText(t, tc.do("SCRIPT", "LOAD", body))
+	if got := tc.do("EVALSHA", strings.ToUpper(sha), "1", "n"); got != ":1\r\n" {
+		t.Fatalf("EVALSHA in upper case = %q", got)
+	}
+	for i, want := range []string{":2\r\n", ":3\r\n"} { // the second from the cache
+		if got := tc.do("EVALSHA", sha, "1", "n"); got != want {
+			t.Fatalf("EVALSHA #%d = %q, want %q", i+1, got, want)
+		}
+	}
+	tc.do("SCRIPT", "FLUSH")
+	if got := tc.do("EVALSHA", sha, "1", "n"); !strings.HasPrefix(got, "-NOSCRIPT") {
+		t.Fatalf("EVALSHA after SCRIPT FLUSH = %q, want NOSCRIPT", got)
+	}
+	if got := replyText(t, tc.do("SCRIPT", "LOAD", body)); got != sha {
+		t.Fatalf("SCRIPT LOAD again = %q", got)
+	}
+	if got := tc.do("EVALSHA", sha, "1", "n"); got != ":4\r\n" {
+		t.Fatalf("EVALSHA after loading again = %q", got)
+	}
+	mixed := `local out = {}
+for i = 1, 3 do
+  out[#out+1] = redis.call('SET', KEYS[1], 'v' .. i)['ok']
+  out[#out+1] = redis.call('OBJECT', 'ENCODING', KEYS[1])
+  out[#out+1] = redis.call('OBJECT', 'REFCOUNT', KEYS[1])
+  out[#out+1] = redis.call('GET', KEYS[1])
+  out[#out+1] = redis.call('get', KEYS[1])
+end
+local ok, err = pcall(redis.call, 'OBJECT', 'NOSUCH', KEYS[1])
+out[#out+1] = tostring(ok)
+return out`
+	got := tc.do("EVAL", mixed, "1", "s")
+	want := "*16\r\n"
+	for i := 1; i <= 3; i++ {
+		v := "v" + strconv.Itoa(i)
+		want += "$2\r\nOK\r\n$6\r\nembstr\r\n:1\r\n$2\r\n" + v + "\r\n$2\r\n" + v + "\r\n"
+	}
+	want += "$5\r\nfalse\r\n"
+	if got != want {
+		t.Fatalf("EVAL alternating commands = %q, want %q", got, want)
+	}
+}

@@ -136,6 +136,29 @@ func (e *Engine) Lookup(sha []byte) (*Script, bool) {
 	return e.scripts.Load(sum)
 }
 
+// ShaCache is one remembered EVALSHA lookup, for a caller that repeats the same SHA (a
+// connection; one goroutine at a time): LookupCached answers it again without decoding the hex
+// or reading the shared map, until SCRIPT FLUSH.
+type ShaCache struct {
+	sha [40]byte
+	s   *Script
+	gen uint64
+}
+
+// LookupCached is Lookup through c.
+func (e *Engine) LookupCached(c *ShaCache, sha []byte) (*Script, bool) {
+	gen := e.gen.Load() // before the lookup: a Flush after it leaves c stale, and so unused
+	if c.s != nil && c.gen == gen && string(sha) == string(c.sha[:]) {
+		return c.s, true
+	}
+	s, ok := e.Lookup(sha)
+	if ok {
+		copy(c.sha[:], sha) // Lookup checked the length
+		c.s, c.gen = s, gen
+	}
+	return s, ok
+}
+
 // Exists reports whether a script with this SHA1 is cached (SCRIPT EXISTS).
 func (e *Engine) Exists(sha []byte) bool {
 	_, ok := e.Lookup(sha)
