@@ -81,6 +81,9 @@ type txState struct {
 	// scripts among them (scripting.go).
 	held    []int32
 	heldAll bool
+	// stopped is set when the server's stop ended a script run inside EXEC: as Redis, which
+	// exits inside the script, the transaction replicates nothing (scriptRun.finish).
+	stopped bool
 
 	// ofRun marks a script run's own collection (not EXEC's). What a run shows others waits in
 	// it until the run ends, so that a run undone to run again under every shard shows only
@@ -279,7 +282,7 @@ func (e *Engine) runTxLocked(c *Ctx, shards []int32, all bool) {
 		tc.stats = &e.data(shards[0]).stats
 	}
 	tx.held, tx.heldAll = shards, all
-	tx.ops, tx.nops, tx.after = tx.ops[:0], 0, tx.after[:0]
+	tx.ops, tx.nops, tx.after, tx.stopped = tx.ops[:0], 0, tx.after[:0], false
 	e.enter(shards, all, tc)
 	defer e.leave(shards, all, tc)
 	base := len(c.Out)
@@ -330,7 +333,7 @@ func (e *Engine) runTxLocked(c *Ctx, shards []int32, all bool) {
 	if tc.stats != nil {
 		tc.stats.done.Add(int64(len(tx.cmds))) // total_commands_processed
 	}
-	if tx.nops > 0 && tc.fx.ring >= 0 {
+	if tx.nops > 0 && tc.fx.ring >= 0 && !tx.stopped {
 		e.Feed.Append(int(tc.fx.ring), tx.opsDB, tx.wrapped())
 	}
 	c.Out = append(c.Out, tx.after...)

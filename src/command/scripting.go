@@ -515,6 +515,7 @@ func (r *scriptRun) setRunning(c *Ctx) {
 func (r *scriptRun) finish(ok bool) {
 	e, rc := r.e, &r.ctx
 	if r.inTx {
+		r.outer.tx.stopped = r.outer.tx.stopped || r.stopped
 		e.scripting.noteHeld(r.outer.tx.held, r.all, -1)
 		r.setRunning(r.outer)
 		r.reset()

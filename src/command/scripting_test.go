@@ -2,6 +2,7 @@ package command
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -580,5 +581,52 @@ return out`
 	want += "$5\r\nfalse\r\n"
 	if got != want {
 		t.Fatalf("EVAL alternating commands = %q, want %q", got, want)
+	}
+}
+
+// A script that the server's stop ends inside EXEC replicates nothing of the transaction, as
+// Redis, which exits inside the script: the writes queued before it (and after it) are not
+// left in the feed as a MULTI … EXEC without the script's. An EXEC whose script ends normally
+// replicates the whole transaction.
+func TestStoppedScriptInExecReplicatesNothing(t *testing.T) {
+	run := func(stop bool) [][]string {
+		e := newTestEngine()
+		defer e.Close()
+		tc := newTestConn(t, e)
+		rd := e.AttachFeed()
+		defer rd.Close()
+		body := "redis.call('SET', KEYS[1], '1') return 1"
+		if stop {
+			body = "redis.call('SET', KEYS[1], '1') while true do end"
+		}
+		tc.do("MULTI")
+		tc.do("SET", "a", "1")
+		tc.do("EVAL", body, "1", "b")
+		tc.do("SET", "c", "1")
+		done := make(chan string, 1)
+		go func() { done <- tc.do("EXEC") }()
+		if stop {
+			deadline := time.Now().Add(5 * time.Second)
+			for e.scripting.running.Load() == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("the script never started")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			e.StopScripts()
+		}
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("EXEC did not return")
+		}
+		return feedCommands(t, rd)
+	}
+	want := [][]string{{"MULTI"}, {"SET", "a", "1"}, {"SET", "b", "1"}, {"SET", "c", "1"}, {"EXEC"}}
+	if got := run(false); !slices.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("EXEC with a script that ends replicated %q, want %q", got, want)
+	}
+	if got := run(true); len(got) != 0 {
+		t.Fatalf("EXEC whose script the stop ended replicated %q, want nothing", got)
 	}
 }
