@@ -91,9 +91,20 @@ type budgetRegistry struct {
 }
 
 type budgetRef struct {
-	db       int
-	keys     []string
+	keys     []budgetKey
 	deadline int64
+}
+
+// budgetKey is a key of a reservation's chain and its database (MOVE takes it to another).
+type budgetKey struct {
+	db  int
+	key string
+}
+
+// in reports whether any key of the chain is in database db: COMMIT and RELEASE settle the
+// chain's keys of the connection's database.
+func (ref budgetRef) in(db int) bool {
+	return slices.ContainsFunc(ref.keys, func(k budgetKey) bool { return k.db == db })
 }
 
 var budgetRegs sync.Map // *Engine → *budgetRegistry
@@ -109,16 +120,16 @@ func budgetReg(e *Engine) *budgetRegistry {
 // add records a new reservation and returns its id; every 256 reservations it sweeps out the
 // ids whose deadline has passed (their keys refund them lazily).
 func (r *budgetRegistry) add(e *Engine, db int, keys [][]byte, deadline, now int64) uint64 {
-	ks := make([]string, len(keys))
+	ks := make([]budgetKey, len(keys))
 	for i, k := range keys {
-		ks[i] = string(k)
+		ks[i] = budgetKey{db: db, key: string(k)}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seq++
 	id := r.seq
 	r.startSweep(e)
-	r.refs[id] = budgetRef{db: db, keys: ks, deadline: deadline}
+	r.refs[id] = budgetRef{keys: ks, deadline: deadline}
 	if r.made++; r.made%256 == 0 {
 		for k, v := range r.refs {
 			if v.deadline <= now {
@@ -166,14 +177,14 @@ func (r *budgetRegistry) sweep(e *Engine) {
 		r.mu.Unlock()
 		for _, ref := range due {
 			for _, k := range ref.keys {
-				key := []byte(k)
+				key := []byte(k.key)
 				sh := e.shardOf(key)
 				e.Group.Do(int(sh), func(*pipeline.Shard) {
 					d := e.data(sh)
-					if ref.db >= len(d.dbs) {
+					if k.db >= len(d.dbs) {
 						return
 					}
-					if ent := d.dbs[ref.db].Peek(key, now); ent != nil && ent.Kind == keyspace.KindBudget {
+					if ent := d.dbs[k.db].Peek(key, now); ent != nil && ent.Kind == keyspace.KindBudget {
 						keyspace.Obj[budget.Budget](ent).Advance(now)
 					}
 				})
@@ -182,11 +193,11 @@ func (r *budgetRegistry) sweep(e *Engine) {
 	}
 }
 
-// budgetRenamed puts the pending reservations of a budget RENAMEd to key (in db, the
-// connection's) in the id index under its new name, so COMMIT and RELEASE settle them there; the
-// old name stays in their records and is skipped (no budget there holds the id). MOVE to another
-// database, COPY and RESTORE register nothing: a chain settles within one database, and a copy's
-// reservations are refunded at their deadline.
+// budgetRenamed puts the pending reservations of a budget RENAMEd or MOVEd to key of database db
+// in the id index under its new name, so COMMIT and RELEASE settle them there (from a
+// connection of db); the old name stays in their records and is skipped (no budget there holds
+// the id). COPY and RESTORE register nothing: a copy's reservations are refunded at their
+// deadline.
 func budgetRenamed(c *Ctx, db int, key []byte, to *keyspace.Keyspace) {
 	ent := to.Find(key, c.Now)
 	if ent == nil || ent.Kind != keyspace.KindBudget {
@@ -206,10 +217,10 @@ func (r *budgetRegistry) note(e *Engine, db int, key []byte, res budget.Resv) {
 	r.seq = max(r.seq, res.ID)
 	ref, ok := r.refs[res.ID]
 	if !ok {
-		ref = budgetRef{db: db, deadline: res.Deadline}
+		ref = budgetRef{deadline: res.Deadline}
 	}
-	if !slices.Contains(ref.keys, string(key)) {
-		ref.keys = append(ref.keys, string(key))
+	if k := (budgetKey{db: db, key: string(key)}); !slices.Contains(ref.keys, k) {
+		ref.keys = append(ref.keys, k)
 	}
 	r.refs[res.ID] = ref
 }
@@ -221,10 +232,27 @@ func (r *budgetRegistry) get(id uint64) (budgetRef, bool) {
 	return ref, ok
 }
 
-func (r *budgetRegistry) drop(id uint64) {
+// settled takes database db's keys out of reservation id's chain, settled by a COMMIT or
+// RELEASE there, and drops the id once no key is left (MOVE may leave some in another).
+func (r *budgetRegistry) settled(id uint64, db int) {
 	r.mu.Lock()
-	delete(r.refs, id)
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	ref, ok := r.refs[id]
+	if !ok {
+		return
+	}
+	var rest []budgetKey
+	for _, k := range ref.keys {
+		if k.db != db {
+			rest = append(rest, k)
+		}
+	}
+	if len(rest) == 0 {
+		delete(r.refs, id)
+		return
+	}
+	ref.keys = rest
+	r.refs[id] = ref
 }
 
 func formatResvID(id uint64) []byte { return strconv.AppendUint([]byte{'r'}, id, 10) }
@@ -563,7 +591,7 @@ func budgetReserve(c *Ctx) {
 
 // BUDGET.COMMIT id actual: settles a reservation with the units actually used (the difference
 // is refunded or charged on every key of its chain). 1, or 0 when the id is unknown, released,
-// expired or of another database.
+// expired, or none of its chain's keys is in the connection's database (only those are settled).
 func budgetCommit(c *Ctx) {
 	actual, ok := ParseInt(c.Args[2])
 	if !ok || actual < 0 {
@@ -584,14 +612,17 @@ func budgetSettle(c *Ctx, commit bool, actual int64) {
 	}
 	reg := budgetReg(c.E)
 	ref, ok := reg.get(id)
-	if !ok || ref.db != c.DB || ref.deadline <= c.Now {
+	if !ok || !ref.in(c.DB) || ref.deadline <= c.Now {
 		c.Int(0)
 		return
 	}
 	run := func() {
 		done := false
 		for _, k := range ref.keys {
-			key := []byte(k)
+			if k.db != c.DB {
+				continue
+			}
+			key := []byte(k.key)
 			_, b, wrong := budgetOf(c, c.KS(key), key)
 			if b == nil || wrong {
 				continue
@@ -615,7 +646,7 @@ func budgetSettle(c *Ctx, commit bool, actual int64) {
 			c.Dirty(1)
 			propagateBudget(c, key, b)
 		}
-		reg.drop(id)
+		reg.settled(id, c.DB)
 		if done {
 			c.Int(1)
 		} else {
@@ -628,7 +659,9 @@ func budgetSettle(c *Ctx, commit bool, actual int64) {
 	}
 	shards := make([]int32, 0, len(ref.keys))
 	for _, k := range ref.keys {
-		shards = append(shards, c.E.shardOf([]byte(k)))
+		if k.db == c.DB {
+			shards = append(shards, c.E.shardOf([]byte(k.key)))
+		}
 	}
 	slices.Sort(shards)
 	shards = slices.Compact(shards) // Group.Lock spins forever on a repeated shard

@@ -434,30 +434,8 @@ func TestBudgetReservationAfterRename(t *testing.T) {
 	tc := newTestConn(t, newTestEngine())
 	tc.do("BUDGET.SET", "t", "LIMIT", "100", "PER", "1h")
 	tc.do("BUDGET.SET", "u", "LIMIT", "50", "PER", "1h")
-	reserve := func(keys ...string) string {
-		t.Helper()
-		r := tc.do(append([]string{"BUDGET.RESERVE", "30"}, append(keys, "TIMEOUT", "600000")...)...)
-		v, err := resptest.Parse([]byte(r))
-		if err != nil || v.Str == "" {
-			t.Fatalf("RESERVE = %q", r)
-		}
-		return v.Str
-	}
-	available := func(key string) string {
-		t.Helper()
-		g := tc.do("BUDGET.GET", key)
-		v, err := resptest.Parse([]byte(g))
-		if err != nil || len(v.Elems) < 2 {
-			t.Fatalf("BUDGET.GET %s = %q", key, g)
-		}
-		for i := 0; i+1 < len(v.Elems); i += 2 {
-			if v.Elems[i].Str == "available" {
-				return v.Elems[i+1].Str
-			}
-		}
-		t.Fatalf("BUDGET.GET %s has no available: %q", key, g)
-		return ""
-	}
+	reserve := func(keys ...string) string { t.Helper(); return testReserve(t, tc, keys...) }
+	available := func(key string) string { t.Helper(); return testAvailable(t, tc, key) }
 	id := reserve("t", "u")
 	if got := tc.do("RENAME", "t", "t2"); got != "+OK\r\n" {
 		t.Fatalf("RENAME = %q", got)
@@ -481,5 +459,83 @@ func TestBudgetReservationAfterRename(t *testing.T) {
 	}
 	if a := available("t3"); a != "90" {
 		t.Errorf("available after RELEASE: %s, want 90", a)
+	}
+}
+
+// testReserve reserves 30 units on the chain keys for 10 minutes and returns the id.
+func testReserve(t *testing.T, tc *testConn, keys ...string) string {
+	t.Helper()
+	r := tc.do(append([]string{"BUDGET.RESERVE", "30"}, append(keys, "TIMEOUT", "600000")...)...)
+	v, err := resptest.Parse([]byte(r))
+	if err != nil || v.Str == "" {
+		t.Fatalf("RESERVE = %q", r)
+	}
+	return v.Str
+}
+
+// testAvailable is BUDGET.GET's available field of key.
+func testAvailable(t *testing.T, tc *testConn, key string) string {
+	t.Helper()
+	g := tc.do("BUDGET.GET", key)
+	v, err := resptest.Parse([]byte(g))
+	if err != nil || len(v.Elems) < 2 {
+		t.Fatalf("BUDGET.GET %s = %q", key, g)
+	}
+	for i := 0; i+1 < len(v.Elems); i += 2 {
+		if v.Elems[i].Str == "available" {
+			return v.Elems[i+1].Str
+		}
+	}
+	t.Fatalf("BUDGET.GET %s has no available: %q", key, g)
+	return ""
+}
+
+// A reservation follows its budget through MOVE: a connection of the new database settles it
+// there, one of the old database answers 0 (nothing of the chain is left in it), and a chain
+// MOVE split is settled a database at a time. Before, COMMIT answered 0 from either database
+// and the units stayed taken until the reservation's deadline.
+func TestBudgetReservationAfterMove(t *testing.T) {
+	tc := newTestConn(t, newTestEngine())
+	tc.do("BUDGET.SET", "t", "LIMIT", "100", "PER", "1h")
+	tc.do("BUDGET.SET", "u", "LIMIT", "100", "PER", "1h")
+	id := testReserve(t, tc, "t")
+	if got := tc.do("MOVE", "t", "1"); got != ":1\r\n" {
+		t.Fatalf("MOVE = %q", got)
+	}
+	if got := tc.do("BUDGET.COMMIT", id, "10"); got != ":0\r\n" {
+		t.Fatalf("COMMIT from the old database = %q, want :0", got)
+	}
+	tc.do("SELECT", "1")
+	if a := testAvailable(t, tc, "t"); a != "70" {
+		t.Fatalf("available in db 1 after RESERVE 30 and MOVE: %s, want 70", a)
+	}
+	if got := tc.do("BUDGET.COMMIT", id, "10"); got != ":1\r\n" {
+		t.Fatalf("COMMIT from the new database = %q, want :1", got)
+	}
+	if a := testAvailable(t, tc, "t"); a != "90" {
+		t.Errorf("available after COMMIT 10 of 30: %s, want 90", a)
+	}
+	tc.do("SELECT", "0")
+	testReserve(t, tc, "u") // held until its deadline: u's available stays 30 lower
+	tc.do("BUDGET.SET", "v", "LIMIT", "100", "PER", "1h")
+	id = testReserve(t, tc, "u", "v")
+	if got := tc.do("MOVE", "v", "1"); got != ":1\r\n" {
+		t.Fatalf("MOVE v = %q", got)
+	}
+	if got := tc.do("BUDGET.RELEASE", id); got != ":1\r\n" {
+		t.Fatalf("RELEASE in the database of u = %q, want :1", got)
+	}
+	if a := testAvailable(t, tc, "u"); a != "70" {
+		t.Errorf("available of u after RELEASE: %s, want 70 (the first reservation still holds 30)", a)
+	}
+	tc.do("SELECT", "1")
+	if a := testAvailable(t, tc, "v"); a != "70" {
+		t.Fatalf("available of v before its RELEASE: %s, want 70", a)
+	}
+	if got := tc.do("BUDGET.RELEASE", id); got != ":1\r\n" {
+		t.Fatalf("RELEASE in the database of v = %q, want :1", got)
+	}
+	if a := testAvailable(t, tc, "v"); a != "100" {
+		t.Errorf("available of v after RELEASE: %s, want 100", a)
 	}
 }

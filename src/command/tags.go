@@ -138,7 +138,7 @@ func moveTagged(c *Ctx, from *keyspace.Keyspace, e *keyspace.Entry, src []byte, 
 		carried = fromIx.Take(keyString(src))
 	}
 	moved := moveEntry(from, e, to, key, c.Now, replace)
-	if moved && toDB == c.DB {
+	if moved {
 		budgetRenamed(c, toDB, key, to)
 	}
 	switch {
