@@ -59,11 +59,15 @@ func (s *Server) finishLoad() {
 	}
 	s.rdb.dirtyBase.Store(s.dirty())
 	s.loadErr = err
+	if err != nil {
+		// The gate stays shut until Stop closes the connections: as Redis, which exits, a
+		// failed load serves nothing, not even a PONG from the empty dataset it left.
+		close(s.loaded)
+		go s.Stop()
+		return
+	}
 	s.setLoading(false)
 	close(s.loaded) // after the gate opened: a test that waited for it sees no -LOADING
-	if err != nil {
-		go s.Stop()
-	}
 }
 
 func (s *Server) setLoading(on bool) {

@@ -254,6 +254,9 @@ func TestCorruptAOFStopsStart(t *testing.T) {
 	if err := s.LoadErr(); !errors.As(err, &fe) {
 		t.Fatalf("load of a corrupt AOF: %v", err)
 	}
+	if !s.Engine.Loading() { // the PONG testfuzz's AOFTails/torn/no once got under load
+		t.Error("the loading gate opened after the failed load: until the stop, clients were served the empty dataset")
+	}
 	select {
 	case <-s.Done():
 	case <-time.After(5 * time.Second):
