@@ -101,10 +101,16 @@ type budgetKey struct {
 	key string
 }
 
-// in reports whether any key of the chain is in database db: COMMIT and RELEASE settle the
-// chain's keys of the connection's database.
-func (ref budgetRef) in(db int) bool {
-	return slices.ContainsFunc(ref.keys, func(k budgetKey) bool { return k.db == db })
+// keysIn returns the chain's keys in database db: COMMIT and RELEASE settle those of the
+// connection's database.
+func (ref budgetRef) keysIn(db int) [][]byte {
+	var keys [][]byte
+	for _, k := range ref.keys {
+		if k.db == db {
+			keys = append(keys, []byte(k.key))
+		}
+	}
+	return keys
 }
 
 var budgetRegs sync.Map // *Engine → *budgetRegistry
@@ -612,17 +618,17 @@ func budgetSettle(c *Ctx, commit bool, actual int64) {
 	}
 	reg := budgetReg(c.E)
 	ref, ok := reg.get(id)
-	if !ok || !ref.in(c.DB) || ref.deadline <= c.Now {
+	var keys [][]byte
+	if ok && ref.deadline > c.Now {
+		keys = ref.keysIn(c.DB)
+	}
+	if len(keys) == 0 {
 		c.Int(0)
 		return
 	}
 	run := func() {
 		done := false
-		for _, k := range ref.keys {
-			if k.db != c.DB {
-				continue
-			}
-			key := []byte(k.key)
+		for _, key := range keys {
 			_, b, wrong := budgetOf(c, c.KS(key), key)
 			if b == nil || wrong {
 				continue
@@ -657,11 +663,9 @@ func budgetSettle(c *Ctx, commit bool, actual int64) {
 		run()
 		return
 	}
-	shards := make([]int32, 0, len(ref.keys))
-	for _, k := range ref.keys {
-		if k.db == c.DB {
-			shards = append(shards, c.E.shardOf([]byte(k.key)))
-		}
+	shards := make([]int32, 0, len(keys))
+	for _, key := range keys {
+		shards = append(shards, c.E.shardOf(key))
 	}
 	slices.Sort(shards)
 	shards = slices.Compact(shards) // Group.Lock spins forever on a repeated shard
